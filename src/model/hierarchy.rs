@@ -1,0 +1,1 @@
+//! The machine hierarchy as plain data (filled from hwloc by `topology`).

@@ -1,0 +1,1 @@
+//! Threads, channels, programs and collectives: the only module with `unsafe`.

@@ -1,0 +1,490 @@
+//! The rule-by-rule checker.
+//!
+//! Event semantics, per send `s` from `p` to `q` starting at `t` (all from the model's
+//! [`Timing`]): `p` busy `[t, t + send_busy)`; `q` busy `[t + latency − recv_busy, t + latency)`;
+//! the payload is at `q` from `t + latency`, so `q` may forward it in a send starting at exactly
+//! that tick; in transit `[t + transit.0, t + transit.1)`.
+//!
+//! The check runs in O(sends + n·payloads) time: sends are already grouped by sender in time
+//! order; a stable counting sort groups them by receiver. Memory beyond the schedule is 4 bytes
+//! per send and 4 per processor (plus 8 per processor if completion times are requested).
+//! Combining collectives are checked with contribution sets in global time order (n ≤ 4096).
+
+use super::{CheckError, Report, Rule, Violation};
+use crate::model::{CostModel, Problem, Timing};
+use crate::schedule::{Collective, Schedule, Send};
+use crate::time::{TimeBase, TimeError, Ticks};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// What a check computes beyond legality and makespan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CheckOptions {
+    /// Keep each processor's completion time in the report (8 bytes per processor).
+    pub completion: bool,
+}
+
+/// Checks `schedule` under `model` (see the module docs of `sim`), keeping completion times.
+///
+/// # Errors
+/// [`CheckError`] when the check cannot run (model parameters, time overflow, too large);
+/// broken rules are not errors but [`Violation`]s in the report.
+///
+/// # Examples
+///
+/// ```
+/// use herald::{check, Collective, Model, Postal, Rule, Schedule, TimeBase};
+/// let model = Model::from(Postal::new("2".parse()?)?);
+/// let mut b = Schedule::builder(3, Collective::Broadcast { root: 0, blocks: 1 }, TimeBase::UNIT)?;
+/// b.push(0, 0, 1, 0);
+/// b.push(1, 1, 2, 0); // 1 holds the block only from time 2
+/// let report = check(&b.build()?, &model)?;
+/// assert!(!report.legal());
+/// assert!(report.breaks(Rule::Causality));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn check(schedule: &Schedule, model: &dyn CostModel) -> Result<Report, CheckError> {
+    check_with(schedule, model, CheckOptions { completion: true })
+}
+
+/// Checks `schedule` under `model` with the given options.
+///
+/// # Errors
+/// As [`check`].
+pub fn check_with(
+    schedule: &Schedule,
+    model: &dyn CostModel,
+    options: CheckOptions,
+) -> Result<Report, CheckError> {
+    let base = schedule.base().refine(model.time_base()?.ticks_per_unit())?;
+    let timing = model.timing(base)?;
+    if timing.latency == 0 {
+        return Err(CheckError::Time(TimeError::Overflow));
+    }
+    let scale = base.ticks_per_unit() / schedule.base().ticks_per_unit();
+    let n = schedule.n();
+    let collective = schedule.collective();
+    let mut state = Checker {
+        schedule,
+        timing,
+        scale,
+        width: collective.what_count(n),
+        violations: Vec::new(),
+        count: 0,
+    };
+    let (makespan, completion) = state.run(options)?;
+    let lower_bound = match collective {
+        Collective::Broadcast { blocks, .. } => {
+            Some(model.broadcast_lower_bound(Problem { n, m: blocks }, base)?)
+        }
+        _ => None,
+    };
+    Ok(Report {
+        base,
+        collective,
+        n,
+        sends: schedule.len(),
+        makespan,
+        completion,
+        lower_bound,
+        violations: state.violations,
+        violation_count: state.count,
+    })
+}
+
+/// Working state of one check.
+struct Checker<'a> {
+    /// The schedule under check.
+    schedule: &'a Schedule,
+    /// The model's rules in the report's base.
+    timing: Timing,
+    /// Report ticks per schedule tick.
+    scale: u64,
+    /// Distinct payloads (blocks, items); 0 for combining collectives.
+    width: u64,
+    /// Listed violations.
+    violations: Vec<Violation>,
+    /// All violations.
+    count: u64,
+}
+
+impl Checker<'_> {
+    /// Records a violation.
+    fn flag(&mut self, rule: Rule, at: Ticks, processor: u32, send: Option<Send>, detail: String) {
+        self.count += 1;
+        if self.violations.len() < Report::MAX_LISTED {
+            self.violations.push(Violation { rule, at, processor, send, detail });
+        }
+    }
+
+    /// Start of send `i` in report ticks.
+    #[inline]
+    fn at(&self, i: usize) -> Result<Ticks, TimeError> {
+        let (_, at, _, _) = self.schedule.columns();
+        at[i].checked_mul(self.scale).ok_or(TimeError::Overflow)
+    }
+
+    /// Send `i` with its time in report ticks.
+    fn send(&self, i: usize, from: u32) -> Send {
+        let (_, at, to, what) = self.schedule.columns();
+        Send { at: at[i].saturating_mul(self.scale), from, to: to[i], what: what[i] }
+    }
+
+    /// Whether send `i` from `p` names a real receiver and payload; flags it otherwise.
+    fn valid(&mut self, i: usize, p: u32) -> Result<bool, TimeError> {
+        let (_, _, to, what) = self.schedule.columns();
+        let n = self.schedule.n();
+        let rule = if to[i] >= n {
+            Rule::BadReceiver
+        } else if to[i] == p {
+            Rule::SelfSend
+        } else if self.width > 0 && u64::from(what[i]) >= self.width {
+            Rule::BadPayload
+        } else {
+            return Ok(true);
+        };
+        let at = self.at(i)?;
+        let s = self.send(i, p);
+        self.flag(rule, at, p, Some(s), format!("send to {} of payload {}", s.to, s.what));
+        Ok(false)
+    }
+
+    /// Whether `p` holds payload `w` at time 0.
+    fn initially(&self, p: u32, w: u32) -> bool {
+        match self.schedule.collective() {
+            Collective::Broadcast { root, .. } => p == root,
+            Collective::AllToAll { items } => w / items == p,
+            _ => true,
+        }
+    }
+
+    /// Payloads `p` must receive to finish (non-combining collectives).
+    fn needed(&self, p: u32) -> u64 {
+        match self.schedule.collective() {
+            Collective::Broadcast { root, blocks } => if p == root { 0 } else { u64::from(blocks) },
+            Collective::AllToAll { items } => {
+                u64::from(items) * u64::from(self.schedule.n().saturating_sub(1))
+            }
+            _ => 0,
+        }
+    }
+
+    /// The whole check; returns the makespan and (optionally) completion times.
+    fn run(&mut self, options: CheckOptions) -> Result<(Ticks, Option<Vec<Ticks>>), CheckError> {
+        let n = self.schedule.n();
+        let (offsets, _, to, _) = self.schedule.columns();
+        // Validity first (flags bad receivers and payloads), then group valid sends by receiver.
+        let mut in_offsets = vec![0u32; n as usize + 1];
+        let mut valid = vec![0u64; self.schedule.len().div_ceil(64)];
+        for p in 0..n {
+            for i in offsets[p as usize] as usize..offsets[p as usize + 1] as usize {
+                if self.valid(i, p)? {
+                    valid[i / 64] |= 1 << (i % 64);
+                    in_offsets[to[i] as usize + 1] += 1;
+                }
+            }
+        }
+        for q in 0..n as usize {
+            in_offsets[q + 1] += in_offsets[q];
+        }
+        let mut fill = in_offsets.clone();
+        let mut by_receiver = vec![0u32; in_offsets[n as usize] as usize];
+        for i in 0..self.schedule.len() {
+            if valid[i / 64] >> (i % 64) & 1 == 1 {
+                let q = to[i] as usize;
+                by_receiver[fill[q] as usize] = i as u32;
+                fill[q] += 1;
+            }
+        }
+        drop(fill);
+        let (_, at_col, _, _) = self.schedule.columns();
+        for q in 0..n as usize {
+            let seg = &mut by_receiver[in_offsets[q] as usize..in_offsets[q + 1] as usize];
+            if !seg.is_sorted_by_key(|&i| (at_col[i as usize], i)) {
+                seg.sort_unstable_by_key(|&i| (at_col[i as usize], i));
+            }
+        }
+        let mut completion = options.completion.then(|| vec![Ticks::MAX; n as usize]);
+        let mut makespan = 0;
+        let mut first = vec![Ticks::MAX; if self.width > 0 { self.width as usize } else { 0 }];
+        let mut touched: Vec<u32> = Vec::new();
+        let combining = self.schedule.collective().is_combining();
+        for p in 0..n {
+            let recvs = &by_receiver[in_offsets[p as usize] as usize..in_offsets[p as usize + 1] as usize];
+            self.check_receives(p, recvs)?;
+            if !combining {
+                for &r in recvs {
+                    let r = r as usize;
+                    let w = self.schedule.columns().3[r] as usize;
+                    let arrival = crate::time::add(self.at(r)?, self.timing.latency)?;
+                    if first[w] == Ticks::MAX {
+                        touched.push(w as u32);
+                    }
+                    first[w] = first[w].min(arrival);
+                }
+            }
+            self.check_sends(p, recvs, &first, &valid)?;
+            if !combining {
+                let done = self.finish(p, &first, &touched);
+                if done != Ticks::MAX {
+                    makespan = makespan.max(done);
+                }
+                if let Some(c) = completion.as_mut() {
+                    c[p as usize] = done;
+                }
+                for &w in &touched {
+                    first[w as usize] = Ticks::MAX;
+                }
+                touched.clear();
+            }
+        }
+        if combining {
+            drop(by_receiver);
+            makespan = self.check_contributions(&valid, completion.as_deref_mut())?;
+        }
+        Ok((makespan, completion))
+    }
+
+    /// When `p` holds all it needs (`Ticks::MAX`: never; flags the first missing payload).
+    fn finish(&mut self, p: u32, first: &[Ticks], touched: &[u32]) -> Ticks {
+        let needed = self.needed(p);
+        let got = touched.iter().filter(|&&w| !self.initially(p, w)).count() as u64;
+        if got == needed {
+            return touched
+                .iter()
+                .filter(|&&w| !self.initially(p, w))
+                .map(|&w| first[w as usize])
+                .max()
+                .unwrap_or(0);
+        }
+        let missing = (0..self.width as u32)
+            .find(|&w| !self.initially(p, w) && first[w as usize] == Ticks::MAX)
+            .unwrap_or(0);
+        let more = needed - got;
+        self.flag(
+            Rule::Incomplete,
+            0,
+            p,
+            None,
+            format!("never receives payload {missing} ({more} missing in all)"),
+        );
+        Ticks::MAX
+    }
+
+    /// Gap, overlap and capacity rules on `p`'s receives (sorted by time).
+    fn check_receives(&mut self, p: u32, recvs: &[u32]) -> Result<(), CheckError> {
+        let t = self.timing;
+        let offset = t.latency - t.recv_busy;
+        for pair in recvs.windows(2) {
+            let (a, b) = (pair[0] as usize, pair[1] as usize);
+            let (ta, tb) = (self.at(a)?, self.at(b)?);
+            let d = tb - ta;
+            let rule = if d < t.recv_busy {
+                Rule::RecvOverlap
+            } else if d < t.recv_gap {
+                Rule::RecvGap
+            } else {
+                continue;
+            };
+            let from = self.sender_of(b);
+            let s = self.send(b, from);
+            let other = self.sender_of(a);
+            self.flag(rule, tb + offset, p, Some(s), format!("receive from {other} starts {} earlier", self.fmt(d)));
+        }
+        self.check_capacity(p, recvs, Rule::CapacityIn)
+    }
+
+    /// The sender of send `i` (binary search in the offsets).
+    fn sender_of(&self, i: usize) -> u32 {
+        let (offsets, ..) = self.schedule.columns();
+        (offsets.partition_point(|&o| o as usize <= i) - 1) as u32
+    }
+
+    /// Formats ticks exactly.
+    fn fmt(&self, t: Ticks) -> String {
+        TimeBase::format(self.base(), t)
+    }
+
+    /// The report's base.
+    fn base(&self) -> TimeBase {
+        self.timing.base
+    }
+
+    /// At most `capacity` of the sends `ids` (sorted by time) in transit at once.
+    fn check_capacity(&mut self, p: u32, ids: &[u32], rule: Rule) -> Result<(), CheckError> {
+        let Some(cap) = self.timing.capacity else { return Ok(()) };
+        let len = self.timing.transit.1 - self.timing.transit.0;
+        if len == 0 {
+            return Ok(());
+        }
+        let mut lo = 0;
+        for hi in 0..ids.len() {
+            let t_hi = self.at(ids[hi] as usize)?;
+            while self.at(ids[lo] as usize)? + len <= t_hi {
+                lo += 1;
+            }
+            if hi - lo + 1 > cap as usize {
+                let i = ids[hi] as usize;
+                let s = self.send(i, self.sender_of(i));
+                let at = t_hi + self.timing.transit.0;
+                self.flag(rule, at, p, Some(s), format!("{} messages in transit, capacity {cap}", hi - lo + 1));
+            }
+        }
+        Ok(())
+    }
+
+    /// Gap, overlap, causality, CPU-sharing and capacity rules on `p`'s sends.
+    fn check_sends(&mut self, p: u32, recvs: &[u32], first: &[Ticks], valid: &[u64]) -> Result<(), CheckError> {
+        let t = self.timing;
+        let range = self.schedule.range(p);
+        let is_valid = |i: usize| valid[i / 64] >> (i % 64) & 1 == 1;
+        let recv_offset = t.latency - t.recv_busy;
+        let mut prev: Option<Ticks> = None;
+        let mut j = 0; // receives starting before the current send ends
+        let mut sent: Vec<u32> = Vec::new();
+        for i in range {
+            let at = self.at(i)?;
+            if let Some(pt) = prev {
+                let d = at - pt;
+                let rule = if d < t.send_busy {
+                    Some(Rule::SendOverlap)
+                } else if d < t.send_gap {
+                    Some(Rule::SendGap)
+                } else {
+                    None
+                };
+                if let Some(rule) = rule {
+                    let s = self.send(i, p);
+                    self.flag(rule, at, p, Some(s), format!("previous send starts {} earlier", self.fmt(d)));
+                }
+            }
+            prev = Some(at);
+            if !is_valid(i) {
+                continue;
+            }
+            sent.push(i as u32);
+            let what = self.schedule.columns().3[i];
+            if self.width > 0 && !self.initially(p, what) && first[what as usize] > at {
+                let s = self.send(i, p);
+                let held = first[what as usize];
+                let detail = if held == Ticks::MAX {
+                    format!("sends payload {what}, which it never receives")
+                } else {
+                    format!("sends payload {what}, which it holds only from {}", self.fmt(held))
+                };
+                self.flag(Rule::Causality, at, p, Some(s), detail);
+            }
+            if t.shared_cpu && t.send_busy > 0 && t.recv_busy > 0 {
+                let end = at + t.send_busy;
+                while j < recvs.len() && self.at(recvs[j] as usize)? + recv_offset < end {
+                    j += 1;
+                }
+                if j > 0 {
+                    let r = recvs[j - 1] as usize;
+                    let r_end = self.at(r)? + t.latency;
+                    if r_end > at {
+                        let s = self.send(i, p);
+                        let from = self.sender_of(r);
+                        let detail = format!("send overhead meets the receive overhead of a message from {from} ending at {}", self.fmt(r_end));
+                        self.flag(Rule::CpuOverlap, at, p, Some(s), detail);
+                    }
+                }
+            }
+        }
+        self.check_capacity(p, &sent, Rule::CapacityOut)?;
+        Ok(())
+    }
+
+    /// Contribution sets in global time order (reduce, allreduce, prefix); returns the makespan.
+    fn check_contributions(&mut self, valid: &[u64], mut completion: Option<&mut [Ticks]>) -> Result<Ticks, CheckError> {
+        let n = self.schedule.n() as usize;
+        if n > 4096 {
+            return Err(CheckError::TooLarge(format!("combining collectives are checked for n ≤ 4096, not {n}")));
+        }
+        let words = n.div_ceil(64);
+        let mut sets = vec![0u64; n * words];
+        for p in 0..n {
+            sets[p * words + p / 64] |= 1 << (p % 64);
+        }
+        let mut last_change = vec![0 as Ticks; n];
+        let mut order: Vec<(Ticks, u32, u32)> = Vec::with_capacity(self.schedule.len());
+        for p in 0..n as u32 {
+            for i in self.schedule.range(p) {
+                if valid[i / 64] >> (i % 64) & 1 == 1 {
+                    order.push((self.at(i)?, i as u32, p));
+                }
+            }
+        }
+        order.sort_unstable();
+        let mut pending: BinaryHeap<Reverse<(Ticks, u32)>> = BinaryHeap::new();
+        let mut carried: Vec<Vec<u64>> = vec![Vec::new(); self.schedule.len()];
+        let latency = self.timing.latency;
+        for &(at, i, p) in &order {
+            while pending.peek().is_some_and(|Reverse((a, _))| *a <= at) {
+                let Reverse((a, k)) = pending.pop().expect("peeked");
+                self.arrive(k as usize, a, &mut sets, &mut carried, &mut last_change, words);
+            }
+            let p = p as usize;
+            carried[i as usize] = sets[p * words..(p + 1) * words].to_vec();
+            pending.push(Reverse((crate::time::add(at, latency)?, i)));
+        }
+        while let Some(Reverse((a, k))) = pending.pop() {
+            self.arrive(k as usize, a, &mut sets, &mut carried, &mut last_change, words);
+        }
+        let mut makespan = 0;
+        let want = |q: usize, x: usize| -> Option<bool> {
+            match self.schedule.collective() {
+                Collective::Reduce { root } if q == root as usize => Some(true),
+                Collective::Reduce { .. } => None,
+                Collective::Allreduce => Some(true),
+                _ => Some(x <= q), // prefix
+            }
+        };
+        for q in 0..n {
+            let mut missing = None;
+            let mut extra = None;
+            for x in 0..n {
+                let has = sets[q * words + x / 64] >> (x % 64) & 1 == 1;
+                match want(q, x) {
+                    None => break,
+                    Some(true) if !has => missing = missing.or(Some(x)),
+                    Some(false) if has => extra = extra.or(Some(x)),
+                    _ => {}
+                }
+            }
+            if want(q, 0).is_none() {
+                continue;
+            }
+            if let Some(x) = missing {
+                self.flag(Rule::Incomplete, 0, q as u32, None, format!("never receives the contribution of {x}"));
+            } else if let Some(x) = extra {
+                self.flag(Rule::ExtraContribution, last_change[q], q as u32, None, format!("ends holding the contribution of {x}"));
+            } else {
+                makespan = makespan.max(last_change[q]);
+                if let Some(c) = completion.as_deref_mut() {
+                    c[q] = last_change[q];
+                }
+            }
+        }
+        Ok(makespan)
+    }
+
+    /// Applies the arrival of send `k` at time `a`: union, flagging double counting.
+    fn arrive(&mut self, k: usize, a: Ticks, sets: &mut [u64], carried: &mut [Vec<u64>], last: &mut [Ticks], words: usize) {
+        let q = self.schedule.columns().2[k] as usize;
+        let bits = std::mem::take(&mut carried[k]);
+        let set = &mut sets[q * words..(q + 1) * words];
+        let dup = set.iter().zip(&bits).enumerate().find_map(|(w, (x, y))| {
+            (x & y != 0).then(|| w * 64 + (x & y).trailing_zeros() as usize)
+        });
+        for (x, y) in set.iter_mut().zip(&bits) {
+            *x |= y;
+        }
+        last[q] = a;
+        if let Some(x) = dup {
+            let from = self.sender_of(k);
+            let s = self.send(k, from);
+            self.flag(Rule::DoubleCount, a, q as u32, Some(s), format!("receives the contribution of {x} again"));
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! Checking and timing schedules under a model. Never generates, never runs threads.
+//!
+//! * [`check`] derives every busy interval, arrival and gap from the model's rules
+//!   ([`Timing`](crate::Timing)) and the send start times alone, tracks what every processor
+//!   holds, applies the collective's finishing rule, and returns a [`Report`]: legal or every
+//!   violation, the exact makespan, the lower bound and the gap.
+//! * [`replay`] re-times a schedule from each processor's send order alone, as early as the rules
+//!   allow — what the runtime does when it executes the compiled per-processor programs.
+
+mod check;
+
+pub use check::{check, check_with, CheckOptions};
+
+use crate::model::{CostModel, ModelError};
+use crate::schedule::{place, Collective, Orders, Schedule, ScheduleError, Send};
+use crate::time::{TimeBase, TimeError, Ticks};
+use std::fmt;
+
+/// Errors that prevent a check (as opposed to violations, which a check reports).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckError {
+    /// Model parameters.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// Exact time (overflow, tick base).
+    #[error(transparent)]
+    Time(#[from] TimeError),
+    /// The schedule is too large for this kind of check.
+    #[error("schedule too large to check: {0}")]
+    TooLarge(String),
+}
+
+/// A rule of a model or collective that a schedule can break.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Rule {
+    /// A processor sends something before it holds it.
+    Causality,
+    /// Two sends of one processor overlap in time.
+    SendOverlap,
+    /// Two consecutive sends of one processor are closer than the gap.
+    SendGap,
+    /// Two receives of one processor overlap in time.
+    RecvOverlap,
+    /// Two consecutive receives of one processor are closer than the gap.
+    RecvGap,
+    /// A send overhead overlaps a receive overhead on one CPU (LogP).
+    CpuOverlap,
+    /// More messages in transit from one processor than the capacity.
+    CapacityOut,
+    /// More messages in transit to one processor than the capacity.
+    CapacityIn,
+    /// A receiver that is not a processor.
+    BadReceiver,
+    /// A processor sends to itself.
+    SelfSend,
+    /// A payload (block, item) that the collective does not have.
+    BadPayload,
+    /// A processor does not end with what the collective requires.
+    Incomplete,
+    /// A contribution reaches a processor that already holds it (combining collectives).
+    DoubleCount,
+    /// A processor ends with contributions it must not have (prefix).
+    ExtraContribution,
+}
+
+impl Rule {
+    /// The rule's name as printed and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Causality => "causality",
+            Rule::SendOverlap => "send-overlap",
+            Rule::SendGap => "send-gap",
+            Rule::RecvOverlap => "recv-overlap",
+            Rule::RecvGap => "recv-gap",
+            Rule::CpuOverlap => "cpu-overlap",
+            Rule::CapacityOut => "capacity-out",
+            Rule::CapacityIn => "capacity-in",
+            Rule::BadReceiver => "bad-receiver",
+            Rule::SelfSend => "self-send",
+            Rule::BadPayload => "bad-payload",
+            Rule::Incomplete => "incomplete",
+            Rule::DoubleCount => "double-count",
+            Rule::ExtraContribution => "extra-contribution",
+        }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One broken rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// The rule.
+    pub rule: Rule,
+    /// When (ticks of the report's base).
+    pub at: Ticks,
+    /// The processor where it happens.
+    pub processor: u32,
+    /// The send at fault, if any (time in the report's base).
+    pub send: Option<Send>,
+    /// What it collides with or lacks, in words.
+    pub detail: String,
+}
+
+/// The result of a check.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Tick base of every time in the report.
+    pub(crate) base: TimeBase,
+    /// The collective checked.
+    pub(crate) collective: Collective,
+    /// Processor count.
+    pub(crate) n: u32,
+    /// Number of sends.
+    pub(crate) sends: usize,
+    /// When the last processor finishes (over the processors that do).
+    pub(crate) makespan: Ticks,
+    /// Per-processor finishing time (`Ticks::MAX`: never), if requested.
+    pub(crate) completion: Option<Vec<Ticks>>,
+    /// The model's lower bound for this collective, where one is known.
+    pub(crate) lower_bound: Option<Ticks>,
+    /// The first violations found (at most [`Report::MAX_LISTED`]).
+    pub(crate) violations: Vec<Violation>,
+    /// How many violations there are in all.
+    pub(crate) violation_count: u64,
+}
+
+impl Report {
+    /// At most this many violations are listed; all are counted.
+    pub const MAX_LISTED: usize = 1000;
+
+    /// Whether the schedule breaks no rule and completes the collective.
+    pub fn legal(&self) -> bool {
+        self.violation_count == 0
+    }
+
+    /// The tick base of every time in the report.
+    pub fn base(&self) -> TimeBase {
+        self.base
+    }
+
+    /// The collective checked.
+    pub fn collective(&self) -> Collective {
+        self.collective
+    }
+
+    /// Processor count.
+    pub fn n(&self) -> u32 {
+        self.n
+    }
+
+    /// Number of sends.
+    pub fn sends(&self) -> usize {
+        self.sends
+    }
+
+    /// The makespan: when the last processor holds everything it must (ticks).
+    pub fn makespan(&self) -> Ticks {
+        self.makespan
+    }
+
+    /// Per-processor completion times (`Ticks::MAX` for a processor that never completes), when
+    /// the check was asked for them ([`CheckOptions::completion`]).
+    pub fn completion(&self) -> Option<&[Ticks]> {
+        self.completion.as_deref()
+    }
+
+    /// The model's lower bound for this problem, where one is known.
+    pub fn lower_bound(&self) -> Option<Ticks> {
+        self.lower_bound
+    }
+
+    /// `makespan − lower bound`, when both are known and the schedule is legal.
+    pub fn gap(&self) -> Option<Ticks> {
+        let lb = self.lower_bound?;
+        self.legal().then(|| self.makespan.saturating_sub(lb))
+    }
+
+    /// The violations found (the first [`Report::MAX_LISTED`]).
+    pub fn violations(&self) -> &[Violation] {
+        &self.violations
+    }
+
+    /// How many violations in all.
+    pub fn violation_count(&self) -> u64 {
+        self.violation_count
+    }
+
+    /// Whether some violation breaks `rule`.
+    pub fn breaks(&self, rule: Rule) -> bool {
+        self.violations.iter().any(|v| v.rule == rule)
+    }
+
+    /// `t` as an exact fraction of model time units.
+    pub fn format(&self, t: Ticks) -> String {
+        self.base.format(t)
+    }
+}
+
+/// Re-times `schedule` from its per-processor send orders, each send as early as the model's
+/// rules allow (see [`place`]). The result is in the model's tick base.
+///
+/// # Errors
+/// [`ScheduleError::Deadlock`] if a processor's order asks for a block it never receives;
+/// model and time errors.
+///
+/// # Examples
+///
+/// ```
+/// use herald::{replay, Collective, Model, Postal, Schedule, TimeBase};
+/// let model = Model::from(Postal::new("2".parse()?)?);
+/// // A lazy chain: 1 forwards at time 7 although it holds the block from time 2.
+/// let mut b = Schedule::builder(3, Collective::Broadcast { root: 0, blocks: 1 }, TimeBase::UNIT)?;
+/// b.push(0, 0, 1, 0);
+/// b.push(7, 1, 2, 0);
+/// let fast = replay(&b.build()?, &model)?;
+/// assert_eq!(fast.sends_of(1).next().unwrap().at, 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn replay(schedule: &Schedule, model: &dyn CostModel) -> Result<Schedule, ScheduleError> {
+    let timing = model.timing(model.time_base()?)?;
+    place(schedule.n(), schedule.collective(), &Orders::of(schedule), &timing)
+}

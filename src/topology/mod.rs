@@ -1,0 +1,1 @@
+//! Machine topology: hwloc discovery, synthetic and XML topologies, rank-to-core maps.

@@ -1,0 +1,83 @@
+//! `herald`: schedules, checks, runs and measures broadcasts from the command line.
+//!
+//! Bad input prints one line on stderr and exits with code 2; a failed verification exits 1.
+
+mod run;
+mod sim;
+mod topo;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// How a subcommand failed.
+#[derive(Debug)]
+pub(crate) enum CliError {
+    /// Bad input: one line on stderr, exit code 2.
+    Usage(String),
+    /// The command ran and found a failure (e.g. `--verify` saw a wrong byte): exit code 1.
+    Failed(String),
+}
+
+impl CliError {
+    /// Bad input from any displayable error.
+    pub(crate) fn usage(e: impl std::fmt::Display) -> CliError {
+        CliError::Usage(e.to_string())
+    }
+}
+
+/// herald: optimal broadcast schedules for shared-memory multicores, checked and run for real.
+#[derive(Debug, Parser)]
+#[command(name = "herald", version, about, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Generate a schedule and print it.
+    Schedule(sim::ScheduleArgs),
+    /// Generate a schedule, check it under the model, and print makespan, lower bound and gap.
+    Sim(sim::SimArgs),
+    /// Check a schedule written by hand (JSON) under a model.
+    Check(sim::CheckArgs),
+    /// Show the machine's topology (or a synthetic / XML one) and the rank-to-core maps.
+    Topo(topo::TopoArgs),
+    /// Run real broadcasts on pinned threads with a generated schedule.
+    Run(run::RunArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            let text = e.to_string();
+            let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
+            eprintln!("herald: {}", line.trim_start_matches("error: "));
+            return ExitCode::from(2);
+        }
+    };
+    let result = match &cli.command {
+        Command::Schedule(a) => sim::schedule(a),
+        Command::Sim(a) => sim::sim(a),
+        Command::Check(a) => sim::check(a),
+        Command::Topo(a) => topo::run(a),
+        Command::Run(a) => run::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::Usage(msg)) => {
+            eprintln!("herald: {}", msg.replace('\n', " "));
+            ExitCode::from(2)
+        }
+        Err(CliError::Failed(msg)) => {
+            eprintln!("herald: {}", msg.replace('\n', " "));
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,370 @@
+//! `herald schedule`, `herald sim` and `herald check`.
+
+use crate::CliError;
+use herald::{
+    check_with, generate, Algorithm, CheckOptions, CostModel, LogP, Model, Postal, Ratio, Report,
+    Request, Schedule, Send,
+};
+use serde_json::{json, Value};
+
+/// Which model, with its parameters.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ModelArgs {
+    /// Cost model: postal or logp.
+    #[arg(long, default_value = "postal")]
+    model: String,
+    /// Postal latency λ ≥ 1 (e.g. 5/2, 2.5, 3).
+    #[arg(long)]
+    lambda: Option<Ratio>,
+    /// LogP latency L.
+    #[arg(long = "L")]
+    l: Option<Ratio>,
+    /// LogP overhead o.
+    #[arg(long = "o")]
+    o: Option<Ratio>,
+    /// LogP gap g.
+    #[arg(long = "g")]
+    g: Option<Ratio>,
+    /// LogGP gap per byte G (default 0).
+    #[arg(long = "G")]
+    big_g: Option<Ratio>,
+    /// LogGP: bytes per message (default 1).
+    #[arg(long, default_value_t = 1)]
+    bytes: u64,
+}
+
+impl ModelArgs {
+    /// The model these flags describe.
+    pub(crate) fn model(&self) -> Result<Model, CliError> {
+        let need = |v: Option<Ratio>, flag: &str| {
+            v.ok_or_else(|| CliError::Usage(format!("--model {} needs {flag}", self.model)))
+        };
+        let stray = |ok: bool, flag: &str| {
+            if ok {
+                Ok(())
+            } else {
+                Err(CliError::Usage(format!("{flag} does not apply to --model {}", self.model)))
+            }
+        };
+        match self.model.as_str() {
+            "postal" => {
+                stray(self.l.is_none() && self.o.is_none() && self.g.is_none(), "--L/--o/--g")?;
+                stray(self.big_g.is_none() && self.bytes == 1, "--G/--bytes")?;
+                let postal = Postal::new(need(self.lambda, "--lambda")?).map_err(CliError::usage)?;
+                Ok(Model::from(postal))
+            }
+            "logp" => {
+                stray(self.lambda.is_none(), "--lambda")?;
+                let logp = LogP::new(
+                    need(self.l, "--L")?,
+                    need(self.o, "--o")?,
+                    need(self.g, "--g")?,
+                    self.big_g.unwrap_or(Ratio::ZERO),
+                )
+                .and_then(|m| m.with_bytes(self.bytes))
+                .map_err(CliError::usage)?;
+                Ok(Model::from(logp))
+            }
+            other => Err(CliError::Usage(format!("unknown model {other:?} (known: postal, logp)"))),
+        }
+    }
+}
+
+/// The broadcast problem and the algorithm.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ProblemArgs {
+    /// Number of processors (ranks).
+    #[arg(short = 'n')]
+    n: u32,
+    /// Number of blocks (messages) to broadcast.
+    #[arg(short = 'm', default_value_t = 1)]
+    m: u32,
+    /// The root rank.
+    #[arg(long, default_value_t = 0)]
+    root: u32,
+    /// Algorithm: optimal, auto, bcast, bp, binomial, binary, knomial, chain, star,
+    /// scatter-allgather.
+    #[arg(long, default_value = "optimal")]
+    algo: String,
+    /// Radix of the k-nomial tree.
+    #[arg(long, default_value_t = 2)]
+    radix: u32,
+}
+
+/// Arguments of `herald schedule`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ScheduleArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+    #[command(flatten)]
+    problem: ProblemArgs,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `herald sim`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct SimArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+    #[command(flatten)]
+    problem: ProblemArgs,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `herald check`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CheckArgs {
+    /// The schedule, as JSON (see `herald schedule --json` for the form).
+    file: std::path::PathBuf,
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A generated schedule with how it was chosen.
+struct Chosen {
+    /// The algorithm that made it.
+    algorithm: Algorithm,
+    /// The schedule.
+    schedule: Schedule,
+    /// Its check.
+    report: Report,
+    /// For `auto`: every candidate's name and makespan (None if illegal or not applicable).
+    candidates: Vec<(String, Option<String>)>,
+}
+
+/// Candidates for `--algo auto`: a handful, never every parameter value.
+fn auto_candidates(model: &Model, m: u32) -> Result<Vec<Algorithm>, CliError> {
+    let timing = model.timing(model.time_base().map_err(CliError::usage)?).map_err(CliError::usage)?;
+    // DTREE's rule of thumb: degree ⌈λ⌉ + 1 with λ = latency / send step.
+    let step = timing.send_step().max(1);
+    let lambda = timing.latency.div_ceil(step);
+    let best = (lambda + 1).clamp(2, 64) as u32;
+    let mut out = vec![];
+    if m == 1 {
+        out.push(Algorithm::Optimal);
+    }
+    out.extend([Algorithm::Binomial, Algorithm::Binary, Algorithm::Chain, Algorithm::Star]);
+    for r in [best.saturating_sub(1), best, best + 1] {
+        if r >= 3 {
+            out.push(Algorithm::Knomial { radix: r });
+        }
+    }
+    if m > 1 {
+        out.push(Algorithm::ScatterAllgather);
+    }
+    Ok(out)
+}
+
+/// Generates (and checks) what the flags ask for.
+fn choose(model: &Model, p: &ProblemArgs) -> Result<Chosen, CliError> {
+    let options = CheckOptions { completion: false };
+    let run = |algorithm: Algorithm| -> Result<(Schedule, Report), CliError> {
+        let req = Request::broadcast(algorithm, p.n, p.m, p.root);
+        let schedule = generate(&req, model).map_err(CliError::usage)?;
+        let report = check_with(&schedule, model, options).map_err(CliError::usage)?;
+        Ok((schedule, report))
+    };
+    if p.algo != "auto" {
+        let algorithm = p.algo.parse::<Algorithm>().map_err(CliError::usage)?.with_radix(p.radix);
+        let (schedule, report) = run(algorithm)?;
+        return Ok(Chosen { algorithm, schedule, report, candidates: vec![] });
+    }
+    let mut best: Option<Chosen> = None;
+    let mut candidates = vec![];
+    for algorithm in auto_candidates(model, p.m)? {
+        let (schedule, report) = match run(algorithm) {
+            Ok(x) => x,
+            Err(CliError::Usage(_)) => {
+                candidates.push((algorithm.to_string(), None));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let legal = report.legal();
+        candidates.push((algorithm.to_string(), legal.then(|| report.format(report.makespan()))));
+        let better = best.as_ref().is_none_or(|b| report.makespan() < b.report.makespan());
+        if legal && better {
+            best = Some(Chosen { algorithm, schedule, report, candidates: vec![] });
+        }
+    }
+    let mut chosen = best.ok_or_else(|| CliError::Usage("no candidate applies".into()))?;
+    chosen.candidates = candidates;
+    Ok(chosen)
+}
+
+/// The model as JSON: name and exact parameters.
+fn model_json(model: &Model) -> Value {
+    let mut obj = serde_json::Map::new();
+    obj.insert("name".into(), json!(model.name()));
+    for (k, v) in model.params() {
+        obj.insert(k.into(), json!(v.to_string()));
+    }
+    if let Model::LogP(l) = model {
+        if l.bytes() != 1 {
+            obj.insert("bytes".into(), json!(l.bytes()));
+        }
+    }
+    Value::Object(obj)
+}
+
+/// The model in one line of text.
+fn model_text(model: &Model) -> String {
+    let params: Vec<String> = model.params().iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{} {}", model.name(), params.join(" "))
+}
+
+/// A send as JSON, time exact in `r`'s base.
+fn send_json(r: &Report, s: &Send) -> Value {
+    json!({"at": r.format(s.at), "from": s.from, "to": s.to, "what": s.what})
+}
+
+/// The check as JSON.
+fn report_json(model: &Model, algorithm: &str, report: &Report, m: u32) -> Value {
+    let violations: Vec<Value> = report
+        .violations()
+        .iter()
+        .map(|v| {
+            json!({"rule": v.rule.name(), "at": report.format(v.at), "processor": v.processor,
+                   "send": v.send.as_ref().map(|s| send_json(report, s)), "detail": v.detail})
+        })
+        .collect();
+    let makespan = report.makespan();
+    json!({
+        "model": model_json(model),
+        "algorithm": algorithm,
+        "collective": report.collective().name(),
+        "n": report.n(),
+        "m": m,
+        "legal": report.legal(),
+        "makespan": report.format(makespan),
+        "makespan_f64": report.base().to_f64(makespan),
+        "lower_bound": report.lower_bound().map(|t| report.format(t)),
+        "gap": report.gap().map(|t| report.format(t)),
+        "sends": report.sends(),
+        "violation_count": report.violation_count(),
+        "violations": violations,
+    })
+}
+
+/// The check as text.
+fn report_text(model: &Model, algorithm: &str, report: &Report) -> String {
+    let mut out = String::new();
+    let fmt = |t| format!("{} ({:.6})", report.format(t), report.base().to_f64(t));
+    out += &format!("model        {}\n", model_text(model));
+    out += &format!("algorithm    {algorithm}\n");
+    out += &format!("collective   {} on n = {}, {} sends\n", report.collective().name(), report.n(), report.sends());
+    out += &format!("legal        {}\n", if report.legal() { "yes" } else { "NO" });
+    out += &format!("makespan     {}\n", fmt(report.makespan()));
+    if let Some(lb) = report.lower_bound() {
+        out += &format!("lower bound  {}\n", fmt(lb));
+    }
+    if let Some(gap) = report.gap() {
+        out += &format!("gap          {}\n", report.format(gap));
+    }
+    if !report.legal() {
+        out += &format!("violations   {}\n", report.violation_count());
+        for v in report.violations().iter().take(20) {
+            out += &format!("  {} at {} on processor {}: {}\n", v.rule, report.format(v.at), v.processor, v.detail);
+        }
+    }
+    out
+}
+
+/// The chosen algorithm's name, with auto's choice spelled out.
+fn algorithm_name(c: &Chosen) -> String {
+    if c.candidates.is_empty() {
+        c.algorithm.to_string()
+    } else {
+        format!("auto: {}", c.algorithm)
+    }
+}
+
+/// auto's candidates as text.
+fn candidates_text(c: &Chosen) -> String {
+    let rows: Vec<String> = c
+        .candidates
+        .iter()
+        .map(|(name, ms)| format!("{name}={}", ms.as_deref().unwrap_or("n/a")))
+        .collect();
+    format!("candidates   {}\n", rows.join(" "))
+}
+
+/// `herald schedule`.
+pub(crate) fn schedule(a: &ScheduleArgs) -> Result<(), CliError> {
+    let model = a.model.model()?;
+    let c = choose(&model, &a.problem)?;
+    if a.json {
+        let mut v = report_json(&model, &algorithm_name(&c), &c.report, a.problem.m);
+        let base = c.report.base();
+        let rows: Vec<Value> = c
+            .schedule
+            .sends_by_time()
+            .iter()
+            .map(|s| {
+                let at = base.convert(s.at, c.schedule.base()).map_err(CliError::usage)?;
+                Ok(json!({"at": base.format(at), "from": s.from, "to": s.to, "block": s.what}))
+            })
+            .collect::<Result<_, CliError>>()?;
+        v["schedule"] = Value::Array(rows);
+        println!("{v}");
+        return Ok(());
+    }
+    let base = c.schedule.base();
+    println!("# {} on n = {}, m = {}, root {}: {} sends", algorithm_name(&c), a.problem.n, a.problem.m, a.problem.root, c.schedule.len());
+    println!("# at\tfrom\tto\tblock");
+    for s in c.schedule.sends_by_time() {
+        println!("{}\t{}\t{}\t{}", base.format(s.at), s.from, s.to, s.what);
+    }
+    print!("{}", report_text(&model, &algorithm_name(&c), &c.report));
+    Ok(())
+}
+
+/// `herald sim`.
+pub(crate) fn sim(a: &SimArgs) -> Result<(), CliError> {
+    let model = a.model.model()?;
+    let c = choose(&model, &a.problem)?;
+    if a.json {
+        let mut v = report_json(&model, &algorithm_name(&c), &c.report, a.problem.m);
+        if !c.candidates.is_empty() {
+            v["candidates"] = c
+                .candidates
+                .iter()
+                .map(|(name, ms)| json!({"algorithm": name, "makespan": ms}))
+                .collect();
+        }
+        println!("{v}");
+    } else {
+        print!("{}", report_text(&model, &algorithm_name(&c), &c.report));
+        if !c.candidates.is_empty() {
+            print!("{}", candidates_text(&c));
+        }
+    }
+    Ok(())
+}
+
+/// `herald check`.
+pub(crate) fn check(a: &CheckArgs) -> Result<(), CliError> {
+    let model = a.model.model()?;
+    let text = std::fs::read_to_string(&a.file)
+        .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", a.file.display())))?;
+    let schedule = Schedule::from_json(&text).map_err(CliError::usage)?;
+    let report = check_with(&schedule, &model, CheckOptions::default()).map_err(CliError::usage)?;
+    let m = match schedule.collective() {
+        herald::Collective::Broadcast { blocks, .. } => blocks,
+        _ => 1,
+    };
+    let name = a.file.display().to_string();
+    if a.json {
+        println!("{}", report_json(&model, &name, &report, m));
+    } else {
+        print!("{}", report_text(&model, &name, &report));
+    }
+    Ok(())
+}

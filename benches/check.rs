@@ -39,8 +39,14 @@ const N: u32 = 1 << 20;
 fn models() -> [(&'static str, Model); 2] {
     let r = |s: &str| s.parse::<Ratio>().unwrap();
     [
-        ("bcast-postal-5/2", Model::from(Postal::new(r("5/2")).unwrap())),
-        ("bp-logp-10-1-1", Model::from(LogP::new(r("10"), r("1"), r("1"), r("0")).unwrap())),
+        (
+            "bcast-postal-5/2",
+            Model::from(Postal::new(r("5/2")).unwrap()),
+        ),
+        (
+            "bp-logp-10-1-1",
+            Model::from(LogP::new(r("10"), r("1"), r("1"), r("0")).unwrap()),
+        ),
     ]
 }
 
@@ -87,7 +93,9 @@ fn bench(c: &mut Criterion) {
     for (name, model) in models() {
         g.throughput(Throughput::Elements(u64::from(N) - 1));
         let req = Request::broadcast(Algorithm::Optimal, N, 1, 0);
-        g.bench_function(name, |b| b.iter(|| generate(black_box(&req), &model).unwrap()));
+        g.bench_function(name, |b| {
+            b.iter(|| generate(black_box(&req), &model).unwrap())
+        });
     }
     g.finish();
 }

@@ -179,9 +179,14 @@ impl FromStr for Ratio {
                 }
                 0
             } else {
-                digits(frac)?.checked_div(10u64.pow((frac.len() - frac_digits.len()) as u32)).ok_or_else(bad)?
+                digits(frac)?
+                    .checked_div(10u64.pow((frac.len() - frac_digits.len()) as u32))
+                    .ok_or_else(bad)?
             };
-            let num = int.checked_mul(den).and_then(|x| x.checked_add(frac)).ok_or_else(bad)?;
+            let num = int
+                .checked_mul(den)
+                .and_then(|x| x.checked_add(frac))
+                .ok_or_else(bad)?;
             return Ratio::new(num, den);
         }
         Ok(Ratio::integer(digits(text)?))
@@ -261,7 +266,9 @@ impl TimeBase {
     /// # Errors
     /// [`TimeError::TickBase`] if that needs more than [`TimeBase::MAX_TICKS_PER_UNIT`] ticks.
     pub fn for_ratios(ratios: &[Ratio]) -> Result<TimeBase, TimeError> {
-        ratios.iter().try_fold(TimeBase::UNIT, |b, r| b.refine(r.den))
+        ratios
+            .iter()
+            .try_fold(TimeBase::UNIT, |b, r| b.refine(r.den))
     }
 
     /// The smallest base that is a multiple of both `self` and `den` ticks per unit.
@@ -275,7 +282,9 @@ impl TimeBase {
         if lcm > u128::from(Self::MAX_TICKS_PER_UNIT) {
             return Err(TimeError::TickBase(lcm));
         }
-        Ok(TimeBase { per_unit: lcm as u64 })
+        Ok(TimeBase {
+            per_unit: lcm as u64,
+        })
     }
 
     /// Ticks per unit of time.
@@ -292,7 +301,9 @@ impl TimeBase {
         if self.per_unit % r.den != 0 {
             return Err(TimeError::TickBase(u128::from(r.den)));
         }
-        r.num.checked_mul(self.per_unit / r.den).ok_or(TimeError::Overflow)
+        r.num
+            .checked_mul(self.per_unit / r.den)
+            .ok_or(TimeError::Overflow)
     }
 
     /// `units` whole units in ticks.
@@ -309,7 +320,10 @@ impl TimeBase {
     /// divides the base.
     pub fn ratio(self, t: Ticks) -> Ratio {
         let g = gcd(t, self.per_unit);
-        Ratio { num: t / g, den: self.per_unit / g }
+        Ratio {
+            num: t / g,
+            den: self.per_unit / g,
+        }
     }
 
     /// `t` ticks printed as a reduced fraction of units (`15/2`, `7`).
@@ -330,7 +344,8 @@ impl TimeBase {
         if self.per_unit % base.per_unit != 0 {
             return Err(TimeError::TickBase(u128::from(base.per_unit)));
         }
-        t.checked_mul(self.per_unit / base.per_unit).ok_or(TimeError::Overflow)
+        t.checked_mul(self.per_unit / base.per_unit)
+            .ok_or(TimeError::Overflow)
     }
 }
 
@@ -364,12 +379,23 @@ mod tests {
         assert_eq!(" 7 ".parse::<Ratio>().unwrap(), Ratio::integer(7));
         assert_eq!("7.".parse::<Ratio>().unwrap(), Ratio::integer(7));
         assert_eq!(".5".parse::<Ratio>().unwrap(), Ratio::new(1, 2).unwrap());
-        assert_eq!("0.000001".parse::<Ratio>().unwrap(), Ratio::new(1, 1_000_000).unwrap());
-        for bad in ["", "-1", "a", "1/", "/2", "1/0", "1.2.3", "1e3", ".", "1/2/3", "+3"] {
+        assert_eq!(
+            "0.000001".parse::<Ratio>().unwrap(),
+            Ratio::new(1, 1_000_000).unwrap()
+        );
+        for bad in [
+            "", "-1", "a", "1/", "/2", "1/0", "1.2.3", "1e3", ".", "1/2/3", "+3",
+        ] {
             assert!(bad.parse::<Ratio>().is_err(), "{bad:?} parsed");
         }
-        assert!(matches!("0.0000001".parse::<Ratio>(), Err(TimeError::Denominator(_))));
-        assert!(matches!("1/1000001".parse::<Ratio>(), Err(TimeError::Denominator(_))));
+        assert!(matches!(
+            "0.0000001".parse::<Ratio>(),
+            Err(TimeError::Denominator(_))
+        ));
+        assert!(matches!(
+            "1/1000001".parse::<Ratio>(),
+            Err(TimeError::Denominator(_))
+        ));
     }
 
     #[test]
@@ -387,7 +413,10 @@ mod tests {
         assert_eq!(b.ticks_per_unit(), 6);
         assert_eq!(b.format(45), "15/2");
         let huge = ["1/999983", "1/999979", "1/999961"].map(|s| s.parse::<Ratio>().unwrap());
-        assert!(matches!(TimeBase::for_ratios(&huge), Err(TimeError::TickBase(_))));
+        assert!(matches!(
+            TimeBase::for_ratios(&huge),
+            Err(TimeError::TickBase(_))
+        ));
     }
 
     #[test]

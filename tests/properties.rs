@@ -21,7 +21,10 @@ fn model() -> impl Strategy<Value = Model> {
         (ratio(0, 12), ratio(0, 4), ratio(0, 6), ratio(0, 2), 1u64..5).prop_filter_map(
             "L + 2o > 0",
             |(l, o, g, big_g, bytes)| {
-                LogP::new(l, o, g, big_g).and_then(|m| m.with_bytes(bytes)).ok().map(Model::from)
+                LogP::new(l, o, g, big_g)
+                    .and_then(|m| m.with_bytes(bytes))
+                    .ok()
+                    .map(Model::from)
             }
         ),
     ]
@@ -141,7 +144,15 @@ fn rebuild(s: &Schedule, f: impl FnOnce(&mut ScheduleBuilder)) -> Schedule {
 #[test]
 fn receive_gap_and_capacity_are_enforced() {
     // LogP L = 6, o = 1, g = 4: capacity ⌈6/4⌉ = 2.
-    let model = Model::from(LogP::new(Ratio::integer(6), Ratio::ONE, Ratio::integer(4), Ratio::ZERO).unwrap());
+    let model = Model::from(
+        LogP::new(
+            Ratio::integer(6),
+            Ratio::ONE,
+            Ratio::integer(4),
+            Ratio::ZERO,
+        )
+        .unwrap(),
+    );
     let c = Collective::Broadcast { root: 0, blocks: 1 };
     // Two receives at processor 3 only 1 apart: recv-gap.
     let mut b = Schedule::builder(4, c, model.time_base().unwrap()).unwrap();
@@ -153,14 +164,25 @@ fn receive_gap_and_capacity_are_enforced() {
     assert!(r.breaks(Rule::RecvGap), "{:?}", r.violations());
     // L = 4, o = 0, g = 4: capacity ⌈4/4⌉ = 1. Two sends 1 apart break the gap, and both are
     // in transit during [1, 4).
-    let model = Model::from(LogP::new(Ratio::integer(4), Ratio::ZERO, Ratio::integer(4), Ratio::ZERO).unwrap());
+    let model = Model::from(
+        LogP::new(
+            Ratio::integer(4),
+            Ratio::ZERO,
+            Ratio::integer(4),
+            Ratio::ZERO,
+        )
+        .unwrap(),
+    );
     let mut b = Schedule::builder(3, c, model.time_base().unwrap()).unwrap();
     b.push(0, 0, 1, 0);
     b.push(1, 0, 2, 0);
     let r = check(&b.build().unwrap(), &model).unwrap();
     assert!(r.breaks(Rule::SendGap));
     assert!(r.breaks(Rule::CapacityOut));
-    assert!(!r.breaks(Rule::SendOverlap), "o = 0: sends take no CPU time");
+    assert!(
+        !r.breaks(Rule::SendOverlap),
+        "o = 0: sends take no CPU time"
+    );
 }
 
 #[test]
@@ -172,13 +194,21 @@ fn bad_sends_are_violations_not_panics() {
     b.push(1, 0, 0, 0); // to itself
     b.push(2, 0, 1, 9); // no such block
     let r = check(&b.build().unwrap(), &model).unwrap();
-    for rule in [Rule::BadReceiver, Rule::SelfSend, Rule::BadPayload, Rule::Incomplete] {
+    for rule in [
+        Rule::BadReceiver,
+        Rule::SelfSend,
+        Rule::BadPayload,
+        Rule::Incomplete,
+    ] {
         assert!(r.breaks(rule), "{rule} not reported: {:?}", r.violations());
     }
     // Malformed JSON is a typed error.
     assert!(Schedule::from_json("{").is_err());
     assert!(Schedule::from_json(r#"{"n": 2, "collective": {"kind": "broadcast", "root": 0, "blocks": 1}, "sends": [{"at": "-1", "from": 0, "to": 1}]}"#).is_err());
-    assert!(Schedule::from_json(r#"{"n": 2, "collective": {"kind": "broadcast", "root": 5, "blocks": 1}, "sends": []}"#).is_err());
+    assert!(Schedule::from_json(
+        r#"{"n": 2, "collective": {"kind": "broadcast", "root": 5, "blocks": 1}, "sends": []}"#
+    )
+    .is_err());
     assert!(Schedule::from_json(r#"{"n": 2, "collective": {"kind": "broadcast", "root": 0, "blocks": 1}, "sends": [{"at": 0, "from": 4, "to": 1}]}"#).is_err());
 }
 
@@ -196,7 +226,10 @@ fn combining_collectives_count_contributions() {
     assert_eq!(r.makespan(), 2);
     // Allreduce by recursive doubling on 4 is legal; doubling the first exchange double counts.
     let mut b = Schedule::builder(4, Collective::Allreduce, base).unwrap();
-    for (at, pairs) in [(0, [(0, 1), (1, 0), (2, 3), (3, 2)]), (1, [(0, 2), (2, 0), (1, 3), (3, 1)])] {
+    for (at, pairs) in [
+        (0, [(0, 1), (1, 0), (2, 3), (3, 2)]),
+        (1, [(0, 2), (2, 0), (1, 3), (3, 1)]),
+    ] {
         for (f, t) in pairs {
             b.push(at, f, t, 0);
         }

@@ -60,7 +60,13 @@ impl LogP {
                 why: "L + 2o must be positive",
             });
         }
-        Ok(LogP { l, o, g, big_g, bytes: 1 })
+        Ok(LogP {
+            l,
+            o,
+            g,
+            big_g,
+            bytes: 1,
+        })
     }
 
     /// The same model with messages of `bytes` bytes (LogGP: `(bytes − 1)·G` more per message).
@@ -106,7 +112,12 @@ impl CostModel for LogP {
     }
 
     fn params(&self) -> Vec<(&'static str, Ratio)> {
-        vec![("L", self.l), ("o", self.o), ("g", self.g), ("G", self.big_g)]
+        vec![
+            ("L", self.l),
+            ("o", self.o),
+            ("g", self.g),
+            ("G", self.big_g),
+        ]
     }
 
     fn timing(&self, base: TimeBase) -> Result<Timing, ModelError> {

@@ -21,7 +21,7 @@ pub use hierarchy::*;
 pub use logp::LogP;
 pub use postal::{Postal, UniversalTree};
 
-use crate::time::{Ratio, TimeBase, TimeError, Ticks};
+use crate::time::{Ratio, Ticks, TimeBase, TimeError};
 
 /// Errors in model parameters.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -25,7 +25,7 @@
 //! of Karp et al. (Definition 3.4), so both models share [`UniversalTree`].
 
 use super::{CostModel, ModelError, Timing};
-use crate::time::{Ratio, TimeBase, TimeError, Ticks};
+use crate::time::{Ratio, Ticks, TimeBase, TimeError};
 
 /// The postal model with latency λ ≥ 1.
 ///
@@ -53,7 +53,11 @@ impl Postal {
     /// # Errors
     /// [`ModelError::Parameter`] unless `1 ≤ λ ≤ 10000`.
     pub fn new(lambda: Ratio) -> Result<Postal, ModelError> {
-        let bad = |why| ModelError::Parameter { name: "lambda", value: lambda.to_string(), why };
+        let bad = |why| ModelError::Parameter {
+            name: "lambda",
+            value: lambda.to_string(),
+            why,
+        };
         if lambda < Ratio::ONE {
             return Err(bad("the postal model needs λ ≥ 1"));
         }
@@ -134,7 +138,10 @@ pub struct UniversalTree {
 impl UniversalTree {
     /// The tree with the given send step and latency (both in ticks; `latency > 0`).
     pub fn new(step: Ticks, latency: Ticks) -> UniversalTree {
-        debug_assert!(latency > 0, "a zero latency makes information instantaneous");
+        debug_assert!(
+            latency > 0,
+            "a zero latency makes information instantaneous"
+        );
         UniversalTree { step, latency }
     }
 
@@ -180,7 +187,9 @@ impl UniversalTree {
         // f is a label, i.e. a·step + b·latency: for each depth b take the least a that reaches n.
         let mut best: Option<Ticks> = None;
         for b in 1u64.. {
-            let Some(offset) = b.checked_mul(self.latency) else { break };
+            let Some(offset) = b.checked_mul(self.latency) else {
+                break;
+            };
             if best.is_some_and(|x| offset >= x) {
                 break;
             }
@@ -219,23 +228,23 @@ impl UniversalTree {
     /// # Errors
     /// [`TimeError::Overflow`] if the table would exceed ten million labels.
     pub fn table(&self, limit: Ticks) -> Result<FibTable, TimeError> {
-        let mut labels = Vec::new();
-        if self.step == 0 {
-            labels.push(0);
-            if limit >= self.latency {
-                labels.push(self.latency);
-            }
-        } else {
-            let mut b = 0u64;
-            while let Some(rest) = limit.checked_sub(b.saturating_mul(self.latency)) {
-                let offset = b * self.latency;
-                for a in 0..=rest / self.step {
-                    labels.push(a * self.step + offset);
-                    if labels.len() > 10_000_000 {
-                        return Err(TimeError::Overflow);
+        let mut labels = vec![0];
+        match std::num::NonZeroU64::new(self.step) {
+            // step 0: everyone else is informed at once, one latency in
+            None if limit >= self.latency => labels.push(self.latency),
+            None => {}
+            Some(step) => {
+                let mut b = 1u64;
+                while let Some(rest) = limit.checked_sub(b.saturating_mul(self.latency)) {
+                    let offset = b * self.latency;
+                    for a in 0..=rest / step {
+                        labels.push(a * self.step + offset);
+                        if labels.len() > 10_000_000 {
+                            return Err(TimeError::Overflow);
+                        }
                     }
+                    b += 1;
                 }
-                b += 1;
             }
         }
         labels.sort_unstable();

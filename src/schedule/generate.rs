@@ -120,7 +120,12 @@ pub struct Request {
 impl Request {
     /// A broadcast request.
     pub fn broadcast(algorithm: Algorithm, n: u32, m: u32, root: u32) -> Request {
-        Request { algorithm, n, m, root }
+        Request {
+            algorithm,
+            n,
+            m,
+            root,
+        }
     }
 }
 
@@ -142,10 +147,19 @@ impl Request {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn generate(req: &Request, model: &Model) -> Result<Schedule, ScheduleError> {
-    let &Request { algorithm, n, m, root } = req;
+    let &Request {
+        algorithm,
+        n,
+        m,
+        root,
+    } = req;
     let collective = Collective::Broadcast { root, blocks: m };
     // validates n, m and the root before any work
-    drop(Schedule::builder(n, collective, crate::time::TimeBase::UNIT)?);
+    drop(Schedule::builder(
+        n,
+        collective,
+        crate::time::TimeBase::UNIT,
+    )?);
     let not = |why: &str| ScheduleError::NotApplicable {
         algorithm: algorithm.to_string(),
         why: why.to_owned(),
@@ -153,7 +167,9 @@ pub fn generate(req: &Request, model: &Model) -> Result<Schedule, ScheduleError>
     let single = |s: &str| if m == 1 { Ok(()) } else { Err(not(s)) };
     let rooted0 = match (algorithm, model) {
         (Algorithm::Optimal, Model::Postal(p)) | (Algorithm::Bcast, Model::Postal(p)) => {
-            single("BCAST broadcasts one message (m = 1); no algorithm is proven optimal for m > 1")?;
+            single(
+                "BCAST broadcasts one message (m = 1); no algorithm is proven optimal for m > 1",
+            )?;
             postal::bcast(n, p)?
         }
         (Algorithm::Optimal, Model::LogP(l)) | (Algorithm::Bp, Model::LogP(l)) => {
@@ -176,7 +192,12 @@ pub fn generate(req: &Request, model: &Model) -> Result<Schedule, ScheduleError>
                 Algorithm::Optimal | Algorithm::Bcast | Algorithm::Bp => unreachable!(),
             };
             let timing = model.timing(model.time_base()?)?;
-            place(n, Collective::Broadcast { root: 0, blocks: m }, &orders, &timing)?
+            place(
+                n,
+                Collective::Broadcast { root: 0, blocks: m },
+                &orders,
+                &timing,
+            )?
         }
     };
     rooted0.rooted_at(root)

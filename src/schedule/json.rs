@@ -73,14 +73,26 @@ struct ScheduleJson {
 impl Schedule {
     /// The schedule's JSON value (sends in time order, times exact).
     pub fn to_json(&self) -> serde_json::Value {
-        let sends = self.sends_by_time().iter().map(|s| self.send_json(s)).collect();
-        let doc = ScheduleJson { n: self.n, collective: self.collective, sends };
+        let sends = self
+            .sends_by_time()
+            .iter()
+            .map(|s| self.send_json(s))
+            .collect();
+        let doc = ScheduleJson {
+            n: self.n,
+            collective: self.collective,
+            sends,
+        };
         serde_json::to_value(doc).unwrap_or(serde_json::Value::Null)
     }
 
     /// The JSON list of sends only, in time order.
     pub fn sends_json(&self) -> serde_json::Value {
-        let sends: Vec<SendJson> = self.sends_by_time().iter().map(|s| self.send_json(s)).collect();
+        let sends: Vec<SendJson> = self
+            .sends_by_time()
+            .iter()
+            .map(|s| self.send_json(s))
+            .collect();
         serde_json::to_value(sends).unwrap_or(serde_json::Value::Null)
     }
 
@@ -95,7 +107,14 @@ impl Schedule {
             }
             _ => {}
         }
-        SendJson { at: self.base.ratio(s.at), from: s.from, to: s.to, block, origin, item }
+        SendJson {
+            at: self.base.ratio(s.at),
+            from: s.from,
+            to: s.to,
+            block,
+            origin,
+            item,
+        }
     }
 
     /// Reads a schedule from its JSON form. The tick base is the least that makes every time
@@ -116,11 +135,17 @@ impl Schedule {
     /// ```
     pub fn from_json(text: &str) -> Result<Schedule, ScheduleJsonError> {
         let doc: ScheduleJson = serde_json::from_str(text)?;
-        let base = doc.sends.iter().try_fold(TimeBase::UNIT, |b, s| b.refine(s.at.denom()))?;
+        let base = doc
+            .sends
+            .iter()
+            .try_fold(TimeBase::UNIT, |b, s| b.refine(s.at.denom()))?;
         let mut b = Schedule::builder(doc.n, doc.collective, base)?;
         b.reserve(doc.sends.len());
         for (index, s) in doc.sends.iter().enumerate() {
-            let bad = |why: &str| ScheduleJsonError::Payload { index, why: why.to_owned() };
+            let bad = |why: &str| ScheduleJsonError::Payload {
+                index,
+                why: why.to_owned(),
+            };
             let what = match (doc.collective, s.block, s.origin, s.item) {
                 (Collective::Broadcast { .. }, block, None, None) => block.unwrap_or(0),
                 (Collective::AllToAll { items }, None, Some(o), Some(i)) => {
@@ -130,14 +155,23 @@ impl Schedule {
                     o * items + i
                 }
                 (c, None, None, None) if c.is_combining() => 0,
-                (Collective::Broadcast { .. }, ..) => return Err(bad("a broadcast send names a block")),
+                (Collective::Broadcast { .. }, ..) => {
+                    return Err(bad("a broadcast send names a block"))
+                }
                 (Collective::AllToAll { .. }, ..) => {
                     return Err(bad("an all-to-all send names its origin and item"))
                 }
-                _ => return Err(bad("a combining send carries its sender's partial value, no payload field")),
+                _ => {
+                    return Err(bad(
+                        "a combining send carries its sender's partial value, no payload field",
+                    ))
+                }
             };
             if s.from >= doc.n {
-                return Err(bad(&format!("sender {} is not below n = {}", s.from, doc.n)));
+                return Err(bad(&format!(
+                    "sender {} is not below n = {}",
+                    s.from, doc.n
+                )));
             }
             b.push(base.ticks(s.at)?, s.from, s.to, what);
         }

@@ -23,7 +23,7 @@ pub use json::ScheduleJsonError;
 pub use place::{place, Orders};
 
 use crate::model::ModelError;
-use crate::time::{TimeBase, TimeError, Ticks};
+use crate::time::{Ticks, TimeBase, TimeError};
 
 /// Which collective a schedule performs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -67,7 +67,10 @@ impl Collective {
 
     /// Whether sends carry partial values that are combined on receipt.
     pub fn is_combining(&self) -> bool {
-        matches!(self, Collective::Reduce { .. } | Collective::Allreduce | Collective::Prefix)
+        matches!(
+            self,
+            Collective::Reduce { .. } | Collective::Allreduce | Collective::Prefix
+        )
     }
 
     /// How many distinct `what` values a send may carry for `n` processors (0 for combining).
@@ -184,7 +187,15 @@ impl Schedule {
         base: TimeBase,
     ) -> Result<ScheduleBuilder, ScheduleError> {
         validate(n, &collective)?;
-        Ok(ScheduleBuilder { n, collective, base, at: vec![], from: vec![], to: vec![], what: vec![] })
+        Ok(ScheduleBuilder {
+            n,
+            collective,
+            base,
+            at: vec![],
+            from: vec![],
+            to: vec![],
+            what: vec![],
+        })
     }
 
     /// Processor count.
@@ -215,7 +226,12 @@ impl Schedule {
     /// The sends of processor `p`, in its send order (time order).
     pub fn sends_of(&self, p: u32) -> impl ExactSizeIterator<Item = Send> + '_ {
         let range = self.range(p);
-        range.map(move |i| Send { at: self.at[i], from: p, to: self.to[i], what: self.what[i] })
+        range.map(move |i| Send {
+            at: self.at[i],
+            from: p,
+            to: self.to[i],
+            what: self.what[i],
+        })
     }
 
     /// Index range of processor `p`'s sends in the storage order.
@@ -247,7 +263,10 @@ impl Schedule {
     /// [`ScheduleError`] only if the result is invalid (not for a permutation).
     pub fn relabel(&self, map: impl Fn(u32) -> u32) -> Result<Schedule, ScheduleError> {
         let collective = match self.collective {
-            Collective::Broadcast { root, blocks } => Collective::Broadcast { root: map(root), blocks },
+            Collective::Broadcast { root, blocks } => Collective::Broadcast {
+                root: map(root),
+                blocks,
+            },
             Collective::Reduce { root } => Collective::Reduce { root: map(root) },
             c => c,
         };
@@ -280,8 +299,16 @@ impl Schedule {
     /// # Errors
     /// [`TimeError`] if `base` is not a multiple, or a time overflows.
     pub fn rebased(&self, base: TimeBase) -> Result<Schedule, TimeError> {
-        let at = self.at.iter().map(|&t| base.convert(t, self.base)).collect::<Result<_, _>>()?;
-        Ok(Schedule { base, at, ..self.clone() })
+        let at = self
+            .at
+            .iter()
+            .map(|&t| base.convert(t, self.base))
+            .collect::<Result<_, _>>()?;
+        Ok(Schedule {
+            base,
+            at,
+            ..self.clone()
+        })
     }
 }
 
@@ -298,7 +325,9 @@ fn validate(n: u32, collective: &Collective) -> Result<(), ScheduleError> {
             Err(ScheduleError::Root { root, n })
         }
         Collective::AllToAll { items } if u64::from(n) * u64::from(items) > u64::from(u32::MAX) => {
-            Err(ScheduleError::TooLarge(format!("{n} processors × {items} items")))
+            Err(ScheduleError::TooLarge(format!(
+                "{n} processors × {items} items"
+            )))
         }
         _ => Ok(()),
     }
@@ -356,13 +385,23 @@ impl ScheduleBuilder {
     /// # Errors
     /// [`ScheduleError::TooLarge`] for more than `u32::MAX` sends or a sender out of range.
     pub fn build(self) -> Result<Schedule, ScheduleError> {
-        let ScheduleBuilder { n, collective, base, mut at, from, mut to, mut what } = self;
+        let ScheduleBuilder {
+            n,
+            collective,
+            base,
+            mut at,
+            from,
+            mut to,
+            mut what,
+        } = self;
         let len = at.len();
         if len >= u32::MAX as usize {
             return Err(ScheduleError::TooLarge(format!("{len} sends")));
         }
         if let Some(&p) = from.iter().find(|&&p| p >= n) {
-            return Err(ScheduleError::TooLarge(format!("sender {p} is not below n = {n}")));
+            return Err(ScheduleError::TooLarge(format!(
+                "sender {p} is not below n = {n}"
+            )));
         }
         let mut offsets = vec![0u32; n as usize + 1];
         for &p in &from {
@@ -392,7 +431,15 @@ impl ScheduleBuilder {
                 }
             }
         }
-        Ok(Schedule { n, collective, base, offsets, at, to, what })
+        Ok(Schedule {
+            n,
+            collective,
+            base,
+            offsets,
+            at,
+            to,
+            what,
+        })
     }
 }
 
@@ -428,23 +475,49 @@ mod tests {
     fn build_groups_by_sender_stably_in_time_order() {
         let c = Collective::Broadcast { root: 0, blocks: 2 };
         let mut b = Schedule::builder(4, c, TimeBase::UNIT).unwrap();
-        let input = [(5, 2, 3, 1), (0, 0, 1, 0), (3, 1, 2, 1), (1, 0, 2, 0), (1, 0, 3, 1), (2, 1, 3, 0)];
+        let input = [
+            (5, 2, 3, 1),
+            (0, 0, 1, 0),
+            (3, 1, 2, 1),
+            (1, 0, 2, 0),
+            (1, 0, 3, 1),
+            (2, 1, 3, 0),
+        ];
         for (a, f, t, w) in input {
             b.push(a, f, t, w);
         }
         let s = b.build().unwrap();
         let got: Vec<_> = s.sends().map(|x| (x.at, x.from, x.to, x.what)).collect();
-        assert_eq!(got, [(0, 0, 1, 0), (1, 0, 2, 0), (1, 0, 3, 1), (2, 1, 3, 0), (3, 1, 2, 1), (5, 2, 3, 1)]);
+        assert_eq!(
+            got,
+            [
+                (0, 0, 1, 0),
+                (1, 0, 2, 0),
+                (1, 0, 3, 1),
+                (2, 1, 3, 0),
+                (3, 1, 2, 1),
+                (5, 2, 3, 1)
+            ]
+        );
     }
 
     #[test]
     fn invalid_problems_are_typed_errors() {
         let c = Collective::Broadcast { root: 0, blocks: 1 };
-        assert_eq!(Schedule::builder(0, c, TimeBase::UNIT).unwrap_err(), ScheduleError::NoProcessors);
+        assert_eq!(
+            Schedule::builder(0, c, TimeBase::UNIT).unwrap_err(),
+            ScheduleError::NoProcessors
+        );
         let c = Collective::Broadcast { root: 3, blocks: 1 };
-        assert!(matches!(Schedule::builder(3, c, TimeBase::UNIT), Err(ScheduleError::Root { .. })));
+        assert!(matches!(
+            Schedule::builder(3, c, TimeBase::UNIT),
+            Err(ScheduleError::Root { .. })
+        ));
         let c = Collective::Broadcast { root: 0, blocks: 0 };
-        assert_eq!(Schedule::builder(3, c, TimeBase::UNIT).unwrap_err(), ScheduleError::NoBlocks);
+        assert_eq!(
+            Schedule::builder(3, c, TimeBase::UNIT).unwrap_err(),
+            ScheduleError::NoBlocks
+        );
     }
 
     #[test]

@@ -57,7 +57,10 @@ impl Orders {
     pub fn of(schedule: &Schedule) -> Orders {
         let (offsets, _, to, what) = schedule.columns();
         let items = to.iter().zip(what).map(|(&t, &w)| (t, w)).collect();
-        Orders { starts: offsets.to_vec(), items }
+        Orders {
+            starts: offsets.to_vec(),
+            items,
+        }
     }
 
     /// Processor count.
@@ -151,7 +154,9 @@ pub fn place(
     let transit_len = timing.transit.1 - timing.transit.0;
     // Capacity binds only if more than `c` messages one step apart fit in one transit time.
     let binds = |step: Ticks| {
-        timing.capacity.is_some_and(|c| transit_len > 0 && transit_len.div_ceil(step.max(1)) > u64::from(c))
+        timing
+            .capacity
+            .is_some_and(|c| transit_len > 0 && transit_len.div_ceil(step.max(1)) > u64::from(c))
     };
     let mut pl = Placer {
         orders,
@@ -159,9 +164,20 @@ pub fn place(
         width,
         combining,
         avail,
-        procs: vec![Proc { next: 0, queued: false, last_send: Ticks::MAX, last_recv: Ticks::MAX }; n as usize],
+        procs: vec![
+            Proc {
+                next: 0,
+                queued: false,
+                last_send: Ticks::MAX,
+                last_recv: Ticks::MAX
+            };
+            n as usize
+        ],
         lists: Lists {
-            recvs: lists(n, timing.shared_cpu && timing.recv_busy > 0 && timing.send_busy > 0),
+            recvs: lists(
+                n,
+                timing.shared_cpu && timing.recv_busy > 0 && timing.send_busy > 0,
+            ),
             out_flight: lists(n, binds(timing.send_step())),
             in_flight: lists(n, binds(timing.recv_step())),
         },
@@ -182,7 +198,9 @@ pub fn place(
         builder.push(t, p, to, what);
         pl.commit(t, p, to, what)?;
     }
-    if let Some(p) = (0..n).find(|&p| (pl.procs[p as usize].next as usize) < orders.of_processor(p).len()) {
+    if let Some(p) =
+        (0..n).find(|&p| (pl.procs[p as usize].next as usize) < orders.of_processor(p).len())
+    {
         let what = orders.of_processor(p)[pl.procs[p as usize].next as usize].1;
         return Err(ScheduleError::Deadlock { processor: p, what });
     }
@@ -226,7 +244,9 @@ impl Placer<'_> {
         if st.queued {
             return Ok(());
         }
-        let Some(&(_, what)) = self.orders.of_processor(p).get(st.next as usize) else { return Ok(()) };
+        let Some(&(_, what)) = self.orders.of_processor(p).get(st.next as usize) else {
+            return Ok(());
+        };
         let ready = self.held(p, what);
         if ready == Ticks::MAX {
             return Ok(());
@@ -276,7 +296,10 @@ impl Placer<'_> {
     fn earliest_start(&mut self, mut t: Ticks, p: u32, to: u32) -> Result<Ticks, ScheduleError> {
         let timing = self.timing;
         let recv_offset = timing.latency - timing.recv_busy;
-        let (tr0, cap) = (timing.transit.0, timing.capacity.map_or(usize::MAX, |c| c as usize));
+        let (tr0, cap) = (
+            timing.transit.0,
+            timing.capacity.map_or(usize::MAX, |c| c as usize),
+        );
         loop {
             let before = t;
             if let Some(q) = self.lists.recvs.get_mut(p as usize) {

@@ -22,7 +22,9 @@ pub(super) fn bcast(n: u32, postal: &Postal) -> Result<Schedule, ScheduleError> 
     let mut stack = vec![(0u32, n, 0u64)];
     while let Some((lo, mut size, mut t)) = stack.pop() {
         while size > 1 {
-            let f = table.index(u64::from(size)).ok_or(time::TimeError::Overflow)?;
+            let f = table
+                .index(u64::from(size))
+                .ok_or(time::TimeError::Overflow)?;
             // f ≥ λ ≥ 1 for size ≥ 2, so f − 1 ≥ 0; j < size by part (4) of Claim 1.
             let j = table.count(f - unit) as u32;
             debug_assert!((1..size).contains(&j));

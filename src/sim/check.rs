@@ -13,7 +13,7 @@
 use super::{CheckError, Report, Rule, Violation};
 use crate::model::{CostModel, Problem, Timing};
 use crate::schedule::{Collective, Schedule, Send};
-use crate::time::{TimeBase, TimeError, Ticks};
+use crate::time::{Ticks, TimeBase, TimeError};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -56,7 +56,9 @@ pub fn check_with(
     model: &dyn CostModel,
     options: CheckOptions,
 ) -> Result<Report, CheckError> {
-    let base = schedule.base().refine(model.time_base()?.ticks_per_unit())?;
+    let base = schedule
+        .base()
+        .refine(model.time_base()?.ticks_per_unit())?;
     let timing = model.timing(base)?;
     if timing.latency == 0 {
         return Err(CheckError::Time(TimeError::Overflow));
@@ -113,7 +115,13 @@ impl Checker<'_> {
     fn flag(&mut self, rule: Rule, at: Ticks, processor: u32, send: Option<Send>, detail: String) {
         self.count += 1;
         if self.violations.len() < Report::MAX_LISTED {
-            self.violations.push(Violation { rule, at, processor, send, detail });
+            self.violations.push(Violation {
+                rule,
+                at,
+                processor,
+                send,
+                detail,
+            });
         }
     }
 
@@ -127,7 +135,12 @@ impl Checker<'_> {
     /// Send `i` with its time in report ticks.
     fn send(&self, i: usize, from: u32) -> Send {
         let (_, at, to, what) = self.schedule.columns();
-        Send { at: at[i].saturating_mul(self.scale), from, to: to[i], what: what[i] }
+        Send {
+            at: at[i].saturating_mul(self.scale),
+            from,
+            to: to[i],
+            what: what[i],
+        }
     }
 
     /// Whether send `i` from `p` names a real receiver and payload; flags it otherwise.
@@ -145,7 +158,13 @@ impl Checker<'_> {
         };
         let at = self.at(i)?;
         let s = self.send(i, p);
-        self.flag(rule, at, p, Some(s), format!("send to {} of payload {}", s.to, s.what));
+        self.flag(
+            rule,
+            at,
+            p,
+            Some(s),
+            format!("send to {} of payload {}", s.to, s.what),
+        );
         Ok(false)
     }
 
@@ -161,7 +180,13 @@ impl Checker<'_> {
     /// Payloads `p` must receive to finish (non-combining collectives).
     fn needed(&self, p: u32) -> u64 {
         match self.schedule.collective() {
-            Collective::Broadcast { root, blocks } => if p == root { 0 } else { u64::from(blocks) },
+            Collective::Broadcast { root, blocks } => {
+                if p == root {
+                    0
+                } else {
+                    u64::from(blocks)
+                }
+            }
             Collective::AllToAll { items } => {
                 u64::from(items) * u64::from(self.schedule.n().saturating_sub(1))
             }
@@ -206,11 +231,19 @@ impl Checker<'_> {
         }
         let mut completion = options.completion.then(|| vec![Ticks::MAX; n as usize]);
         let mut makespan = 0;
-        let mut first = vec![Ticks::MAX; if self.width > 0 { self.width as usize } else { 0 }];
+        let mut first = vec![
+            Ticks::MAX;
+            if self.width > 0 {
+                self.width as usize
+            } else {
+                0
+            }
+        ];
         let mut touched: Vec<u32> = Vec::new();
         let combining = self.schedule.collective().is_combining();
         for p in 0..n {
-            let recvs = &by_receiver[in_offsets[p as usize] as usize..in_offsets[p as usize + 1] as usize];
+            let recvs =
+                &by_receiver[in_offsets[p as usize] as usize..in_offsets[p as usize + 1] as usize];
             self.check_receives(p, recvs)?;
             if !combining {
                 for &r in recvs {
@@ -289,7 +322,13 @@ impl Checker<'_> {
             let from = self.sender_of(b);
             let s = self.send(b, from);
             let other = self.sender_of(a);
-            self.flag(rule, tb + offset, p, Some(s), format!("receive from {other} starts {} earlier", self.fmt(d)));
+            self.flag(
+                rule,
+                tb + offset,
+                p,
+                Some(s),
+                format!("receive from {other} starts {} earlier", self.fmt(d)),
+            );
         }
         self.check_capacity(p, recvs, Rule::CapacityIn)
     }
@@ -312,7 +351,9 @@ impl Checker<'_> {
 
     /// At most `capacity` of the sends `ids` (sorted by time) in transit at once.
     fn check_capacity(&mut self, p: u32, ids: &[u32], rule: Rule) -> Result<(), CheckError> {
-        let Some(cap) = self.timing.capacity else { return Ok(()) };
+        let Some(cap) = self.timing.capacity else {
+            return Ok(());
+        };
         let len = self.timing.transit.1 - self.timing.transit.0;
         if len == 0 {
             return Ok(());
@@ -327,14 +368,26 @@ impl Checker<'_> {
                 let i = ids[hi] as usize;
                 let s = self.send(i, self.sender_of(i));
                 let at = t_hi + self.timing.transit.0;
-                self.flag(rule, at, p, Some(s), format!("{} messages in transit, capacity {cap}", hi - lo + 1));
+                self.flag(
+                    rule,
+                    at,
+                    p,
+                    Some(s),
+                    format!("{} messages in transit, capacity {cap}", hi - lo + 1),
+                );
             }
         }
         Ok(())
     }
 
     /// Gap, overlap, causality, CPU-sharing and capacity rules on `p`'s sends.
-    fn check_sends(&mut self, p: u32, recvs: &[u32], first: &[Ticks], valid: &[u64]) -> Result<(), CheckError> {
+    fn check_sends(
+        &mut self,
+        p: u32,
+        recvs: &[u32],
+        first: &[Ticks],
+        valid: &[u64],
+    ) -> Result<(), CheckError> {
         let t = self.timing;
         let range = self.schedule.range(p);
         let is_valid = |i: usize| valid[i / 64] >> (i % 64) & 1 == 1;
@@ -355,7 +408,13 @@ impl Checker<'_> {
                 };
                 if let Some(rule) = rule {
                     let s = self.send(i, p);
-                    self.flag(rule, at, p, Some(s), format!("previous send starts {} earlier", self.fmt(d)));
+                    self.flag(
+                        rule,
+                        at,
+                        p,
+                        Some(s),
+                        format!("previous send starts {} earlier", self.fmt(d)),
+                    );
                 }
             }
             prev = Some(at);
@@ -370,7 +429,10 @@ impl Checker<'_> {
                 let detail = if held == Ticks::MAX {
                     format!("sends payload {what}, which it never receives")
                 } else {
-                    format!("sends payload {what}, which it holds only from {}", self.fmt(held))
+                    format!(
+                        "sends payload {what}, which it holds only from {}",
+                        self.fmt(held)
+                    )
                 };
                 self.flag(Rule::Causality, at, p, Some(s), detail);
             }
@@ -396,10 +458,16 @@ impl Checker<'_> {
     }
 
     /// Contribution sets in global time order (reduce, allreduce, prefix); returns the makespan.
-    fn check_contributions(&mut self, valid: &[u64], mut completion: Option<&mut [Ticks]>) -> Result<Ticks, CheckError> {
+    fn check_contributions(
+        &mut self,
+        valid: &[u64],
+        mut completion: Option<&mut [Ticks]>,
+    ) -> Result<Ticks, CheckError> {
         let n = self.schedule.n() as usize;
         if n > 4096 {
-            return Err(CheckError::TooLarge(format!("combining collectives are checked for n ≤ 4096, not {n}")));
+            return Err(CheckError::TooLarge(format!(
+                "combining collectives are checked for n ≤ 4096, not {n}"
+            )));
         }
         let words = n.div_ceil(64);
         let mut sets = vec![0u64; n * words];
@@ -422,14 +490,28 @@ impl Checker<'_> {
         for &(at, i, p) in &order {
             while pending.peek().is_some_and(|Reverse((a, _))| *a <= at) {
                 let Reverse((a, k)) = pending.pop().expect("peeked");
-                self.arrive(k as usize, a, &mut sets, &mut carried, &mut last_change, words);
+                self.arrive(
+                    k as usize,
+                    a,
+                    &mut sets,
+                    &mut carried,
+                    &mut last_change,
+                    words,
+                );
             }
             let p = p as usize;
             carried[i as usize] = sets[p * words..(p + 1) * words].to_vec();
             pending.push(Reverse((crate::time::add(at, latency)?, i)));
         }
         while let Some(Reverse((a, k))) = pending.pop() {
-            self.arrive(k as usize, a, &mut sets, &mut carried, &mut last_change, words);
+            self.arrive(
+                k as usize,
+                a,
+                &mut sets,
+                &mut carried,
+                &mut last_change,
+                words,
+            );
         }
         let mut makespan = 0;
         let want = |q: usize, x: usize| -> Option<bool> {
@@ -456,9 +538,21 @@ impl Checker<'_> {
                 continue;
             }
             if let Some(x) = missing {
-                self.flag(Rule::Incomplete, 0, q as u32, None, format!("never receives the contribution of {x}"));
+                self.flag(
+                    Rule::Incomplete,
+                    0,
+                    q as u32,
+                    None,
+                    format!("never receives the contribution of {x}"),
+                );
             } else if let Some(x) = extra {
-                self.flag(Rule::ExtraContribution, last_change[q], q as u32, None, format!("ends holding the contribution of {x}"));
+                self.flag(
+                    Rule::ExtraContribution,
+                    last_change[q],
+                    q as u32,
+                    None,
+                    format!("ends holding the contribution of {x}"),
+                );
             } else {
                 makespan = makespan.max(last_change[q]);
                 if let Some(c) = completion.as_deref_mut() {
@@ -470,7 +564,15 @@ impl Checker<'_> {
     }
 
     /// Applies the arrival of send `k` at time `a`: union, flagging double counting.
-    fn arrive(&mut self, k: usize, a: Ticks, sets: &mut [u64], carried: &mut [Vec<u64>], last: &mut [Ticks], words: usize) {
+    fn arrive(
+        &mut self,
+        k: usize,
+        a: Ticks,
+        sets: &mut [u64],
+        carried: &mut [Vec<u64>],
+        last: &mut [Ticks],
+        words: usize,
+    ) {
         let q = self.schedule.columns().2[k] as usize;
         let bits = std::mem::take(&mut carried[k]);
         let set = &mut sets[q * words..(q + 1) * words];
@@ -484,7 +586,13 @@ impl Checker<'_> {
         if let Some(x) = dup {
             let from = self.sender_of(k);
             let s = self.send(k, from);
-            self.flag(Rule::DoubleCount, a, q as u32, Some(s), format!("receives the contribution of {x} again"));
+            self.flag(
+                Rule::DoubleCount,
+                a,
+                q as u32,
+                Some(s),
+                format!("receives the contribution of {x} again"),
+            );
         }
     }
 }

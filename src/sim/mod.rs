@@ -13,7 +13,7 @@ pub use check::{check, check_with, CheckOptions};
 
 use crate::model::{CostModel, ModelError};
 use crate::schedule::{place, Collective, Orders, Schedule, ScheduleError, Send};
-use crate::time::{TimeBase, TimeError, Ticks};
+use crate::time::{Ticks, TimeBase, TimeError};
 use std::fmt;
 
 /// Errors that prevent a check (as opposed to violations, which a check reports).
@@ -223,5 +223,10 @@ impl Report {
 /// ```
 pub fn replay(schedule: &Schedule, model: &dyn CostModel) -> Result<Schedule, ScheduleError> {
     let timing = model.timing(model.time_base()?)?;
-    place(schedule.n(), schedule.collective(), &Orders::of(schedule), &timing)
+    place(
+        schedule.n(),
+        schedule.collective(),
+        &Orders::of(schedule),
+        &timing,
+    )
 }

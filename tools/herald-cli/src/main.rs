@@ -57,7 +57,10 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             let text = e.to_string();
-            let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
+            let line = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments");
             eprintln!("herald: {}", line.trim_start_matches("error: "));
             return ExitCode::from(2);
         }

@@ -43,14 +43,21 @@ impl ModelArgs {
             if ok {
                 Ok(())
             } else {
-                Err(CliError::Usage(format!("{flag} does not apply to --model {}", self.model)))
+                Err(CliError::Usage(format!(
+                    "{flag} does not apply to --model {}",
+                    self.model
+                )))
             }
         };
         match self.model.as_str() {
             "postal" => {
-                stray(self.l.is_none() && self.o.is_none() && self.g.is_none(), "--L/--o/--g")?;
+                stray(
+                    self.l.is_none() && self.o.is_none() && self.g.is_none(),
+                    "--L/--o/--g",
+                )?;
                 stray(self.big_g.is_none() && self.bytes == 1, "--G/--bytes")?;
-                let postal = Postal::new(need(self.lambda, "--lambda")?).map_err(CliError::usage)?;
+                let postal =
+                    Postal::new(need(self.lambda, "--lambda")?).map_err(CliError::usage)?;
                 Ok(Model::from(postal))
             }
             "logp" => {
@@ -65,7 +72,9 @@ impl ModelArgs {
                 .map_err(CliError::usage)?;
                 Ok(Model::from(logp))
             }
-            other => Err(CliError::Usage(format!("unknown model {other:?} (known: postal, logp)"))),
+            other => Err(CliError::Usage(format!(
+                "unknown model {other:?} (known: postal, logp)"
+            ))),
         }
     }
 }
@@ -141,7 +150,9 @@ struct Chosen {
 
 /// Candidates for `--algo auto`: a handful, never every parameter value.
 fn auto_candidates(model: &Model, m: u32) -> Result<Vec<Algorithm>, CliError> {
-    let timing = model.timing(model.time_base().map_err(CliError::usage)?).map_err(CliError::usage)?;
+    let timing = model
+        .timing(model.time_base().map_err(CliError::usage)?)
+        .map_err(CliError::usage)?;
     // DTREE's rule of thumb: degree ⌈λ⌉ + 1 with λ = latency / send step.
     let step = timing.send_step().max(1);
     let lambda = timing.latency.div_ceil(step);
@@ -150,7 +161,12 @@ fn auto_candidates(model: &Model, m: u32) -> Result<Vec<Algorithm>, CliError> {
     if m == 1 {
         out.push(Algorithm::Optimal);
     }
-    out.extend([Algorithm::Binomial, Algorithm::Binary, Algorithm::Chain, Algorithm::Star]);
+    out.extend([
+        Algorithm::Binomial,
+        Algorithm::Binary,
+        Algorithm::Chain,
+        Algorithm::Star,
+    ]);
     for r in [best.saturating_sub(1), best, best + 1] {
         if r >= 3 {
             out.push(Algorithm::Knomial { radix: r });
@@ -172,9 +188,18 @@ fn choose(model: &Model, p: &ProblemArgs) -> Result<Chosen, CliError> {
         Ok((schedule, report))
     };
     if p.algo != "auto" {
-        let algorithm = p.algo.parse::<Algorithm>().map_err(CliError::usage)?.with_radix(p.radix);
+        let algorithm = p
+            .algo
+            .parse::<Algorithm>()
+            .map_err(CliError::usage)?
+            .with_radix(p.radix);
         let (schedule, report) = run(algorithm)?;
-        return Ok(Chosen { algorithm, schedule, report, candidates: vec![] });
+        return Ok(Chosen {
+            algorithm,
+            schedule,
+            report,
+            candidates: vec![],
+        });
     }
     let mut best: Option<Chosen> = None;
     let mut candidates = vec![];
@@ -188,10 +213,20 @@ fn choose(model: &Model, p: &ProblemArgs) -> Result<Chosen, CliError> {
             Err(e) => return Err(e),
         };
         let legal = report.legal();
-        candidates.push((algorithm.to_string(), legal.then(|| report.format(report.makespan()))));
-        let better = best.as_ref().is_none_or(|b| report.makespan() < b.report.makespan());
+        candidates.push((
+            algorithm.to_string(),
+            legal.then(|| report.format(report.makespan())),
+        ));
+        let better = best
+            .as_ref()
+            .is_none_or(|b| report.makespan() < b.report.makespan());
         if legal && better {
-            best = Some(Chosen { algorithm, schedule, report, candidates: vec![] });
+            best = Some(Chosen {
+                algorithm,
+                schedule,
+                report,
+                candidates: vec![],
+            });
         }
     }
     let mut chosen = best.ok_or_else(|| CliError::Usage("no candidate applies".into()))?;
@@ -216,7 +251,11 @@ fn model_json(model: &Model) -> Value {
 
 /// The model in one line of text.
 fn model_text(model: &Model) -> String {
-    let params: Vec<String> = model.params().iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let params: Vec<String> = model
+        .params()
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
     format!("{} {}", model.name(), params.join(" "))
 }
 
@@ -259,8 +298,16 @@ fn report_text(model: &Model, algorithm: &str, report: &Report) -> String {
     let fmt = |t| format!("{} ({:.6})", report.format(t), report.base().to_f64(t));
     out += &format!("model        {}\n", model_text(model));
     out += &format!("algorithm    {algorithm}\n");
-    out += &format!("collective   {} on n = {}, {} sends\n", report.collective().name(), report.n(), report.sends());
-    out += &format!("legal        {}\n", if report.legal() { "yes" } else { "NO" });
+    out += &format!(
+        "collective   {} on n = {}, {} sends\n",
+        report.collective().name(),
+        report.n(),
+        report.sends()
+    );
+    out += &format!(
+        "legal        {}\n",
+        if report.legal() { "yes" } else { "NO" }
+    );
     out += &format!("makespan     {}\n", fmt(report.makespan()));
     if let Some(lb) = report.lower_bound() {
         out += &format!("lower bound  {}\n", fmt(lb));
@@ -271,7 +318,13 @@ fn report_text(model: &Model, algorithm: &str, report: &Report) -> String {
     if !report.legal() {
         out += &format!("violations   {}\n", report.violation_count());
         for v in report.violations().iter().take(20) {
-            out += &format!("  {} at {} on processor {}: {}\n", v.rule, report.format(v.at), v.processor, v.detail);
+            out += &format!(
+                "  {} at {} on processor {}: {}\n",
+                v.rule,
+                report.format(v.at),
+                v.processor,
+                v.detail
+            );
         }
     }
     out
@@ -308,7 +361,9 @@ pub(crate) fn schedule(a: &ScheduleArgs) -> Result<(), CliError> {
             .sends_by_time()
             .iter()
             .map(|s| {
-                let at = base.convert(s.at, c.schedule.base()).map_err(CliError::usage)?;
+                let at = base
+                    .convert(s.at, c.schedule.base())
+                    .map_err(CliError::usage)?;
                 Ok(json!({"at": base.format(at), "from": s.from, "to": s.to, "block": s.what}))
             })
             .collect::<Result<_, CliError>>()?;
@@ -317,7 +372,14 @@ pub(crate) fn schedule(a: &ScheduleArgs) -> Result<(), CliError> {
         return Ok(());
     }
     let base = c.schedule.base();
-    println!("# {} on n = {}, m = {}, root {}: {} sends", algorithm_name(&c), a.problem.n, a.problem.m, a.problem.root, c.schedule.len());
+    println!(
+        "# {} on n = {}, m = {}, root {}: {} sends",
+        algorithm_name(&c),
+        a.problem.n,
+        a.problem.m,
+        a.problem.root,
+        c.schedule.len()
+    );
     println!("# at\tfrom\tto\tblock");
     for s in c.schedule.sends_by_time() {
         println!("{}\t{}\t{}\t{}", base.format(s.at), s.from, s.to, s.what);

@@ -4,12 +4,19 @@ use std::process::{Command, Output};
 
 /// Runs `herald` with `args`.
 fn herald(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_herald")).args(args).output().expect("herald runs")
+    Command::new(env!("CARGO_BIN_EXE_herald"))
+        .args(args)
+        .output()
+        .expect("herald runs")
 }
 
 /// Parses stdout as one JSON object.
 fn json(out: &Output) -> serde_json::Value {
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
 }
 
@@ -19,13 +26,21 @@ fn bad_input(args: &[&str]) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
-    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{err}"
+    );
 }
 
 #[test]
 fn sim_json_has_the_documented_keys() {
-    let v = json(&herald(&["sim", "--model", "postal", "--lambda", "5/2", "-n", "14", "--json"]));
-    assert_eq!(v["model"], serde_json::json!({"name": "postal", "lambda": "5/2"}));
+    let v = json(&herald(&[
+        "sim", "--model", "postal", "--lambda", "5/2", "-n", "14", "--json",
+    ]));
+    assert_eq!(
+        v["model"],
+        serde_json::json!({"name": "postal", "lambda": "5/2"})
+    );
     assert_eq!(v["algorithm"], "optimal");
     assert_eq!(v["n"], 14);
     assert_eq!(v["m"], 1);
@@ -42,7 +57,10 @@ fn logp_model_json_and_schedule_listing() {
     let v = json(&herald(&[
         "schedule", "--model", "logp", "--L", "6", "--o", "2", "--g", "4", "-n", "8", "--json",
     ]));
-    assert_eq!(v["model"], serde_json::json!({"name": "logp", "L": "6", "o": "2", "g": "4", "G": "0"}));
+    assert_eq!(
+        v["model"],
+        serde_json::json!({"name": "logp", "L": "6", "o": "2", "g": "4", "G": "0"})
+    );
     let rows = v["schedule"].as_array().unwrap();
     assert_eq!(rows.len(), 7);
     for key in ["at", "from", "to", "block"] {
@@ -55,7 +73,9 @@ fn logp_model_json_and_schedule_listing() {
 
 #[test]
 fn auto_names_its_choice() {
-    let out = herald(&["sim", "--model", "postal", "--lambda", "3", "-n", "100", "--algo", "auto"]);
+    let out = herald(&[
+        "sim", "--model", "postal", "--lambda", "3", "-n", "100", "--algo", "auto",
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success());
     assert!(text.contains("auto: optimal"), "{text}");
@@ -67,21 +87,59 @@ fn check_reads_a_hand_written_schedule() {
     let dir = std::env::temp_dir().join(format!("herald-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let good = dir.join("good.json");
-    std::fs::write(&good, r#"{"n": 3, "collective": {"kind": "broadcast", "root": 0, "blocks": 1},
-        "sends": [{"at": "0", "from": 0, "to": 1}, {"at": "1", "from": 0, "to": 2}]}"#).unwrap();
-    let v = json(&herald(&["check", good.to_str().unwrap(), "--model", "postal", "--lambda", "3/2", "--json"]));
+    std::fs::write(
+        &good,
+        r#"{"n": 3, "collective": {"kind": "broadcast", "root": 0, "blocks": 1},
+        "sends": [{"at": "0", "from": 0, "to": 1}, {"at": "1", "from": 0, "to": 2}]}"#,
+    )
+    .unwrap();
+    let v = json(&herald(&[
+        "check",
+        good.to_str().unwrap(),
+        "--model",
+        "postal",
+        "--lambda",
+        "3/2",
+        "--json",
+    ]));
     assert_eq!(v["legal"], true);
     assert_eq!(v["makespan"], "5/2");
     let bad = dir.join("bad.json");
-    std::fs::write(&bad, r#"{"n": 3, "collective": {"kind": "broadcast", "root": 0, "blocks": 1},
-        "sends": [{"at": "0", "from": 0, "to": 1}, {"at": "1", "from": 1, "to": 2}]}"#).unwrap();
-    let v = json(&herald(&["check", bad.to_str().unwrap(), "--model", "postal", "--lambda", "3/2", "--json"]));
+    std::fs::write(
+        &bad,
+        r#"{"n": 3, "collective": {"kind": "broadcast", "root": 0, "blocks": 1},
+        "sends": [{"at": "0", "from": 0, "to": 1}, {"at": "1", "from": 1, "to": 2}]}"#,
+    )
+    .unwrap();
+    let v = json(&herald(&[
+        "check",
+        bad.to_str().unwrap(),
+        "--model",
+        "postal",
+        "--lambda",
+        "3/2",
+        "--json",
+    ]));
     assert_eq!(v["legal"], false);
     assert_eq!(v["violations"][0]["rule"], "causality");
     let broken = dir.join("broken.json");
     std::fs::write(&broken, "{\"n\": 3,").unwrap();
-    bad_input(&["check", broken.to_str().unwrap(), "--model", "postal", "--lambda", "2"]);
-    bad_input(&["check", dir.join("missing.json").to_str().unwrap(), "--model", "postal", "--lambda", "2"]);
+    bad_input(&[
+        "check",
+        broken.to_str().unwrap(),
+        "--model",
+        "postal",
+        "--lambda",
+        "2",
+    ]);
+    bad_input(&[
+        "check",
+        dir.join("missing.json").to_str().unwrap(),
+        "--model",
+        "postal",
+        "--lambda",
+        "2",
+    ]);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -89,17 +147,31 @@ fn check_reads_a_hand_written_schedule() {
 fn bad_input_is_one_line_and_exit_2() {
     bad_input(&["sim", "--model", "postal", "--lambda", "1/2", "-n", "4"]); // λ < 1
     bad_input(&["sim", "--model", "postal", "--lambda", "2", "-n", "0"]); // n = 0
-    bad_input(&["sim", "--model", "postal", "--lambda", "2", "-n", "4", "-m", "0"]); // m = 0
-    bad_input(&["sim", "--model", "postal", "--lambda", "2", "-n", "4", "--algo", "nope"]);
-    bad_input(&["sim", "--model", "postal", "--lambda", "2", "-n", "4", "--algo", "bp"]); // LogP only
-    bad_input(&["sim", "--model", "postal", "--lambda", "2", "-n", "4", "-m", "3"]); // optimal: m = 1
+    bad_input(&[
+        "sim", "--model", "postal", "--lambda", "2", "-n", "4", "-m", "0",
+    ]); // m = 0
+    bad_input(&[
+        "sim", "--model", "postal", "--lambda", "2", "-n", "4", "--algo", "nope",
+    ]);
+    bad_input(&[
+        "sim", "--model", "postal", "--lambda", "2", "-n", "4", "--algo", "bp",
+    ]); // LogP only
+    bad_input(&[
+        "sim", "--model", "postal", "--lambda", "2", "-n", "4", "-m", "3",
+    ]); // optimal: m = 1
     bad_input(&["sim", "--model", "postal", "--lambda", "two", "-n", "4"]);
     bad_input(&["sim", "--model", "postal", "--lambda", "2", "-n", "-3"]);
     bad_input(&["sim", "--model", "postal", "-n", "4"]); // λ missing
     bad_input(&["sim", "--model", "logp", "--L", "6", "--o", "2", "-n", "4"]); // g missing
-    bad_input(&["sim", "--model", "logp", "--L", "0", "--o", "0", "--g", "1", "-n", "4"]);
+    bad_input(&[
+        "sim", "--model", "logp", "--L", "0", "--o", "0", "--g", "1", "-n", "4",
+    ]);
     bad_input(&["sim", "--model", "nope", "-n", "4"]);
-    bad_input(&["sim", "--model", "postal", "--lambda", "2", "-n", "4", "--root", "4"]);
-    bad_input(&["sim", "--model", "postal", "--lambda", "2", "-n", "4", "--algo", "knomial", "--radix", "1"]);
+    bad_input(&[
+        "sim", "--model", "postal", "--lambda", "2", "-n", "4", "--root", "4",
+    ]);
+    bad_input(&[
+        "sim", "--model", "postal", "--lambda", "2", "-n", "4", "--algo", "knomial", "--radix", "1",
+    ]);
     bad_input(&["frobnicate"]);
 }

@@ -40,6 +40,6 @@ pub use schedule::{
     ScheduleError, ScheduleJsonError, Send,
 };
 pub use sim::{check, check_with, replay, CheckError, CheckOptions, Report, Rule, Violation};
-pub use time::{Ratio, TimeBase, TimeError, Ticks};
+pub use time::{Ratio, Ticks, TimeBase, TimeError};
 #[allow(unreachable_pub, unused_imports)] // TEMP until the module has items
 pub use topology::*;

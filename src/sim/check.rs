@@ -212,16 +212,18 @@ impl Checker<'_> {
         for q in 0..n as usize {
             in_offsets[q + 1] += in_offsets[q];
         }
-        let mut fill = in_offsets.clone();
+        // Fill using in_offsets[q] as q's cursor (it ends at q's end = (q + 1)'s start), then
+        // shift back: no second offsets array.
         let mut by_receiver = vec![0u32; in_offsets[n as usize] as usize];
         for i in 0..self.schedule.len() {
             if valid[i / 64] >> (i % 64) & 1 == 1 {
                 let q = to[i] as usize;
-                by_receiver[fill[q] as usize] = i as u32;
-                fill[q] += 1;
+                by_receiver[in_offsets[q] as usize] = i as u32;
+                in_offsets[q] += 1;
             }
         }
-        drop(fill);
+        in_offsets.copy_within(0..n as usize, 1);
+        in_offsets[0] = 0;
         let (_, at_col, _, _) = self.schedule.columns();
         for q in 0..n as usize {
             let seg = &mut by_receiver[in_offsets[q] as usize..in_offsets[q + 1] as usize];
@@ -308,6 +310,7 @@ impl Checker<'_> {
     fn check_receives(&mut self, p: u32, recvs: &[u32]) -> Result<(), CheckError> {
         let t = self.timing;
         let offset = t.latency - t.recv_busy;
+        let mut spacing_broken = false;
         for pair in recvs.windows(2) {
             let (a, b) = (pair[0] as usize, pair[1] as usize);
             let (ta, tb) = (self.at(a)?, self.at(b)?);
@@ -319,6 +322,7 @@ impl Checker<'_> {
             } else {
                 continue;
             };
+            spacing_broken = true;
             let from = self.sender_of(b);
             let s = self.send(b, from);
             let other = self.sender_of(a);
@@ -330,7 +334,22 @@ impl Checker<'_> {
                 format!("receive from {other} starts {} earlier", self.fmt(d)),
             );
         }
-        self.check_capacity(p, recvs, Rule::CapacityIn)
+        if spacing_broken || self.capacity_binds(t.recv_gap) {
+            self.check_capacity(p, recvs, Rule::CapacityIn)?;
+        }
+        Ok(())
+    }
+
+    /// Whether messages `gap` apart can exceed the capacity. If not, a capacity violation
+    /// implies a gap violation on the same processor, so the capacity scan runs only there:
+    /// with starts `gap` apart and transit intervals of equal length `len`, at most
+    /// `⌈len / gap⌉` are in transit at once.
+    fn capacity_binds(&self, gap: Ticks) -> bool {
+        let Some(cap) = self.timing.capacity else {
+            return false;
+        };
+        let len = self.timing.transit.1 - self.timing.transit.0;
+        len > 0 && (gap == 0 || len.div_ceil(gap) > u64::from(cap))
     }
 
     /// The sender of send `i` (binary search in the offsets).
@@ -394,7 +413,7 @@ impl Checker<'_> {
         let recv_offset = t.latency - t.recv_busy;
         let mut prev: Option<Ticks> = None;
         let mut j = 0; // receives starting before the current send ends
-        let mut sent: Vec<u32> = Vec::new();
+        let mut spacing_broken = false;
         for i in range {
             let at = self.at(i)?;
             if let Some(pt) = prev {
@@ -407,6 +426,7 @@ impl Checker<'_> {
                     None
                 };
                 if let Some(rule) = rule {
+                    spacing_broken = true;
                     let s = self.send(i, p);
                     self.flag(
                         rule,
@@ -421,7 +441,6 @@ impl Checker<'_> {
             if !is_valid(i) {
                 continue;
             }
-            sent.push(i as u32);
             let what = self.schedule.columns().3[i];
             if self.width > 0 && !self.initially(p, what) && first[what as usize] > at {
                 let s = self.send(i, p);
@@ -453,7 +472,15 @@ impl Checker<'_> {
                 }
             }
         }
-        self.check_capacity(p, &sent, Rule::CapacityOut)?;
+        if spacing_broken || self.capacity_binds(t.send_gap) {
+            let sent: Vec<u32> = self
+                .schedule
+                .range(p)
+                .filter(|&i| is_valid(i))
+                .map(|i| i as u32)
+                .collect();
+            self.check_capacity(p, &sent, Rule::CapacityOut)?;
+        }
         Ok(())
     }
 

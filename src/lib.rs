@@ -32,7 +32,9 @@ mod sim;
 mod time;
 mod topology;
 
-pub use model::{CostModel, LogP, Model, ModelError, Postal, Problem, Timing, UniversalTree};
+pub use model::{
+    CostModel, LogP, Model, ModelError, OnePort, Postal, Problem, Timing, UniversalTree,
+};
 #[allow(unreachable_pub, unused_imports)] // TEMP until the module has items
 pub use runtime::*;
 pub use schedule::{

@@ -10,15 +10,19 @@
 //!    the CPU at both ends, latency `L` in flight, gap `g` between consecutive sends and between
 //!    consecutive receives, at most ⌈L/g⌉ messages in flight from or to one processor.
 //!
+//! 3. [`OnePort`] — the 1-port round model of Bruck, Cypher & Ho (postal rules with λ = 1).
+//!
 //! [`Model`] wraps them for code that chooses a model at run time (the CLI).
 
 mod hierarchy;
 mod logp;
+mod oneport;
 mod postal;
 
 #[allow(unreachable_pub, unused_imports)] // TEMP until the module has items
 pub use hierarchy::*;
 pub use logp::LogP;
+pub use oneport::OnePort;
 pub use postal::{Postal, UniversalTree};
 
 use crate::time::{Ratio, Ticks, TimeBase, TimeError};
@@ -165,6 +169,8 @@ pub enum Model {
     Postal(Postal),
     /// The LogP / LogGP model.
     LogP(LogP),
+    /// The 1-port round model.
+    OnePort(OnePort),
 }
 
 impl Model {
@@ -173,6 +179,7 @@ impl Model {
         match self {
             Model::Postal(m) => m,
             Model::LogP(m) => m,
+            Model::OnePort(m) => m,
         }
     }
 }
@@ -195,6 +202,12 @@ impl CostModel for Model {
 impl From<Postal> for Model {
     fn from(m: Postal) -> Model {
         Model::Postal(m)
+    }
+}
+
+impl From<OnePort> for Model {
+    fn from(m: OnePort) -> Model {
+        Model::OnePort(m)
     }
 }
 

@@ -39,6 +39,24 @@ pub enum Algorithm {
     Star,
     /// Scatter the blocks over the processors (binomial), then a ring allgather.
     ScatterAllgather,
+    /// Bar-Noy & Kipnis' REPEAT: BCAST once per block (postal).
+    Repeat,
+    /// Bar-Noy & Kipnis' PACK: BCAST of one long message of all blocks (postal).
+    Pack,
+    /// Bar-Noy & Kipnis' PIPELINE-1/2: BCAST of a stream of the blocks (postal).
+    Pipeline,
+    /// Bar-Noy & Kipnis' DTREE(d): the left-to-right almost-full d-ary tree, blocks pipelined.
+    Dtree {
+        /// The degree `d ≥ 1` (1: line; 2: binary; n − 1: star).
+        d: u32,
+    },
+    /// A multi-block schedule built greedily on the exact model (beyond the postal paper).
+    Greedy,
+    /// Bruck, Cypher & Ho's generalized Fibonacci trees (1-port); `None` chooses `d` from `n`.
+    Fibonacci {
+        /// The number of trees (odd, ≥ 3), or the paper's choice.
+        d: Option<u32>,
+    },
 }
 
 impl Algorithm {
@@ -53,12 +71,23 @@ impl Algorithm {
         "chain",
         "star",
         "scatter-allgather",
+        "repeat",
+        "pack",
+        "pipeline",
+        "dtree",
+        "greedy",
+        "fibonacci",
     ];
 
-    /// The algorithm with its radix set (for `knomial`; ignored by the others).
-    pub fn with_radix(self, radix: u32) -> Algorithm {
+    /// The algorithm with its parameters set: `radix` for `knomial`, `d` for `dtree` and
+    /// `fibonacci` (ignored by the others).
+    pub fn with_params(self, radix: u32, d: Option<u32>) -> Algorithm {
         match self {
             Algorithm::Knomial { .. } => Algorithm::Knomial { radix },
+            Algorithm::Dtree { d: default } => Algorithm::Dtree {
+                d: d.unwrap_or(default),
+            },
+            Algorithm::Fibonacci { .. } => Algorithm::Fibonacci { d },
             a => a,
         }
     }
@@ -76,6 +105,13 @@ impl fmt::Display for Algorithm {
             Algorithm::Chain => f.write_str("chain"),
             Algorithm::Star => f.write_str("star"),
             Algorithm::ScatterAllgather => f.write_str("scatter-allgather"),
+            Algorithm::Repeat => f.write_str("repeat"),
+            Algorithm::Pack => f.write_str("pack"),
+            Algorithm::Pipeline => f.write_str("pipeline"),
+            Algorithm::Dtree { d } => write!(f, "dtree({d})"),
+            Algorithm::Greedy => f.write_str("greedy"),
+            Algorithm::Fibonacci { d: None } => f.write_str("fibonacci"),
+            Algorithm::Fibonacci { d: Some(d) } => write!(f, "fibonacci({d})"),
         }
     }
 }
@@ -94,6 +130,12 @@ impl FromStr for Algorithm {
             "chain" | "line" => Algorithm::Chain,
             "star" => Algorithm::Star,
             "scatter-allgather" => Algorithm::ScatterAllgather,
+            "repeat" => Algorithm::Repeat,
+            "pack" => Algorithm::Pack,
+            "pipeline" => Algorithm::Pipeline,
+            "dtree" => Algorithm::Dtree { d: 2 },
+            "greedy" => Algorithm::Greedy,
+            "fibonacci" => Algorithm::Fibonacci { d: None },
             other => {
                 return Err(ScheduleError::NotApplicable {
                     algorithm: other.to_owned(),
@@ -176,20 +218,36 @@ pub fn generate(req: &Request, model: &Model) -> Result<Schedule, ScheduleError>
             single("B(P) broadcasts one item (m = 1); no algorithm is proven optimal for m > 1")?;
             super::logp::bp(n, l)?
         }
+        (Algorithm::Optimal, Model::OnePort(_)) => super::optimal_1port::generate(n, m)?,
+        (Algorithm::Fibonacci { d }, Model::OnePort(_)) => super::fibonacci::generate(n, m, d)?,
+        (Algorithm::Fibonacci { .. }, _) => {
+            return Err(not(
+                "generalized Fibonacci trees are defined for the 1-port model",
+            ))
+        }
         (Algorithm::Bcast, _) => return Err(not("BCAST is defined for the postal model")),
         (Algorithm::Bp, _) => return Err(not("B(P) is defined for the LogP model")),
+        (Algorithm::Repeat | Algorithm::Pack | Algorithm::Pipeline, Model::Postal(p)) => {
+            super::multi::generate(algorithm, n, m, p)?
+        }
+        (Algorithm::Repeat | Algorithm::Pack | Algorithm::Pipeline, _) => {
+            return Err(not("defined for the postal model"))
+        }
+        (Algorithm::Greedy, _) => super::multi::greedy(n, m, model)?,
         (Algorithm::Knomial { radix }, _) if radix < 2 => {
             return Err(not("the radix of a k-nomial tree is at least 2"))
         }
+        (Algorithm::Dtree { d: 0 }, _) => return Err(not("the degree of DTREE(d) is at least 1")),
         _ => {
             let orders = match algorithm {
                 Algorithm::Binomial => classic::tree_orders(&Knomial(2), n, m)?,
                 Algorithm::Knomial { radix } => classic::tree_orders(&Knomial(radix), n, m)?,
                 Algorithm::Binary => classic::tree_orders(&Dary(2), n, m)?,
+                Algorithm::Dtree { d } => classic::tree_orders(&Dary(d), n, m)?,
                 Algorithm::Chain => classic::tree_orders(&Dary(1), n, m)?,
                 Algorithm::Star => classic::tree_orders(&Star, n, m)?,
                 Algorithm::ScatterAllgather => classic::scatter_allgather_orders(n, m)?,
-                Algorithm::Optimal | Algorithm::Bcast | Algorithm::Bp => unreachable!(),
+                _ => return Err(not("does not apply to this model")),
             };
             let timing = model.timing(model.time_base()?)?;
             place(

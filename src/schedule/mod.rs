@@ -9,12 +9,20 @@
 //! 1. `postal` — Algorithm BCAST on the generalized Fibonacci tree (Bar-Noy & Kipnis).
 //! 2. `logp` — the optimal single-item tree B(P) (Karp et al.).
 //! 3. `classic` — the broadcasts MPI libraries use: binomial, binary, k-nomial, chain, star,
-//!    scatter + allgather.
+//!    scatter + allgather; and DTREE(d).
+//! 4. `multi` — postal multi-message broadcast: REPEAT, PACK, PIPELINE (Bar-Noy & Kipnis §4)
+//!    and a greedy schedule on the exact model.
+//! 5. `fibonacci` — 1-port multi-message broadcast on generalized Fibonacci trees
+//!    (Bruck, Cypher & Ho).
+//! 6. `optimal_1port` — round-optimal `m − 1 + ⌈log2 n⌉` 1-port broadcast for every `n`.
 
 mod classic;
+mod fibonacci;
 mod generate;
 mod json;
 mod logp;
+mod multi;
+mod optimal_1port;
 mod place;
 mod postal;
 

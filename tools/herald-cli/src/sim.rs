@@ -2,15 +2,15 @@
 
 use crate::CliError;
 use herald::{
-    check_with, generate, Algorithm, CheckOptions, CostModel, LogP, Model, Postal, Ratio, Report,
-    Request, Schedule, Send,
+    check_with, generate, Algorithm, CheckOptions, CostModel, LogP, Model, OnePort, Postal, Ratio,
+    Report, Request, Schedule, Send,
 };
 use serde_json::{json, Value};
 
 /// Which model, with its parameters.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ModelArgs {
-    /// Cost model: postal or logp.
+    /// Cost model: postal, logp or oneport.
     #[arg(long, default_value = "postal")]
     model: String,
     /// Postal latency λ ≥ 1 (e.g. 5/2, 2.5, 3).
@@ -72,8 +72,17 @@ impl ModelArgs {
                 .map_err(CliError::usage)?;
                 Ok(Model::from(logp))
             }
+            "oneport" => {
+                stray(self.lambda.is_none(), "--lambda")?;
+                stray(
+                    self.l.is_none() && self.o.is_none() && self.g.is_none(),
+                    "--L/--o/--g",
+                )?;
+                stray(self.big_g.is_none() && self.bytes == 1, "--G/--bytes")?;
+                Ok(Model::from(OnePort))
+            }
             other => Err(CliError::Usage(format!(
-                "unknown model {other:?} (known: postal, logp)"
+                "unknown model {other:?} (known: postal, logp, oneport)"
             ))),
         }
     }
@@ -92,12 +101,15 @@ pub(crate) struct ProblemArgs {
     #[arg(long, default_value_t = 0)]
     root: u32,
     /// Algorithm: optimal, auto, bcast, bp, binomial, binary, knomial, chain, star,
-    /// scatter-allgather.
+    /// scatter-allgather, repeat, pack, pipeline, dtree, greedy, fibonacci.
     #[arg(long, default_value = "optimal")]
     algo: String,
     /// Radix of the k-nomial tree.
     #[arg(long, default_value_t = 2)]
     radix: u32,
+    /// Degree of DTREE(d); number of trees of `fibonacci`.
+    #[arg(long)]
+    d: Option<u32>,
 }
 
 /// Arguments of `herald schedule`.
@@ -122,6 +134,9 @@ pub(crate) struct SimArgs {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
+    /// Compare every applicable algorithm (one row each; with --json, a list).
+    #[arg(long, conflicts_with = "algo")]
+    compare: bool,
 }
 
 /// Arguments of `herald check`.
@@ -192,7 +207,7 @@ fn choose(model: &Model, p: &ProblemArgs) -> Result<Chosen, CliError> {
             .algo
             .parse::<Algorithm>()
             .map_err(CliError::usage)?
-            .with_radix(p.radix);
+            .with_params(p.radix, p.d);
         let (schedule, report) = run(algorithm)?;
         return Ok(Chosen {
             algorithm,
@@ -388,9 +403,95 @@ pub(crate) fn schedule(a: &ScheduleArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Every algorithm `--compare` tries: each family once, with the parameters that matter most.
+fn compare_candidates(model: &Model, m: u32) -> Result<Vec<Algorithm>, CliError> {
+    let mut out = vec![Algorithm::Optimal, Algorithm::Bcast, Algorithm::Bp];
+    out.extend(
+        auto_candidates(model, m)?
+            .into_iter()
+            .filter(|a| *a != Algorithm::Optimal),
+    );
+    let timing = model
+        .timing(model.time_base().map_err(CliError::usage)?)
+        .map_err(CliError::usage)?;
+    let lambda_ceil = timing
+        .latency
+        .div_ceil(timing.send_step().max(1))
+        .min(1 << 20) as u32;
+    out.extend([
+        Algorithm::ScatterAllgather,
+        Algorithm::Repeat,
+        Algorithm::Pack,
+        Algorithm::Pipeline,
+        Algorithm::Dtree { d: 2 },
+        Algorithm::Dtree { d: lambda_ceil + 1 },
+        Algorithm::Greedy,
+        Algorithm::Fibonacci { d: None },
+    ]);
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|a| seen.insert(*a));
+    Ok(out)
+}
+
+/// `herald sim --compare`.
+fn compare(a: &SimArgs, model: &Model) -> Result<(), CliError> {
+    let p = &a.problem;
+    let mut rows = vec![];
+    let mut lower_bound = None;
+    for algorithm in compare_candidates(model, p.m)? {
+        let req = Request::broadcast(algorithm, p.n, p.m, p.root);
+        let schedule = match generate(&req, model) {
+            Ok(s) => s,
+            Err(herald::ScheduleError::NotApplicable { .. }) => continue,
+            Err(e) => return Err(CliError::usage(e)),
+        };
+        let report =
+            check_with(&schedule, model, CheckOptions::default()).map_err(CliError::usage)?;
+        lower_bound = lower_bound.or(report.lower_bound().map(|t| report.base().ratio(t)));
+        rows.push((algorithm, report));
+    }
+    let lb = lower_bound.ok_or_else(|| CliError::Usage("no algorithm applies".into()))?;
+    if a.json {
+        let list: Vec<Value> = rows
+            .iter()
+            .map(|(alg, r)| report_json(model, &alg.to_string(), r, p.m))
+            .collect();
+        println!("{}", Value::Array(list));
+        return Ok(());
+    }
+    println!(
+        "# {} — n = {}, m = {}; lower bound {} ({:.6})",
+        model_text(model),
+        p.n,
+        p.m,
+        lb,
+        lb.to_f64()
+    );
+    println!(
+        "{:<22} {:>16} {:>14} {:>12} {:>6}",
+        "algorithm", "makespan", "", "gap", "legal"
+    );
+    for (alg, r) in &rows {
+        let gap = r.gap().map(|g| r.format(g)).unwrap_or_else(|| "-".into());
+        let ms = r.makespan();
+        println!(
+            "{:<22} {:>16} {:>14.6} {:>12} {:>6}",
+            alg.to_string(),
+            r.format(ms),
+            r.base().to_f64(ms),
+            gap,
+            if r.legal() { "yes" } else { "NO" }
+        );
+    }
+    Ok(())
+}
+
 /// `herald sim`.
 pub(crate) fn sim(a: &SimArgs) -> Result<(), CliError> {
     let model = a.model.model()?;
+    if a.compare {
+        return compare(a, &model);
+    }
     let c = choose(&model, &a.problem)?;
     if a.json {
         let mut v = report_json(&model, &algorithm_name(&c), &c.report, a.problem.m);

@@ -46,6 +46,7 @@ fn algorithms(model: &Model, m: u32) -> Vec<Algorithm> {
         v.push(match model {
             Model::Postal(_) => Algorithm::Bcast,
             Model::LogP(_) => Algorithm::Bp,
+            _ => Algorithm::Optimal,
         });
     }
     v

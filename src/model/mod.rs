@@ -164,6 +164,7 @@ pub trait CostModel {
 
 /// A model chosen at run time.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Model {
     /// The postal model.
     Postal(Postal),

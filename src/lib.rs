@@ -41,7 +41,9 @@ pub use schedule::{
     generate, place, Algorithm, Collective, Orders, Request, Schedule, ScheduleBuilder,
     ScheduleError, ScheduleJsonError, Send,
 };
-pub use sim::{check, check_with, replay, CheckError, CheckOptions, Report, Rule, Violation};
+pub use sim::{
+    check, check_with, lower_bound, replay, CheckError, CheckOptions, Report, Rule, Violation,
+};
 pub use time::{Ratio, Ticks, TimeBase, TimeError};
 #[allow(unreachable_pub, unused_imports)] // TEMP until the module has items
 pub use topology::*;

@@ -16,6 +16,10 @@
 //! (no limit when `g = 0`). The receive overhead starts exactly when the message arrives: a
 //! schedule whose arrival meets a busy CPU is illegal, not delayed (every time is derived from the
 //! send start alone). `L + 2o` must be positive.
+//!
+//! Combining collectives: after receiving a partial value the CPU spends `c` combining it
+//! (default 1: "local operations execute in unit time", and Karp et al. §4 count one unit per
+//! addition; 0 models §5.2.1's instantaneous combining).
 
 use super::{CostModel, ModelError, Timing};
 use crate::time::{self, Ratio, TimeBase};
@@ -45,6 +49,8 @@ pub struct LogP {
     big_g: Ratio,
     /// Bytes per message; ≥ 1.
     bytes: u64,
+    /// Time to combine a received partial value.
+    combine: Ratio,
 }
 
 impl LogP {
@@ -66,6 +72,7 @@ impl LogP {
             g,
             big_g,
             bytes: 1,
+            combine: Ratio::ONE,
         })
     }
 
@@ -82,6 +89,16 @@ impl LogP {
             });
         }
         Ok(LogP { bytes, ..self })
+    }
+
+    /// The same model with combining taking `c` (default 1).
+    pub fn with_combine(self, c: Ratio) -> LogP {
+        LogP { combine: c, ..self }
+    }
+
+    /// Time to combine a received partial value.
+    pub fn combine(&self) -> Ratio {
+        self.combine
     }
 
     /// L.
@@ -137,6 +154,7 @@ impl CostModel for LogP {
             shared_cpu: true,
             capacity,
             transit: (time::add(o, w)?, in_flight_end),
+            combine: base.ticks(self.combine)?,
         })
     }
 }

@@ -60,6 +60,10 @@ pub enum ModelError {
 ///   processor at any instant, a message being in transit during `[t + transit.0, t + transit.1)`.
 ///
 /// Intervals are half-open, so a zero-length interval overlaps nothing.
+///
+/// For combining collectives (reduce, allreduce, prefix) the receiver also spends `combine`
+/// ticks combining the received partial value with its own, right after the receive; use
+/// [`Timing::combining`] to fold that into the receive (the checker and generators do).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timing {
     /// The tick base these values are expressed in.
@@ -80,6 +84,8 @@ pub struct Timing {
     pub capacity: Option<u32>,
     /// The in-transit interval relative to the send start, `[transit.0, transit.1)`.
     pub transit: (Ticks, Ticks),
+    /// Ticks a receiver spends combining a received partial value (combining collectives).
+    pub combine: Ticks,
 }
 
 impl Timing {
@@ -92,6 +98,35 @@ impl Timing {
     /// The least distance between consecutive receives of one processor that all rules allow.
     pub fn recv_step(&self) -> Ticks {
         self.recv_gap.max(self.recv_busy)
+    }
+
+    /// The rules for a combining collective: the combine is part of the receive, so the
+    /// receiver is busy `recv_busy + combine` and the partial result is available `combine`
+    /// later.
+    pub fn combining(&self) -> Timing {
+        Timing {
+            recv_busy: self.recv_busy + self.combine,
+            latency: self.latency + self.combine,
+            combine: 0,
+            ..*self
+        }
+    }
+
+    /// The rules of the time-reversed machine: run a schedule backwards (a send from `p` to
+    /// `q` starting at `t` becomes one from `q` to `p` ending when the original started, at
+    /// `T − t`), and send and receive exchange roles. A schedule is legal under `self` if and
+    /// only if its reversal is legal under `self.reversed()`; so a reduction is a reversed
+    /// broadcast of the reversed machine (Karp et al. §4, where the reversed machine's send
+    /// overhead is `o + 1`).
+    pub fn reversed(&self) -> Timing {
+        Timing {
+            send_busy: self.recv_busy,
+            recv_busy: self.send_busy,
+            send_gap: self.recv_gap,
+            recv_gap: self.send_gap,
+            transit: (self.latency - self.transit.1, self.latency - self.transit.0),
+            ..*self
+        }
     }
 
     /// The optimal single-item broadcast tree these rules induce: an informed processor sends
@@ -148,13 +183,17 @@ pub trait CostModel {
     /// A lower bound on the makespan of broadcasting `p.m` blocks from one root to `p.n`
     /// processors, in ticks of `base`.
     ///
-    /// The default is the bound every model here shares: the root's last distinct block cannot
-    /// leave before `(m − 1)` send steps, and then needs the optimal single-item broadcast time
-    /// (postal: Lemma 8 of Bar-Noy & Kipnis; LogP: Theorem 3.1 of Karp et al.).
+    /// The default is the bound every model here shares: for `n ≥ 2`, the root's last distinct
+    /// block cannot leave before `(m − 1)` send steps, and then needs the optimal single-item
+    /// broadcast time (postal: Lemma 8 of Bar-Noy & Kipnis; LogP: Theorem 3.1 of Karp et al.);
+    /// for `n = 1`, 0.
     ///
     /// # Errors
     /// [`ModelError::Time`] on overflow.
     fn broadcast_lower_bound(&self, p: Problem, base: TimeBase) -> Result<Ticks, ModelError> {
+        if p.n <= 1 {
+            return Ok(0); // nothing to send (Lemma 8 does not hold for n = 1: docs/errata.md)
+        }
         let timing = self.timing(base)?;
         let single = timing.universal_tree().index(u64::from(p.n))?;
         let pipeline = crate::time::mul(timing.send_step(), u64::from(p.m.saturating_sub(1)))?;

@@ -48,6 +48,7 @@ impl CostModel for OnePort {
             shared_cpu: false,
             capacity: None,
             transit: (0, 0),
+            combine: 0,
         })
     }
 }

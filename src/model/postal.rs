@@ -117,6 +117,7 @@ impl CostModel for Postal {
             shared_cpu: false,
             capacity: None,
             transit: (0, 0),
+            combine: 0,
         })
     }
 }

@@ -107,7 +107,8 @@ struct Lists {
     in_flight: Vec<VecDeque<Ticks>>,
 }
 
-/// Places the sends of `orders` as early as `timing` allows. See the module docs.
+/// Places the sends of `orders` as early as `timing` allows (for a combining collective, with
+/// the combine folded into each receive: [`Timing::combining`]). See the module docs.
 ///
 /// # Errors
 /// [`ScheduleError::Deadlock`] if some processor is to send what it never receives;
@@ -131,6 +132,13 @@ pub fn place(
     orders: &Orders,
     timing: &Timing,
 ) -> Result<Schedule, ScheduleError> {
+    let combined;
+    let timing = if collective.is_combining() {
+        combined = timing.combining();
+        &combined
+    } else {
+        timing
+    };
     let mut builder = Schedule::builder(n, collective, timing.base)?;
     builder.reserve(orders.items.len());
     let holds_initially = initial_holdings(collective);

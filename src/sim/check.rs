@@ -11,7 +11,7 @@
 //! Combining collectives are checked with contribution sets in global time order (n ≤ 4096).
 
 use super::{CheckError, Report, Rule, Violation};
-use crate::model::{CostModel, Problem, Timing};
+use crate::model::{CostModel, Timing};
 use crate::schedule::{Collective, Schedule, Send};
 use crate::time::{Ticks, TimeBase, TimeError};
 use std::cmp::Reverse;
@@ -59,13 +59,18 @@ pub fn check_with(
     let base = schedule
         .base()
         .refine(model.time_base()?.ticks_per_unit())?;
+    let collective = schedule.collective();
     let timing = model.timing(base)?;
+    let timing = if collective.is_combining() {
+        timing.combining()
+    } else {
+        timing
+    };
     if timing.latency == 0 {
         return Err(CheckError::Time(TimeError::Overflow));
     }
     let scale = base.ticks_per_unit() / schedule.base().ticks_per_unit();
     let n = schedule.n();
-    let collective = schedule.collective();
     let mut state = Checker {
         schedule,
         timing,
@@ -75,12 +80,7 @@ pub fn check_with(
         count: 0,
     };
     let (makespan, completion) = state.run(options)?;
-    let lower_bound = match collective {
-        Collective::Broadcast { blocks, .. } => {
-            Some(model.broadcast_lower_bound(Problem { n, m: blocks }, base)?)
-        }
-        _ => None,
-    };
+    let lower_bound = Some(super::bounds::lower_bound(model, &collective, n, base)?);
     Ok(Report {
         base,
         collective,

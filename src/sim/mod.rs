@@ -7,8 +7,10 @@
 //! * [`replay`] re-times a schedule from each processor's send order alone, as early as the rules
 //!   allow — what the runtime does when it executes the compiled per-processor programs.
 
+mod bounds;
 mod check;
 
+pub use bounds::lower_bound;
 pub use check::{check, check_with, CheckOptions};
 
 use crate::model::{CostModel, ModelError};

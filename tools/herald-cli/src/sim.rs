@@ -31,6 +31,9 @@ pub(crate) struct ModelArgs {
     /// LogGP: bytes per message (default 1).
     #[arg(long, default_value_t = 1)]
     bytes: u64,
+    /// LogP: time to combine a received partial value in reduce/allreduce/prefix (default 1).
+    #[arg(long)]
+    combine: Option<Ratio>,
 }
 
 impl ModelArgs {
@@ -70,6 +73,7 @@ impl ModelArgs {
                 )
                 .and_then(|m| m.with_bytes(self.bytes))
                 .map_err(CliError::usage)?;
+                let logp = logp.with_combine(self.combine.unwrap_or(Ratio::ONE));
                 Ok(Model::from(logp))
             }
             "oneport" => {
@@ -79,6 +83,7 @@ impl ModelArgs {
                     "--L/--o/--g",
                 )?;
                 stray(self.big_g.is_none() && self.bytes == 1, "--G/--bytes")?;
+                stray(self.combine.is_none(), "--combine")?;
                 Ok(Model::from(OnePort))
             }
             other => Err(CliError::Usage(format!(

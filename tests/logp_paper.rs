@@ -357,8 +357,11 @@ fn theorem_3_3_bound() {
 /// Exhaustive search for every (L, o, g) with integers L ≤ 4, o ≤ 3, g ≤ 3 (spacing max(g, o) ≥ 1)
 /// and P ≤ 7: `(min makespan, min sum of information times)` per P, in ticks.
 /// Computed once per test binary and shared by the tests that need it.
-fn brute_grid() -> &'static [((u64, u64, u64), Vec<(u64, u64)>)] {
-    static GRID: OnceLock<Vec<((u64, u64, u64), Vec<(u64, u64)>)>> = OnceLock::new();
+/// `((L, o, g), per-P brute-force optima)` for the small grid.
+type BruteGrid = Vec<((u64, u64, u64), Vec<(u64, u64)>)>;
+
+fn brute_grid() -> &'static BruteGrid {
+    static GRID: OnceLock<BruteGrid> = OnceLock::new();
     GRID.get_or_init(brute_grid_uncached)
 }
 

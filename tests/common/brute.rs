@@ -78,9 +78,8 @@ impl State {
         let mut s = self.clone();
         s.idle -= k;
         s.left -= k;
-        s.busy.extend(std::iter::repeat(r.step).take(k as usize));
-        s.pending
-            .extend(std::iter::repeat(r.latency).take(k as usize));
+        s.busy.extend(std::iter::repeat_n(r.step, k as usize));
+        s.pending.extend(std::iter::repeat_n(r.latency, k as usize));
         s.busy.sort_unstable();
         s.pending.sort_unstable();
         s

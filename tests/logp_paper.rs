@@ -365,7 +365,7 @@ fn brute_grid() -> &'static BruteGrid {
     GRID.get_or_init(brute_grid_uncached)
 }
 
-fn brute_grid_uncached() -> Vec<((u64, u64, u64), Vec<(u64, u64)>)> {
+fn brute_grid_uncached() -> BruteGrid {
     let mut out = Vec::new();
     for l in 0..=4u64 {
         for o in 0..=3u64 {

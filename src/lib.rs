@@ -38,7 +38,8 @@ pub use model::{
 #[allow(unreachable_pub, unused_imports)] // TEMP until the module has items
 pub use runtime::*;
 pub use schedule::{
-    generate, place, Algorithm, Collective, Orders, Request, Schedule, ScheduleBuilder,
+    generate, place, Algorithm, Collective, Goal, GoalDep, GoalError, GoalOp, GoalRank, Orders,
+    Request, Schedule, ScheduleBuilder,
     ScheduleError, ScheduleJsonError, Send,
 };
 pub use sim::{

@@ -19,6 +19,7 @@
 mod classic;
 mod fibonacci;
 mod generate;
+mod goal;
 mod json;
 mod logp;
 mod multi;
@@ -27,6 +28,7 @@ mod place;
 mod postal;
 
 pub use generate::{generate, Algorithm, Request};
+pub use goal::{Goal, GoalDep, GoalError, GoalOp, GoalRank};
 pub use json::ScheduleJsonError;
 pub use place::{place, Orders};
 

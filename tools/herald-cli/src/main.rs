@@ -2,6 +2,7 @@
 //!
 //! Bad input prints one line on stderr and exits with code 2; a failed verification exits 1.
 
+mod export;
 mod run;
 mod sim;
 mod topo;
@@ -46,6 +47,8 @@ enum Command {
     Topo(topo::TopoArgs),
     /// Run real broadcasts on pinned threads with a generated schedule.
     Run(run::RunArgs),
+    /// Write a schedule in another tool's format (LogGOPSim's GOAL).
+    Export(export::ExportArgs),
 }
 
 fn main() -> ExitCode {
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
         Command::Check(a) => sim::check(a),
         Command::Topo(a) => topo::run(a),
         Command::Run(a) => run::run(a),
+        Command::Export(a) => export::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -37,6 +37,11 @@ pub(crate) struct ModelArgs {
 }
 
 impl ModelArgs {
+    /// Bytes per message (`--bytes`).
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
     /// The model these flags describe.
     pub(crate) fn model(&self) -> Result<Model, CliError> {
         let need = |v: Option<Ratio>, flag: &str| {
@@ -489,6 +494,11 @@ fn compare(a: &SimArgs, model: &Model) -> Result<(), CliError> {
         );
     }
     Ok(())
+}
+
+/// Generates the one schedule the flags name (`auto` picks by simulated makespan).
+pub(crate) fn generate_one(model: &Model, p: &ProblemArgs) -> Result<Schedule, CliError> {
+    Ok(choose(model, p)?.schedule)
 }
 
 /// `herald sim`.

@@ -39,8 +39,7 @@ pub use model::{
 pub use runtime::*;
 pub use schedule::{
     generate, place, Algorithm, Collective, Goal, GoalDep, GoalError, GoalOp, GoalRank, Orders,
-    Request, Schedule, ScheduleBuilder,
-    ScheduleError, ScheduleJsonError, Send,
+    Request, Schedule, ScheduleBuilder, ScheduleError, ScheduleJsonError, Send,
 };
 pub use sim::{
     check, check_with, lower_bound, replay, CheckError, CheckOptions, Report, Rule, Violation,

@@ -28,8 +28,8 @@ pub(crate) struct ModelArgs {
     /// LogGP gap per byte G (default 0).
     #[arg(long = "G")]
     big_g: Option<Ratio>,
-    /// LogGP: bytes per message (default 1).
-    #[arg(long, default_value_t = 1)]
+    /// LogGP: bytes per message (default 1; also the message size of `herald export`).
+    #[arg(long = "msg-bytes", default_value_t = 1)]
     bytes: u64,
     /// LogP: time to combine a received partial value in reduce/allreduce/prefix (default 1).
     #[arg(long)]
@@ -63,7 +63,7 @@ impl ModelArgs {
                     self.l.is_none() && self.o.is_none() && self.g.is_none(),
                     "--L/--o/--g",
                 )?;
-                stray(self.big_g.is_none() && self.bytes == 1, "--G/--bytes")?;
+                stray(self.big_g.is_none() && self.bytes == 1, "--G/--msg-bytes")?;
                 let postal =
                     Postal::new(need(self.lambda, "--lambda")?).map_err(CliError::usage)?;
                 Ok(Model::from(postal))
@@ -87,7 +87,7 @@ impl ModelArgs {
                     self.l.is_none() && self.o.is_none() && self.g.is_none(),
                     "--L/--o/--g",
                 )?;
-                stray(self.big_g.is_none() && self.bytes == 1, "--G/--bytes")?;
+                stray(self.big_g.is_none() && self.bytes == 1, "--G/--msg-bytes")?;
                 stray(self.combine.is_none(), "--combine")?;
                 Ok(Model::from(OnePort))
             }

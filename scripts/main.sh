@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cargo build --release -q -p herald-cli
-h=target/release/herald
+h="${CARGO_TARGET_DIR:-target}/release/herald"
 echo "== Bar-Noy & Kipnis, Fig. 1: BCAST on 14 processors, λ = 5/2"
 $h schedule --model postal --lambda 5/2 -n 14
 echo

@@ -9,9 +9,11 @@
 
 mod bounds;
 mod check;
+mod values; // TEMP(issue 4 helper): lead to keep or move
 
 pub use bounds::lower_bound;
 pub use check::{check, check_with, CheckOptions};
+pub use values::{evaluate, Evaluation, Operands, Span, ValueError};
 
 use crate::model::{CostModel, ModelError};
 use crate::schedule::{place, Collective, Orders, Schedule, ScheduleError, Send};

@@ -238,6 +238,7 @@ pub fn generate(req: &Request, model: &Model) -> Result<Schedule, ScheduleError>
             return Err(not("the radix of a k-nomial tree is at least 2"))
         }
         (Algorithm::Dtree { d: 0 }, _) => return Err(not("the degree of DTREE(d) is at least 1")),
+        (Algorithm::Dtree { d }, Model::Postal(p)) => super::multi::dtree(n, m, d, p)?,
         _ => {
             let orders = match algorithm {
                 Algorithm::Binomial => classic::tree_orders(&Knomial(2), n, m)?,

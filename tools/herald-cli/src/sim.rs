@@ -199,6 +199,12 @@ fn auto_candidates(model: &Model, m: u32) -> Result<Vec<Algorithm>, CliError> {
     }
     if m > 1 {
         out.push(Algorithm::ScatterAllgather);
+        out.extend([
+            Algorithm::Pipeline,
+            Algorithm::Greedy,
+            Algorithm::Dtree { d: 2 },
+            Algorithm::Dtree { d: best },
+        ]);
     }
     Ok(out)
 }

@@ -42,8 +42,8 @@ pub use schedule::{
     Request, Schedule, ScheduleBuilder, ScheduleError, ScheduleJsonError, Send,
 };
 pub use sim::{
-    check, check_with, evaluate, lower_bound, replay, CheckError, CheckOptions, Evaluation, Operands,
-    Report, Rule, Span, ValueError, Violation,
+    check, check_with, evaluate, lower_bound, replay, CheckError, CheckOptions, Evaluation,
+    Operands, Report, Rule, Span, ValueError, Violation,
 };
 pub use time::{Ratio, Ticks, TimeBase, TimeError};
 #[allow(unreachable_pub, unused_imports)] // TEMP until the module has items

@@ -33,7 +33,8 @@ mod time;
 mod topology;
 
 pub use model::{
-    CostModel, LogP, Model, ModelError, OnePort, Postal, Problem, Timing, UniversalTree,
+    CostModel, Hierarchy, HierarchyError, Level, LevelKind, LogP, Model, ModelError, Node, OnePort,
+    Postal, Problem, Timing, UniversalTree, MAX_PUS,
 };
 #[allow(unreachable_pub, unused_imports)] // TEMP until the module has items
 pub use runtime::*;
@@ -46,5 +47,4 @@ pub use sim::{
     Operands, Report, Rule, Span, ValueError, Violation,
 };
 pub use time::{Ratio, Ticks, TimeBase, TimeError};
-#[allow(unreachable_pub, unused_imports)] // TEMP until the module has items
 pub use topology::*;

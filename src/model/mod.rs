@@ -19,8 +19,7 @@ mod logp;
 mod oneport;
 mod postal;
 
-#[allow(unreachable_pub, unused_imports)] // TEMP until the module has items
-pub use hierarchy::*;
+pub use hierarchy::{Hierarchy, HierarchyError, Level, LevelKind, Node, MAX_PUS};
 pub use logp::LogP;
 pub use oneport::OnePort;
 pub use postal::{Postal, UniversalTree};

@@ -40,7 +40,7 @@ pub use model::{
 pub use runtime::*;
 pub use schedule::{
     generate, place, Algorithm, Collective, Goal, GoalDep, GoalError, GoalOp, GoalRank, Orders,
-    Request, Schedule, ScheduleBuilder, ScheduleError, ScheduleJsonError, Send,
+    Request, Schedule, ScheduleBuilder, ScheduleError, ScheduleJsonError, Send, Summation,
 };
 pub use sim::{
     check, check_with, evaluate, lower_bound, replay, CheckError, CheckOptions, Evaluation,

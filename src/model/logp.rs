@@ -137,6 +137,11 @@ impl CostModel for LogP {
         ]
     }
 
+    fn time_base(&self) -> Result<TimeBase, ModelError> {
+        let ratios = [self.l, self.o, self.g, self.big_g, self.combine];
+        Ok(TimeBase::for_ratios(&ratios)?)
+    }
+
     fn timing(&self, base: TimeBase) -> Result<Timing, ModelError> {
         let l = base.ticks(self.l)?;
         let o = base.ticks(self.o)?;

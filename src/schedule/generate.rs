@@ -57,6 +57,17 @@ pub enum Algorithm {
         /// The number of trees (odd, ≥ 3), or the paper's choice.
         d: Option<u32>,
     },
+    /// Reduction to the root: the time-reversed optimal broadcast (Karp et al. §4).
+    Reduce,
+    /// Allreduce with combining, correct for every P (Karp et al. §5.2 generalized).
+    Allreduce,
+    /// Theorem 5.1's allreduce exactly as stated (correct only for P = p(T; L, 0, 1) with o = 0,
+    /// g = 1: the checker shows the double counting elsewhere).
+    AllreducePaper,
+    /// All-to-all broadcast of `items` items per processor (Karp et al. §5.1).
+    AllToAll,
+    /// Summation of `operands` operands, Algorithm S(t) (Karp et al. Theorem 4.1).
+    Summation,
 }
 
 impl Algorithm {
@@ -77,6 +88,11 @@ impl Algorithm {
         "dtree",
         "greedy",
         "fibonacci",
+        "reduce",
+        "allreduce",
+        "allreduce-paper",
+        "alltoall",
+        "summation",
     ];
 
     /// The algorithm with its parameters set: `radix` for `knomial`, `d` for `dtree` and
@@ -112,6 +128,11 @@ impl fmt::Display for Algorithm {
             Algorithm::Greedy => f.write_str("greedy"),
             Algorithm::Fibonacci { d: None } => f.write_str("fibonacci"),
             Algorithm::Fibonacci { d: Some(d) } => write!(f, "fibonacci({d})"),
+            Algorithm::Reduce => f.write_str("reduce"),
+            Algorithm::Allreduce => f.write_str("allreduce"),
+            Algorithm::AllreducePaper => f.write_str("allreduce-paper"),
+            Algorithm::AllToAll => f.write_str("alltoall"),
+            Algorithm::Summation => f.write_str("summation"),
         }
     }
 }
@@ -136,6 +157,11 @@ impl FromStr for Algorithm {
             "dtree" => Algorithm::Dtree { d: 2 },
             "greedy" => Algorithm::Greedy,
             "fibonacci" => Algorithm::Fibonacci { d: None },
+            "reduce" => Algorithm::Reduce,
+            "allreduce" => Algorithm::Allreduce,
+            "allreduce-paper" => Algorithm::AllreducePaper,
+            "alltoall" => Algorithm::AllToAll,
+            "summation" => Algorithm::Summation,
             other => {
                 return Err(ScheduleError::NotApplicable {
                     algorithm: other.to_owned(),
@@ -146,27 +172,35 @@ impl FromStr for Algorithm {
     }
 }
 
-/// What to generate: an algorithm for a broadcast of `m` blocks from `root` to `n` processors.
+/// What to generate: an algorithm for `n` processors — a broadcast of `m` blocks from `root`,
+/// or the collective the algorithm names (reduce to `root`, allreduce, all-to-all of `items`
+/// items, summation of `operands` operands).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {
     /// The generator.
     pub algorithm: Algorithm,
     /// Processor count.
     pub n: u32,
-    /// Blocks.
+    /// Blocks (broadcast).
     pub m: u32,
-    /// Root.
+    /// Root (broadcast, reduce).
     pub root: u32,
+    /// Items per processor (all-to-all; default 1).
+    pub items: Option<u32>,
+    /// Operands (summation; default `n`).
+    pub operands: Option<u64>,
 }
 
 impl Request {
-    /// A broadcast request.
+    /// A broadcast request (also fine for reduce and allreduce).
     pub fn broadcast(algorithm: Algorithm, n: u32, m: u32, root: u32) -> Request {
         Request {
             algorithm,
             n,
             m,
             root,
+            items: None,
+            operands: None,
         }
     }
 }
@@ -194,6 +228,8 @@ pub fn generate(req: &Request, model: &Model) -> Result<Schedule, ScheduleError>
         n,
         m,
         root,
+        items,
+        operands,
     } = req;
     let collective = Collective::Broadcast { root, blocks: m };
     // validates n, m and the root before any work
@@ -207,6 +243,27 @@ pub fn generate(req: &Request, model: &Model) -> Result<Schedule, ScheduleError>
         why: why.to_owned(),
     };
     let single = |s: &str| if m == 1 { Ok(()) } else { Err(not(s)) };
+    let timing =
+        || -> Result<crate::model::Timing, ScheduleError> { Ok(model.timing(model.time_base()?)?) };
+    match algorithm {
+        Algorithm::Reduce => return super::logp_collectives::reduce(n, root, &timing()?),
+        Algorithm::Allreduce => return super::logp_collectives::allreduce(n, &timing()?),
+        Algorithm::AllreducePaper => {
+            return super::logp_collectives::allreduce_paper(n, &timing()?)
+        }
+        Algorithm::AllToAll => {
+            return super::logp_collectives::alltoall(n, items.unwrap_or(1), &timing()?)
+        }
+        Algorithm::Summation => {
+            let plan = super::logp_collectives::summation(
+                n,
+                operands.unwrap_or(u64::from(n)),
+                &timing()?,
+            )?;
+            return Ok(plan.schedule().clone());
+        }
+        _ => {}
+    }
     let rooted0 = match (algorithm, model) {
         (Algorithm::Optimal, Model::Postal(p)) | (Algorithm::Bcast, Model::Postal(p)) => {
             single(

@@ -15,6 +15,8 @@
 //! 5. `fibonacci` — 1-port multi-message broadcast on generalized Fibonacci trees
 //!    (Bruck, Cypher & Ho).
 //! 6. `optimal_1port` — round-optimal `m − 1 + ⌈log2 n⌉` 1-port broadcast for every `n`.
+//! 7. `logp_collectives` — reduction by time reversal, summation S(t), allreduce with
+//!    combining, all-to-all broadcast (Karp et al. §4–5).
 
 mod classic;
 mod fibonacci;
@@ -22,6 +24,7 @@ mod generate;
 mod goal;
 mod json;
 mod logp;
+mod logp_collectives;
 mod multi;
 mod optimal_1port;
 mod place;
@@ -30,6 +33,7 @@ mod postal;
 pub use generate::{generate, Algorithm, Request};
 pub use goal::{Goal, GoalDep, GoalError, GoalOp, GoalRank};
 pub use json::ScheduleJsonError;
+pub use logp_collectives::Summation;
 pub use place::{place, Orders};
 
 use crate::model::ModelError;

@@ -9,7 +9,7 @@
 
 mod bounds;
 mod check;
-mod values; // TEMP(issue 4 helper): lead to keep or move
+mod values;
 
 pub use bounds::lower_bound;
 pub use check::{check, check_with, CheckOptions};

@@ -111,7 +111,8 @@ pub(crate) struct ProblemArgs {
     #[arg(long, default_value_t = 0)]
     root: u32,
     /// Algorithm: optimal, auto, bcast, bp, binomial, binary, knomial, chain, star,
-    /// scatter-allgather, repeat, pack, pipeline, dtree, greedy, fibonacci.
+    /// scatter-allgather, repeat, pack, pipeline, dtree, greedy, fibonacci; reduce, allreduce,
+    /// allreduce-paper, alltoall, summation.
     #[arg(long, default_value = "optimal")]
     algo: String,
     /// Radix of the k-nomial tree.
@@ -120,6 +121,23 @@ pub(crate) struct ProblemArgs {
     /// Degree of DTREE(d); number of trees of `fibonacci`.
     #[arg(long)]
     d: Option<u32>,
+    /// All-to-all: items per processor.
+    #[arg(long)]
+    items: Option<u32>,
+    /// Summation: number of operands (default n).
+    #[arg(long)]
+    operands: Option<u64>,
+}
+
+impl ProblemArgs {
+    /// The request these flags describe, for `algorithm`.
+    pub(crate) fn request(&self, algorithm: Algorithm) -> Request {
+        Request {
+            items: self.items,
+            operands: self.operands,
+            ..Request::broadcast(algorithm, self.n, self.m, self.root)
+        }
+    }
 }
 
 /// Arguments of `herald schedule`.
@@ -213,7 +231,7 @@ fn auto_candidates(model: &Model, m: u32) -> Result<Vec<Algorithm>, CliError> {
 fn choose(model: &Model, p: &ProblemArgs) -> Result<Chosen, CliError> {
     let options = CheckOptions { completion: false };
     let run = |algorithm: Algorithm| -> Result<(Schedule, Report), CliError> {
-        let req = Request::broadcast(algorithm, p.n, p.m, p.root);
+        let req = p.request(algorithm);
         let schedule = generate(&req, model).map_err(CliError::usage)?;
         let report = check_with(&schedule, model, options).map_err(CliError::usage)?;
         Ok((schedule, report))
@@ -455,7 +473,7 @@ fn compare(a: &SimArgs, model: &Model) -> Result<(), CliError> {
     let mut rows = vec![];
     let mut lower_bound = None;
     for algorithm in compare_candidates(model, p.m)? {
-        let req = Request::broadcast(algorithm, p.n, p.m, p.root);
+        let req = p.request(algorithm);
         let schedule = match generate(&req, model) {
             Ok(s) => s,
             Err(herald::ScheduleError::NotApplicable { .. }) => continue,

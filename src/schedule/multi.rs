@@ -334,22 +334,4 @@ mod tests {
             }
         }
     }
-
-    /// Timing of the direct DTREE(2) for n = 2^16, m = 64, λ = 5/2 (run with `--ignored
-    /// --nocapture` in release).
-    #[test]
-    #[ignore]
-    fn dtree_timing() {
-        let postal = Postal::new("5/2".parse().unwrap()).unwrap();
-        let start = std::time::Instant::now();
-        let s = dtree(65536, 64, 2, &postal).unwrap();
-        let generated = start.elapsed();
-        let r = crate::sim::check(&s, &postal).unwrap();
-        assert!(r.legal());
-        println!(
-            "dtree(2) n=65536 m=64: generate {generated:?}, generate+check {:?}, makespan {}",
-            start.elapsed(),
-            r.format(r.makespan())
-        );
-    }
 }

@@ -2,7 +2,6 @@
 //!
 //! Bad input prints one line on stderr and exits with code 2; a failed verification exits 1.
 
-mod draw;
 mod export;
 mod run;
 mod sim;
@@ -50,8 +49,6 @@ enum Command {
     Run(run::RunArgs),
     /// Write a schedule in another tool's format (LogGOPSim's GOAL).
     Export(export::ExportArgs),
-    /// Draw a schedule: tree, timeline or comparison (SVG, PNG).
-    Draw(draw::DrawArgs),
 }
 
 fn main() -> ExitCode {
@@ -79,7 +76,6 @@ fn main() -> ExitCode {
         Command::Topo(a) => topo::run(a),
         Command::Run(a) => run::run(a),
         Command::Export(a) => export::run(a),
-        Command::Draw(a) => draw::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

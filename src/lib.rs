@@ -48,3 +48,8 @@ pub use sim::{
 };
 pub use time::{Ratio, Ticks, TimeBase, TimeError};
 pub use topology::*;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

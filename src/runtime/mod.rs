@@ -1,1 +1,20 @@
 //! Threads, channels, programs and collectives: the only module with `unsafe`.
+//!
+//! 1. `line` — the 64-byte message [`Line`] (56 payload bytes + the ring's sequence word).
+//! 2. `channel` — the SPSC ring of lines ([`channel`], [`Sender`], [`Receiver`]); loom-checked.
+//! 3. `wait` — the one waiting primitive, [`Signal`]: spin → yield → park, no lost wake-ups.
+//! 4. `team` — pinned worker threads running borrowed closures ([`Team`], [`Ctx`]).
+//! 5. `sync` — the std/loom shim (`cfg(herald_loom)`).
+
+mod channel;
+mod line;
+mod sync;
+mod team;
+mod wait;
+
+pub use channel::{
+    channel, Receiver, RecvError, SendError, Sender, TryRecvError, TrySendError, MAX_BATCH,
+};
+pub use line::Line;
+pub use team::{Ctx, Placement, RuntimeError, Team, TeamBuilder};
+pub use wait::{Aborted, Signal};

@@ -1,0 +1,530 @@
+//! A lock-free single-producer/single-consumer ring of 64-byte lines, FastForward-style.
+//!
+//! Design (Giacomoni, Moseley & Vachharajani, *FastForward for efficient pipeline
+//! parallelism*, PPoPP 2008, with the sequence-word and lazy-index refinements of later
+//! SPSC rings):
+//!
+//! * Each slot is one `#[repr(C, align(64))]` line: an 8-byte sequence word and 56 payload
+//!   bytes. The producer writes position `p` into slot `p mod capacity` and then stores
+//!   `seq = p + 1` (`Release`); the consumer at position `c` polls only its slot's sequence
+//!   word (`Acquire`) until it reads `c + 1`. In the steady state the producer and consumer
+//!   never touch a shared index: one line transfer per message.
+//! * The consumer never writes a slot. It publishes its position `head` on its own padded
+//!   line, lazily: every `batch` lines (`capacity / 4`, between 1 and [`MAX_BATCH`]) and
+//!   whenever it finds the ring empty (so a producer waiting on a full ring always learns of
+//!   the free space before the consumer waits). The producer keeps a cached copy of `head`
+//!   and re-reads the shared one only when the cached one says "full".
+//! * Positions are `u64` and only grow, so a ring is reused across repeated collectives with
+//!   no reset: position `p` carries its lap in the sequence word.
+//! * Blocking `send`/`recv` wait with [`Signal`]: the producer notifies the consumer after
+//!   every line (a `SeqCst` fence and a read of a rarely written line), the consumer notifies
+//!   the producer after every publication.
+//!
+//! The protocol is model-checked with loom (`tests/loom_channel.rs`).
+
+use super::sync::{Arc, AtomicBool, AtomicU64, Ordering, UnsafeCell};
+use super::wait::Signal;
+use super::Line;
+use crossbeam_utils::CachePadded;
+use std::cell::Cell;
+use std::fmt;
+
+/// The largest number of lines the consumer reads before publishing its position.
+pub const MAX_BATCH: usize = 16;
+
+/// One ring slot: the sequence word and the payload in one 64-byte line.
+#[repr(C, align(64))]
+struct Slot {
+    /// `p + 1` once the producer has written position `p` here; 0 before the first lap.
+    /// Invariant: while the consumer is at position `c` of this slot, `seq <= c + 1`.
+    seq: AtomicU64,
+    /// The payload of position `seq - 1`; written only by the producer, only while the
+    /// consumer's published `head` shows the slot free.
+    payload: UnsafeCell<[u8; Line::PAYLOAD]>,
+}
+
+#[cfg(not(herald_loom))]
+const _: () = assert!(std::mem::size_of::<Slot>() == 64 && std::mem::align_of::<Slot>() == 64);
+
+/// The state shared by the two ends. Lines written by one side only are padded apart
+/// (`CachePadded` is 128 bytes on x86_64: the adjacent-line prefetcher pairs lines).
+struct Ring {
+    slots: Box<[Slot]>,
+    /// The consumer's published position. Invariant: `head <= tail`, `tail - head <= capacity`.
+    head: CachePadded<AtomicU64>,
+    /// Consumer-side wake path (the producer reads `sleeping` on every line).
+    rx_signal: CachePadded<Signal>,
+    /// Producer-side wake path.
+    tx_signal: CachePadded<Signal>,
+    /// Set when the `Sender` is dropped.
+    tx_closed: AtomicBool,
+    /// Set when the `Receiver` is dropped.
+    rx_closed: AtomicBool,
+}
+
+impl Ring {
+    fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+// SAFETY: every slot payload is accessed by one end at a time, as the sequence words and the
+// published head decide (see the module notes); everything else is atomic or `Sync`.
+unsafe impl Sync for Ring {}
+
+/// Creates a ring of `capacity` lines and returns its two ends.
+///
+/// # Panics
+///
+/// If `capacity` is 0.
+///
+/// # Examples
+///
+/// ```
+/// let (tx, rx) = herald::channel(4);
+/// tx.try_send(herald::Line::from_bytes(b"hi")).unwrap();
+/// assert_eq!(&rx.try_recv().unwrap().payload()[..2], b"hi");
+/// assert_eq!((tx.sent(), rx.received()), (1, 1));
+/// ```
+///
+/// Both ends are `Send` but not `Sync`:
+///
+/// ```compile_fail
+/// fn sync<T: Sync>(_: T) {}
+/// let (tx, _rx) = herald::channel(2);
+/// sync(tx);
+/// ```
+///
+/// ```compile_fail
+/// fn sync<T: Sync>(_: T) {}
+/// let (_tx, rx) = herald::channel(2);
+/// sync(rx);
+/// ```
+#[must_use]
+pub fn channel(capacity: usize) -> (Sender, Receiver) {
+    assert!(
+        capacity > 0,
+        "a channel needs a capacity of at least one line"
+    );
+    let slots = (0..capacity)
+        .map(|_| Slot {
+            seq: AtomicU64::new(0),
+            payload: UnsafeCell::new([0; Line::PAYLOAD]),
+        })
+        .collect();
+    let ring = Arc::new(Ring {
+        slots,
+        head: CachePadded::new(AtomicU64::new(0)),
+        rx_signal: CachePadded::new(Signal::new()),
+        tx_signal: CachePadded::new(Signal::new()),
+        tx_closed: AtomicBool::new(false),
+        rx_closed: AtomicBool::new(false),
+    });
+    let batch = (capacity / 4).clamp(1, MAX_BATCH) as u64;
+    let tx = Sender {
+        ring: Arc::clone(&ring),
+        tail: Cell::new(0),
+        index: Cell::new(0),
+        cached_head: Cell::new(0),
+    };
+    let rx = Receiver {
+        ring,
+        head: Cell::new(0),
+        index: Cell::new(0),
+        published: Cell::new(0),
+        batch,
+    };
+    (tx, rx)
+}
+
+/// The producing end of a [`channel`]: `Send`, not `Sync`.
+pub struct Sender {
+    ring: Arc<Ring>,
+    /// The next position to write; also the number of lines sent so far.
+    tail: Cell<u64>,
+    /// `tail mod capacity`, kept incrementally (capacities need not be powers of two).
+    index: Cell<usize>,
+    /// The last `head` read from the ring. Invariant: `cached_head <= head <= tail`.
+    cached_head: Cell<u64>,
+}
+
+/// The consuming end of a [`channel`]: `Send`, not `Sync`.
+pub struct Receiver {
+    ring: Arc<Ring>,
+    /// The next position to read; also the number of lines received so far.
+    head: Cell<u64>,
+    /// `head mod capacity`.
+    index: Cell<usize>,
+    /// The last position stored into the ring's `head`. Invariant: `published <= head`.
+    published: Cell<u64>,
+    /// Publish after this many unpublished lines (1 ..= `MAX_BATCH`).
+    batch: u64,
+}
+
+/// Why [`Sender::try_send`] did not send; carries the line back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TrySendError {
+    /// The ring is full.
+    #[error("the channel is full")]
+    Full(Line),
+    /// The ring is full and the receiver is gone.
+    #[error("the receiver is gone")]
+    Disconnected(Line),
+}
+
+/// Why [`Sender::send`] did not send; carries the line back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SendError {
+    /// The ring is full and the receiver is gone.
+    #[error("the receiver is gone")]
+    Disconnected(Line),
+    /// The team running this thread was aborted by a panic elsewhere.
+    #[error("the team was aborted by a panic in another worker")]
+    Aborted(Line),
+}
+
+/// Why [`Receiver::try_recv`] returned no line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum TryRecvError {
+    /// The ring is empty.
+    #[error("the channel is empty")]
+    Empty,
+    /// The ring is empty and the sender is gone.
+    #[error("the sender is gone")]
+    Disconnected,
+}
+
+/// Why [`Receiver::recv`] returned no line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum RecvError {
+    /// The ring is empty and the sender is gone.
+    #[error("the sender is gone")]
+    Disconnected,
+    /// The team running this thread was aborted by a panic elsewhere.
+    #[error("the team was aborted by a panic in another worker")]
+    Aborted,
+}
+
+impl TrySendError {
+    /// The line that was not sent.
+    #[must_use]
+    pub fn into_inner(self) -> Line {
+        match self {
+            Self::Full(line) | Self::Disconnected(line) => line,
+        }
+    }
+}
+
+impl SendError {
+    /// The line that was not sent.
+    #[must_use]
+    pub fn into_inner(self) -> Line {
+        match self {
+            Self::Disconnected(line) | Self::Aborted(line) => line,
+        }
+    }
+}
+
+impl Sender {
+    /// Sends `line` if the ring has room.
+    ///
+    /// While the ring has room this succeeds even if the receiver is gone (as `rtrb` does).
+    ///
+    /// # Errors
+    ///
+    /// [`TrySendError::Full`] if the ring is full, [`TrySendError::Disconnected`] if it is
+    /// full and the receiver was dropped; both return `line`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use herald::{channel, Line, TrySendError};
+    /// let (tx, _rx) = channel(1);
+    /// tx.try_send(Line::new()).unwrap();
+    /// assert!(matches!(tx.try_send(Line::new()), Err(TrySendError::Full(_))));
+    /// ```
+    #[inline]
+    pub fn try_send(&self, line: Line) -> Result<(), TrySendError> {
+        if self.has_room() {
+            self.write(&line);
+            Ok(())
+        } else if self.ring.rx_closed.load(Ordering::Acquire) {
+            Err(TrySendError::Disconnected(line))
+        } else {
+            Err(TrySendError::Full(line))
+        }
+    }
+
+    /// Sends `line`, waiting (spin → yield → park) while the ring is full.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::Disconnected`] if the ring is full and the receiver was dropped;
+    /// [`SendError::Aborted`] if this thread's team was aborted while waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, rx) = herald::channel(2);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(move || (0..10).for_each(|i| {
+    ///         let mut line = herald::Line::new();
+    ///         line.set_word(0, i);
+    ///         tx.send(line).unwrap();
+    ///     }));
+    ///     for i in 0..10 {
+    ///         assert_eq!(rx.recv().unwrap().word(0), i);
+    ///     }
+    /// });
+    /// ```
+    #[inline]
+    pub fn send(&self, line: Line) -> Result<(), SendError> {
+        if !self.has_room() {
+            self.wait_for_room(&line)?;
+        }
+        self.write(&line);
+        Ok(())
+    }
+
+    /// Lines sent so far (always counted; it is the producer's position).
+    #[must_use]
+    pub fn sent(&self) -> u64 {
+        self.tail.get()
+    }
+
+    /// The ring's capacity in lines.
+    #[must_use]
+    pub fn capacity(&self) -> usize {
+        self.ring.capacity()
+    }
+
+    /// Whether the receiver was dropped.
+    #[must_use]
+    pub fn is_disconnected(&self) -> bool {
+        self.ring.rx_closed.load(Ordering::Acquire)
+    }
+
+    /// Whether a slot is free, re-reading the consumer's `head` only when the cached copy
+    /// says full.
+    #[inline]
+    fn has_room(&self) -> bool {
+        let capacity = self.ring.capacity() as u64;
+        if self.tail.get() - self.cached_head.get() < capacity {
+            return true;
+        }
+        let head = self.ring.head.load(Ordering::Acquire);
+        debug_assert!(self.cached_head.get() <= head && head <= self.tail.get());
+        self.cached_head.set(head);
+        self.tail.get() - head < capacity
+    }
+
+    #[cold]
+    fn wait_for_room(&self, line: &Line) -> Result<(), SendError> {
+        // `ready` only loads and updates our own cache: it must not block (see `Signal`).
+        let ready = || {
+            if self.has_room() {
+                Some(true)
+            } else {
+                self.ring.rx_closed.load(Ordering::Acquire).then_some(false)
+            }
+        };
+        match self.ring.tx_signal.wait_until(ready) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(SendError::Disconnected(*line)),
+            Err(_) => Err(SendError::Aborted(*line)),
+        }
+    }
+
+    /// Writes `line` at `tail` (which has room), publishes it and wakes the consumer.
+    #[inline]
+    fn write(&self, line: &Line) {
+        let tail = self.tail.get();
+        let index = self.index.get();
+        debug_assert!(tail - self.cached_head.get() < self.ring.capacity() as u64);
+        debug_assert_eq!(tail % self.ring.capacity() as u64, index as u64);
+        let slot = &self.ring.slots[index];
+        // SAFETY: `has_room` saw the consumer's published head past this slot's previous
+        // position (Acquire), so the consumer is done reading it and will not read it again
+        // until it sees the sequence word stored below; no one else writes slots.
+        slot.payload
+            .with_mut(|p| unsafe { p.write(*line.payload()) });
+        slot.seq.store(tail + 1, Ordering::Release);
+        self.tail.set(tail + 1);
+        self.index.set(if index + 1 == self.ring.capacity() {
+            0
+        } else {
+            index + 1
+        });
+        self.ring.rx_signal.notify();
+    }
+}
+
+impl Receiver {
+    /// Takes the next line if there is one.
+    ///
+    /// # Errors
+    ///
+    /// [`TryRecvError::Empty`] if the ring is empty, [`TryRecvError::Disconnected`] if it is
+    /// empty and the sender was dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use herald::{channel, TryRecvError};
+    /// let (tx, rx) = channel(2);
+    /// assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+    /// drop(tx);
+    /// assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
+    /// ```
+    #[inline]
+    pub fn try_recv(&self) -> Result<Line, TryRecvError> {
+        if let Some(line) = self.read() {
+            return Ok(line);
+        }
+        self.publish();
+        if !self.ring.tx_closed.load(Ordering::Acquire) {
+            return Err(TryRecvError::Empty);
+        }
+        // The sender's last lines happen-before its close flag: look once more.
+        self.read().ok_or(TryRecvError::Disconnected)
+    }
+
+    /// Takes the next line, waiting (spin → yield → park) while the ring is empty.
+    ///
+    /// # Errors
+    ///
+    /// [`RecvError::Disconnected`] if the ring is empty and the sender was dropped;
+    /// [`RecvError::Aborted`] if this thread's team was aborted while waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, rx) = herald::channel(2);
+    /// tx.send(herald::Line::from_bytes(&[9])).unwrap();
+    /// drop(tx);
+    /// assert_eq!(rx.recv().unwrap().payload()[0], 9);
+    /// assert_eq!(rx.recv(), Err(herald::RecvError::Disconnected));
+    /// ```
+    #[inline]
+    pub fn recv(&self) -> Result<Line, RecvError> {
+        match self.read() {
+            Some(line) => Ok(line),
+            None => self.recv_cold(),
+        }
+    }
+
+    /// Lines received so far (always counted; it is the consumer's position).
+    #[must_use]
+    pub fn received(&self) -> u64 {
+        self.head.get()
+    }
+
+    /// The ring's capacity in lines.
+    #[must_use]
+    pub fn capacity(&self) -> usize {
+        self.ring.capacity()
+    }
+
+    /// Whether the sender was dropped.
+    #[must_use]
+    pub fn is_disconnected(&self) -> bool {
+        self.ring.tx_closed.load(Ordering::Acquire)
+    }
+
+    #[cold]
+    fn recv_cold(&self) -> Result<Line, RecvError> {
+        // Publish our position before waiting, so a producer waiting for room gets it.
+        self.publish();
+        // `ready` only loads: it must not block (see `Signal`), so reading the line (which
+        // may publish and notify) happens after the wait.
+        let ready = || {
+            if self.is_readable() {
+                Some(())
+            } else {
+                self.ring.tx_closed.load(Ordering::Acquire).then_some(())
+            }
+        };
+        match self.ring.rx_signal.wait_until(ready) {
+            Ok(()) => self.read().ok_or(RecvError::Disconnected),
+            Err(_) => Err(RecvError::Aborted),
+        }
+    }
+
+    /// Whether the producer has written the line at `head`.
+    #[inline]
+    fn is_readable(&self) -> bool {
+        let seq = self.ring.slots[self.index.get()]
+            .seq
+            .load(Ordering::Acquire);
+        seq == self.head.get() + 1
+    }
+
+    /// Reads the line at `head` if the producer has written it.
+    #[inline]
+    fn read(&self) -> Option<Line> {
+        let head = self.head.get();
+        let index = self.index.get();
+        debug_assert_eq!(head % self.ring.capacity() as u64, index as u64);
+        let slot = &self.ring.slots[index];
+        let seq = slot.seq.load(Ordering::Acquire);
+        debug_assert!(seq <= head + 1, "slot sequence ran ahead of the consumer");
+        if seq != head + 1 {
+            return None;
+        }
+        // SAFETY: seq == head + 1 (Acquire) means the producer finished writing position
+        // `head` here, and it will not write this slot again before we publish a head past it.
+        let payload = slot.payload.with(|p| unsafe { p.read() });
+        self.head.set(head + 1);
+        self.index.set(if index + 1 == self.ring.capacity() {
+            0
+        } else {
+            index + 1
+        });
+        if head + 1 - self.published.get() >= self.batch {
+            self.publish();
+        }
+        Some(Line::from_payload(payload))
+    }
+
+    /// Publishes `head` to the producer if it moved, and wakes the producer.
+    fn publish(&self) {
+        let head = self.head.get();
+        if head != self.published.get() {
+            self.ring.head.store(head, Ordering::Release);
+            self.published.set(head);
+            self.ring.tx_signal.notify();
+        }
+    }
+}
+
+impl Drop for Sender {
+    fn drop(&mut self) {
+        self.ring.tx_closed.store(true, Ordering::Release);
+        self.ring.rx_signal.notify();
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.ring.rx_closed.store(true, Ordering::Release);
+        self.ring.tx_signal.notify();
+    }
+}
+
+impl fmt::Debug for Sender {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sender")
+            .field("capacity", &self.ring.capacity())
+            .field("sent", &self.tail.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for Receiver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Receiver")
+            .field("capacity", &self.ring.capacity())
+            .field("received", &self.head.get())
+            .finish_non_exhaustive()
+    }
+}

@@ -4,10 +4,13 @@
 //! 2. `channel` — the SPSC ring of lines ([`channel`], [`Sender`], [`Receiver`]); loom-checked.
 //! 3. `wait` — the one waiting primitive, [`Signal`]: spin → yield → park, no lost wake-ups.
 //! 4. `team` — pinned worker threads running borrowed closures ([`Team`], [`Ctx`]).
-//! 5. `sync` — the std/loom shim (`cfg(herald_loom)`).
+//! 5. `program` — schedules compiled into per-rank programs ([`Program`]) and executed on a
+//!    team over channels on the schedule's edges only ([`Network`]).
+//! 6. `sync` — the std/loom shim (`cfg(herald_loom)`).
 
 mod channel;
 mod line;
+mod program;
 mod sync;
 mod team;
 mod wait;
@@ -16,5 +19,6 @@ pub use channel::{
     channel, Receiver, RecvError, SendError, Sender, TryRecvError, TrySendError, MAX_BATCH,
 };
 pub use line::Line;
+pub use program::{Blocking, Network, Program, ProgramError, RankProgram, RankTiming, Spread};
 pub use team::{Ctx, Placement, RuntimeError, Team, TeamBuilder};
 pub use wait::{Aborted, Signal};

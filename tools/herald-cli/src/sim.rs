@@ -130,6 +130,16 @@ pub(crate) struct ProblemArgs {
 }
 
 impl ProblemArgs {
+    /// The algorithm as given (`--algo`).
+    pub(crate) fn algo_name(&self) -> &str {
+        &self.algo
+    }
+
+    /// Blocks (`-m`).
+    pub(crate) fn blocks(&self) -> u32 {
+        self.m
+    }
+
     /// The request these flags describe, for `algorithm`.
     pub(crate) fn request(&self, algorithm: Algorithm) -> Request {
         Request {
@@ -284,7 +294,7 @@ fn choose(model: &Model, p: &ProblemArgs) -> Result<Chosen, CliError> {
 }
 
 /// The model as JSON: name and exact parameters.
-fn model_json(model: &Model) -> Value {
+pub(crate) fn model_json(model: &Model) -> Value {
     let mut obj = serde_json::Map::new();
     obj.insert("name".into(), json!(model.name()));
     for (k, v) in model.params() {

@@ -175,3 +175,41 @@ fn bad_input_is_one_line_and_exit_2() {
     ]);
     bad_input(&["frobnicate"]);
 }
+
+#[test]
+fn run_verifies_every_byte_and_rejects_bad_input() {
+    for (algo, n, m) in [
+        ("binomial", "5", "1"),
+        ("optimal", "8", "1"),
+        ("chain", "3", "4"),
+        ("scatter-allgather", "6", "3"),
+    ] {
+        let out = herald(&[
+            "run", "--model", "postal", "--lambda", "2", "-n", n, "-m", m, "--algo", algo,
+            "--bytes", "1000", "--iters", "20", "--verify", "--json",
+        ]);
+        let v = json(&out);
+        assert_eq!(v["verified"], true);
+        assert_eq!(v["iters"], 20);
+        assert!(v["median_ns"].as_u64().unwrap() > 0);
+        assert!(v["p10_ns"].as_u64() <= v["median_ns"].as_u64());
+        assert!(v["median_ns"].as_u64() <= v["p90_ns"].as_u64());
+    }
+    bad_input(&[
+        "run", "--model", "postal", "--lambda", "2", "-n", "4", "--iters", "0",
+    ]);
+    bad_input(&[
+        "run", "--model", "postal", "--lambda", "2", "-n", "4", "--algo", "reduce",
+    ]);
+    bad_input(&[
+        "run",
+        "--model",
+        "postal",
+        "--lambda",
+        "2",
+        "-n",
+        "4",
+        "--map",
+        "list:0,99999",
+    ]);
+}

@@ -1,0 +1,535 @@
+//! Schedules compiled into per-processor programs, and their execution on a [`Team`].
+//!
+//! A broadcast schedule compiles into one [`RankProgram`] per processor: the blocks it sends,
+//! in its send order, and for every processor it hears from, the blocks that edge carries in
+//! send order (each edge is a FIFO ring). Channels exist only for the edges the schedule uses.
+//!
+//! Execution moves real bytes: the payload is cut into `m` blocks of whole 56-byte lines; a
+//! send streams the block's lines into the edge's ring; a receive copies lines straight into the
+//! receiver's buffer. A rank never blocks on one operation: while its next send waits for its
+//! block or for ring space, it drains every incoming ring, so two ranks streaming large blocks
+//! to each other cannot deadlock, whatever the ring capacity. When nothing moves it waits on its
+//! [`Signal`] (spin, yield, park); every push notifies the receiver and every pop the sender.
+//!
+//! Compilation demands a causal schedule in a model-free sense: a rank forwards a block only if
+//! some send of that block to it starts strictly earlier. Then every dependency points back in
+//! time, so the execution cannot wait in a cycle.
+
+use super::channel::{channel, Receiver, Sender, TryRecvError, TrySendError};
+use super::line::Line;
+use super::team::Team;
+use super::wait::{Aborted, Signal};
+use crate::schedule::{Collective, Schedule};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// Errors compiling or running a program.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProgramError {
+    /// The collective is not one the runtime executes.
+    #[error("the runtime executes broadcast schedules, not {0}")]
+    Collective(&'static str),
+    /// A send names a receiver that is not a processor, or the processor itself.
+    #[error("send from {from} to {to} has no such receiver")]
+    Receiver {
+        /// Sender.
+        from: u32,
+        /// Receiver.
+        to: u32,
+    },
+    /// A rank forwards a block no earlier send brings it.
+    #[error(
+        "processor {processor} forwards block {block} at tick {at} but no earlier send brings it"
+    )]
+    Causality {
+        /// The processor.
+        processor: u32,
+        /// The block.
+        block: u32,
+        /// The send's start.
+        at: u64,
+    },
+    /// A processor never receives some block.
+    #[error("processor {processor} never receives block {block}")]
+    Incomplete {
+        /// The processor.
+        processor: u32,
+        /// The block.
+        block: u32,
+    },
+    /// The team's size differs from the program's.
+    #[error("the program is for {program} ranks, the team has {team}")]
+    TeamSize {
+        /// Ranks in the program.
+        program: usize,
+        /// Ranks in the team.
+        team: usize,
+    },
+    /// A buffer of the wrong length.
+    #[error("rank {rank}'s buffer has {got} bytes, the broadcast moves {want}")]
+    Buffer {
+        /// The rank.
+        rank: usize,
+        /// Its buffer's length.
+        got: usize,
+        /// The payload length.
+        want: usize,
+    },
+    /// A panic elsewhere in the team aborted the run.
+    #[error("the run was aborted by a panic on another rank")]
+    Aborted,
+}
+
+impl From<Aborted> for ProgramError {
+    fn from(_: Aborted) -> ProgramError {
+        ProgramError::Aborted
+    }
+}
+
+/// What one processor does in a broadcast.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RankProgram {
+    /// `(receiver, block)` in send order.
+    pub sends: Vec<(u32, u32)>,
+    /// `(sender, blocks in the order that edge carries them)`, by sender.
+    pub incoming: Vec<(u32, Vec<u32>)>,
+}
+
+/// A broadcast schedule compiled for the runtime.
+///
+/// # Examples
+///
+/// ```
+/// use herald::{generate, Algorithm, Model, Postal, Program, Request};
+/// let model = Model::from(Postal::new("2".parse()?)?);
+/// let s = generate(&Request::broadcast(Algorithm::Binomial, 4, 1, 0), &model)?;
+/// let p = Program::compile(&s)?;
+/// assert_eq!(p.rank(0).sends, [(2, 0), (1, 0)]);
+/// assert_eq!(p.rank(3).incoming, [(2, vec![0])]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    /// The root.
+    root: u32,
+    /// Blocks.
+    blocks: u32,
+    /// One per processor.
+    ranks: Vec<RankProgram>,
+}
+
+impl Program {
+    /// Compiles a broadcast schedule (see the module docs for what is demanded).
+    ///
+    /// # Errors
+    /// [`ProgramError`] for other collectives, bad receivers, forwards with no earlier receive,
+    /// or a processor that misses a block.
+    pub fn compile(schedule: &Schedule) -> Result<Program, ProgramError> {
+        let Collective::Broadcast { root, blocks } = schedule.collective() else {
+            return Err(ProgramError::Collective(schedule.collective().name()));
+        };
+        let n = schedule.n();
+        let mut first: HashMap<(u32, u32), u64> = HashMap::new(); // (rank, block) → earliest send to it
+        let mut incoming: Vec<Vec<(u64, u32, u32)>> = vec![Vec::new(); n as usize];
+        for s in schedule.sends() {
+            if s.to >= n || s.to == s.from {
+                return Err(ProgramError::Receiver {
+                    from: s.from,
+                    to: s.to,
+                });
+            }
+            let e = first.entry((s.to, s.what)).or_insert(s.at);
+            *e = (*e).min(s.at);
+            incoming[s.to as usize].push((s.at, s.from, s.what));
+        }
+        let mut ranks = Vec::with_capacity(n as usize);
+        for p in 0..n {
+            let mut prog = RankProgram::default();
+            for s in schedule.sends_of(p) {
+                if p != root && first.get(&(p, s.what)).is_none_or(|&t| t >= s.at) {
+                    return Err(ProgramError::Causality {
+                        processor: p,
+                        block: s.what,
+                        at: s.at,
+                    });
+                }
+                prog.sends.push((s.to, s.what));
+            }
+            let mut mine = std::mem::take(&mut incoming[p as usize]);
+            mine.sort_unstable(); // by start time: the order each FIFO edge carries
+            let mut by_sender: HashMap<u32, Vec<u32>> = HashMap::new();
+            for (_, from, what) in mine {
+                by_sender.entry(from).or_default().push(what);
+            }
+            let mut edges: Vec<(u32, Vec<u32>)> = by_sender.into_iter().collect();
+            edges.sort_unstable();
+            prog.incoming = edges;
+            if p != root {
+                if let Some(b) = (0..blocks).find(|&b| !first.contains_key(&(p, b))) {
+                    return Err(ProgramError::Incomplete {
+                        processor: p,
+                        block: b,
+                    });
+                }
+            }
+            ranks.push(prog);
+        }
+        Ok(Program {
+            root,
+            blocks,
+            ranks,
+        })
+    }
+
+    /// The root.
+    pub fn root(&self) -> u32 {
+        self.root
+    }
+
+    /// Blocks.
+    pub fn blocks(&self) -> u32 {
+        self.blocks
+    }
+
+    /// Processor count.
+    pub fn n(&self) -> usize {
+        self.ranks.len()
+    }
+
+    /// Processor `p`'s program.
+    pub fn rank(&self, p: u32) -> &RankProgram {
+        &self.ranks[p as usize]
+    }
+
+    /// Blocks carried per edge: `((from, to), count)`, sorted.
+    pub fn edges(&self) -> Vec<((u32, u32), u64)> {
+        let mut out: Vec<((u32, u32), u64)> = Vec::new();
+        for (to, prog) in self.ranks.iter().enumerate() {
+            for (from, blocks) in &prog.incoming {
+                out.push(((*from, to as u32), blocks.len() as u64));
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+}
+
+/// How a payload of `bytes` bytes is cut into `blocks` blocks of whole lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Blocking {
+    /// Payload length.
+    pub bytes: usize,
+    /// Lines per block (every block but possibly the last; at least 1).
+    pub lines_per_block: usize,
+    /// Number of blocks.
+    pub blocks: u32,
+}
+
+impl Blocking {
+    /// Cuts `bytes` into `blocks` blocks of whole lines (a block always has at least one line).
+    pub fn new(bytes: usize, blocks: u32) -> Blocking {
+        let per_block = bytes.div_ceil(blocks.max(1) as usize);
+        Blocking {
+            bytes,
+            lines_per_block: per_block.div_ceil(Line::PAYLOAD).max(1),
+            blocks,
+        }
+    }
+
+    /// Byte range of block `b`.
+    pub fn range(&self, b: u32) -> std::ops::Range<usize> {
+        let start = (b as usize * self.lines_per_block * Line::PAYLOAD).min(self.bytes);
+        let end = ((b as usize + 1) * self.lines_per_block * Line::PAYLOAD).min(self.bytes);
+        start..end
+    }
+
+    /// Lines that carry block `b` (at least 1, even for an empty block).
+    pub fn lines(&self, b: u32) -> usize {
+        self.range(b).len().div_ceil(Line::PAYLOAD).max(1)
+    }
+}
+
+/// Channels and signals for running one [`Program`] repeatedly on a team: rings are created
+/// once per edge and reused without reset.
+#[derive(Debug)]
+pub struct Network {
+    /// The program.
+    program: Program,
+    /// Per rank: its channel ends.
+    ends: Vec<RankEnds>,
+    /// One signal per rank.
+    signals: Vec<Signal>,
+}
+
+/// A rank's channel ends.
+#[derive(Debug, Default)]
+struct RankEnds {
+    /// `(receiver, its sending end)`.
+    out: Vec<(u32, Sender)>,
+    /// `(sender, its receiving end)`, in the order of `RankProgram::incoming`.
+    inc: Vec<(u32, Receiver)>,
+}
+
+/// One rank's result of a broadcast.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RankTiming {
+    /// When the rank started (after the start barrier).
+    pub start: Instant,
+    /// When the rank held every block.
+    pub done: Instant,
+}
+
+impl Network {
+    /// Channels for `program`: one ring of `capacity` lines per edge the program uses.
+    pub fn new(program: Program, capacity: usize) -> Network {
+        let n = program.n();
+        let mut ends: Vec<RankEnds> = (0..n).map(|_| RankEnds::default()).collect();
+        for (to, prog) in program.ranks.iter().enumerate() {
+            for (from, _) in &prog.incoming {
+                let (tx, rx) = channel(capacity);
+                ends[*from as usize].out.push((to as u32, tx));
+                ends[to].inc.push((*from, rx));
+            }
+        }
+        let signals = (0..n).map(|_| Signal::new()).collect();
+        Network {
+            program,
+            ends,
+            signals,
+        }
+    }
+
+    /// The program.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// Lines sent on each edge so far: `((from, to), lines)`, sorted.
+    pub fn lines_per_edge(&self) -> Vec<((u32, u32), u64)> {
+        let mut out: Vec<((u32, u32), u64)> = Vec::new();
+        for (from, ends) in self.ends.iter().enumerate() {
+            for (to, tx) in &ends.out {
+                out.push(((from as u32, *to), tx.sent()));
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    /// Runs one broadcast on `team`: the root's `buffers[root]` reaches every other rank's
+    /// buffer. All buffers must have the same length.
+    ///
+    /// # Errors
+    /// [`ProgramError::TeamSize`], [`ProgramError::Buffer`], [`ProgramError::Aborted`].
+    pub fn broadcast(
+        &mut self,
+        team: &mut Team,
+        buffers: &mut [Vec<u8>],
+    ) -> Result<Vec<RankTiming>, ProgramError> {
+        let n = self.program.n();
+        if team.size() != n || buffers.len() != n {
+            return Err(ProgramError::TeamSize {
+                program: n,
+                team: team.size(),
+            });
+        }
+        let bytes = buffers[self.program.root as usize].len();
+        if let Some((rank, b)) = buffers.iter().enumerate().find(|(_, b)| b.len() != bytes) {
+            return Err(ProgramError::Buffer {
+                rank,
+                got: b.len(),
+                want: bytes,
+            });
+        }
+        let blocking = Blocking::new(bytes, self.program.blocks);
+        let barrier = std::sync::Barrier::new(n);
+        let mut states: Vec<(&mut RankEnds, &mut Vec<u8>)> =
+            self.ends.iter_mut().zip(buffers.iter_mut()).collect();
+        let (program, signals) = (&self.program, &self.signals);
+        let results = team.run_with(&mut states, |ctx, (ends, buf)| {
+            barrier.wait();
+            let start = Instant::now();
+            let rank = ctx.rank();
+            let mut exec = Exec::new(program, rank, blocking, ends, buf, signals);
+            exec.run()?;
+            Ok(RankTiming {
+                start,
+                done: Instant::now(),
+            })
+        });
+        results.into_iter().collect()
+    }
+}
+
+/// One rank's execution state.
+struct Exec<'a> {
+    /// This rank's program.
+    prog: &'a RankProgram,
+    /// Signals of all ranks.
+    signals: &'a [Signal],
+    /// This rank.
+    rank: usize,
+    /// Payload cut.
+    blocking: Blocking,
+    /// Channel ends.
+    ends: &'a mut RankEnds,
+    /// The buffer.
+    buf: &'a mut [u8],
+    /// Lines of each block held.
+    held: Vec<usize>,
+    /// Next send, and lines of it pushed.
+    send: (usize, usize),
+    /// Per incoming edge: next block index and lines of it received.
+    recv: Vec<(usize, usize)>,
+}
+
+impl<'a> Exec<'a> {
+    /// The state at the start of a broadcast.
+    fn new(
+        program: &'a Program,
+        rank: usize,
+        blocking: Blocking,
+        ends: &'a mut RankEnds,
+        buf: &'a mut [u8],
+        signals: &'a [Signal],
+    ) -> Exec<'a> {
+        let is_root = rank == program.root as usize;
+        let held = (0..blocking.blocks)
+            .map(|b| if is_root { blocking.lines(b) } else { 0 })
+            .collect();
+        let prog = &program.ranks[rank];
+        let recv = vec![(0, 0); prog.incoming.len()];
+        Exec {
+            prog,
+            signals,
+            rank,
+            blocking,
+            ends,
+            buf,
+            held,
+            send: (0, 0),
+            recv,
+        }
+    }
+
+    /// Whether every send is done and every expected line received.
+    fn finished(&self) -> bool {
+        self.send.0 == self.prog.sends.len()
+            && self
+                .recv
+                .iter()
+                .zip(&self.prog.incoming)
+                .all(|(st, (_, bl))| st.0 == bl.len())
+    }
+
+    /// Runs to completion.
+    fn run(&mut self) -> Result<(), ProgramError> {
+        while !self.finished() {
+            if !self.step() {
+                let signals = self.signals;
+                signals[self.rank].wait_until(|| self.step().then_some(()))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One pass: drain incoming rings, push the current send. Whether anything moved.
+    fn step(&mut self) -> bool {
+        let mut moved = false;
+        for e in 0..self.recv.len() {
+            moved |= self.drain(e);
+        }
+        moved | self.push()
+    }
+
+    /// Receives what edge `e` has.
+    fn drain(&mut self, e: usize) -> bool {
+        let (from, ref blocks) = self.prog.incoming[e];
+        let mut got = false;
+        while let Some(&block) = blocks.get(self.recv[e].0) {
+            let line = match self.ends.inc[e].1.try_recv() {
+                Ok(line) => line,
+                Err(TryRecvError::Empty) | Err(TryRecvError::Disconnected) => break,
+            };
+            let range = self.blocking.range(block);
+            let off = range.start + self.recv[e].1 * Line::PAYLOAD;
+            let len = range.end.saturating_sub(off).min(Line::PAYLOAD);
+            self.buf[off..off + len].copy_from_slice(&line.payload()[..len]);
+            got = true;
+            self.recv[e].1 += 1;
+            if self.recv[e].1 == self.blocking.lines(block) {
+                self.held[block as usize] = self.blocking.lines(block);
+                self.recv[e] = (self.recv[e].0 + 1, 0);
+            }
+        }
+        if got {
+            self.signals[from as usize].notify(); // room in its ring
+        }
+        got
+    }
+
+    /// Pushes lines of the current send while its block is held and its ring has room.
+    fn push(&mut self) -> bool {
+        let mut moved = false;
+        while let Some(&(to, block)) = self.prog.sends.get(self.send.0) {
+            let lines = self.blocking.lines(block);
+            if self.held[block as usize] < lines {
+                break;
+            }
+            let tx = match self.ends.out.iter().find(|(t, _)| *t == to) {
+                Some((_, tx)) => tx,
+                None => break, // compile guarantees an edge per send
+            };
+            let mut pushed = false;
+            while self.send.1 < lines {
+                let range = self.blocking.range(block);
+                let off = range.start + self.send.1 * Line::PAYLOAD;
+                let len = range.end.saturating_sub(off).min(Line::PAYLOAD);
+                match tx.try_send(Line::from_bytes(&self.buf[off..off + len])) {
+                    Ok(()) => {
+                        self.send.1 += 1;
+                        pushed = true;
+                    }
+                    Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => break,
+                }
+            }
+            if pushed {
+                self.signals[to as usize].notify();
+                moved = true;
+            }
+            if self.send.1 < lines {
+                break;
+            }
+            self.send = (self.send.0 + 1, 0);
+        }
+        moved
+    }
+}
+
+/// Summary statistics of a sample of durations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spread {
+    /// Median.
+    pub median: Duration,
+    /// 10th percentile.
+    pub p10: Duration,
+    /// 90th percentile.
+    pub p90: Duration,
+}
+
+impl Spread {
+    /// Median, p10 and p90 of `samples` (nearest rank); `None` if empty.
+    pub fn of(samples: &[Duration]) -> Option<Spread> {
+        if samples.is_empty() {
+            return None;
+        }
+        let mut v = samples.to_vec();
+        v.sort_unstable();
+        let at = |q: f64| v[((q * (v.len() - 1) as f64).round() as usize).min(v.len() - 1)];
+        Some(Spread {
+            median: at(0.5),
+            p10: at(0.1),
+            p90: at(0.9),
+        })
+    }
+}

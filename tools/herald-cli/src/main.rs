@@ -2,6 +2,7 @@
 //!
 //! Bad input prints one line on stderr and exits with code 2; a failed verification exits 1.
 
+mod draw;
 mod export;
 mod run;
 mod sim;
@@ -16,7 +17,6 @@ pub(crate) enum CliError {
     /// Bad input: one line on stderr, exit code 2.
     Usage(String),
     /// The command ran and found a failure (e.g. `--verify` saw a wrong byte): exit code 1.
-    #[allow(dead_code)] // until `herald run --verify` lands
     Failed(String),
 }
 
@@ -49,6 +49,8 @@ enum Command {
     Run(run::RunArgs),
     /// Write a schedule in another tool's format (LogGOPSim's GOAL).
     Export(export::ExportArgs),
+    /// Draw a schedule: tree, timeline or comparison (SVG, PNG).
+    Draw(draw::DrawArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +78,7 @@ fn main() -> ExitCode {
         Command::Topo(a) => topo::run(a),
         Command::Run(a) => run::run(a),
         Command::Export(a) => export::run(a),
+        Command::Draw(a) => draw::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,7 +4,7 @@
 //! schedules the papers prove optimal, checks every schedule with a simulator that knows each
 //! model's rules, and runs them for real on pinned threads passing 64-byte cache lines.
 //!
-//! ## Model → schedule → check
+//! ## Model → schedule → check …
 //!
 //! ```
 //! use herald::{check, generate, Algorithm, Model, Postal, Request};
@@ -19,6 +19,25 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## … → run
+//!
+//! The same schedule moves real bytes between pinned threads: it compiles into one program per
+//! rank, with a ring of 64-byte lines on each edge the schedule uses.
+//!
+//! ```
+//! use herald::{generate, Algorithm, Model, Network, Postal, Program, Request, Team};
+//!
+//! let model = Model::from(Postal::new("5/2".parse()?)?);
+//! let schedule = generate(&Request::broadcast(Algorithm::Optimal, 14, 1, 0), &model)?;
+//! let mut team = Team::new(14)?; // more threads than cores is fine
+//! let mut net = Network::new(Program::compile(&schedule)?, 16);
+//! let mut buffers = vec![vec![0u8; 1000]; 14];
+//! buffers[0].fill(7);
+//! net.broadcast(&mut team, &mut buffers)?;
+//! assert!(buffers.iter().all(|b| b.iter().all(|&x| x == 7)));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Layers (lowest first; a module uses only lower ones): `time` → `model` → `schedule` → `sim`
 //! → `topology` → `runtime`. See `DESIGN.md` for the architecture.
 
@@ -26,6 +45,7 @@
 #![warn(missing_docs, missing_debug_implementations)]
 
 mod model;
+mod plan;
 mod runtime;
 mod schedule;
 mod sim;
@@ -36,7 +56,7 @@ pub use model::{
     CostModel, Hierarchy, HierarchyError, Level, LevelKind, LogP, Model, ModelError, Node, OnePort,
     Postal, Problem, Timing, UniversalTree, MAX_PUS,
 };
-#[allow(unreachable_pub, unused_imports)] // TEMP until the module has items
+pub use plan::{candidates, plan, Candidate, Plan, PlanError, PlanRequest};
 pub use runtime::*;
 pub use schedule::{
     generate, place, Algorithm, Collective, Goal, GoalDep, GoalError, GoalOp, GoalRank, Orders,

@@ -4,6 +4,7 @@
 
 mod draw;
 mod export;
+mod plan;
 mod run;
 mod sim;
 mod topo;
@@ -47,6 +48,8 @@ enum Command {
     Topo(topo::TopoArgs),
     /// Run real broadcasts on pinned threads with a generated schedule.
     Run(run::RunArgs),
+    /// Rank every candidate broadcast schedule by simulated time under a model.
+    Plan(plan::PlanArgs),
     /// Write a schedule in another tool's format (LogGOPSim's GOAL).
     Export(export::ExportArgs),
     /// Draw a schedule: tree, timeline or comparison (SVG, PNG).
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Command::Check(a) => sim::check(a),
         Command::Topo(a) => topo::run(a),
         Command::Run(a) => run::run(a),
+        Command::Plan(a) => plan::run(a),
         Command::Export(a) => export::run(a),
         Command::Draw(a) => draw::run(a),
     };

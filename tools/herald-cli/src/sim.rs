@@ -448,7 +448,7 @@ pub(crate) fn schedule(a: &ScheduleArgs) -> Result<(), CliError> {
 }
 
 /// Every algorithm `--compare` tries: each family once, with the parameters that matter most.
-fn compare_candidates(model: &Model, m: u32) -> Result<Vec<Algorithm>, CliError> {
+pub(crate) fn compare_candidates(model: &Model, m: u32) -> Result<Vec<Algorithm>, CliError> {
     let mut out = vec![Algorithm::Optimal, Algorithm::Bcast, Algorithm::Bp];
     out.extend(
         auto_candidates(model, m)?

@@ -19,40 +19,11 @@ const MAX_POINTS: u32 = 200;
 /// The same list as `herald sim --compare`, except that `bcast` and `bp` are left out: they are
 /// `optimal` under the only model each applies to, and are named in its label instead.
 fn candidates(model: &Model) -> Result<Vec<Algorithm>, CliError> {
-    let timing = model
-        .timing(model.time_base().map_err(CliError::usage)?)
-        .map_err(CliError::usage)?;
-    // λ = latency / send step, as DTREE's rule of thumb ⌈λ⌉ + 1 uses it.
-    let lambda = timing
-        .latency
-        .div_ceil(timing.send_step().max(1))
-        .min(1 << 20) as u32;
-    let best = (lambda + 1).clamp(2, 64);
-    let mut out = vec![
-        Algorithm::Optimal,
-        Algorithm::Binomial,
-        Algorithm::Binary,
-        Algorithm::Chain,
-        Algorithm::Star,
-    ];
-    for radix in [best - 1, best, best + 1] {
-        if radix >= 3 {
-            out.push(Algorithm::Knomial { radix });
-        }
-    }
-    out.extend([
-        Algorithm::ScatterAllgather,
-        Algorithm::Repeat,
-        Algorithm::Pack,
-        Algorithm::Pipeline,
-        Algorithm::Dtree { d: 2 },
-        Algorithm::Dtree { d: lambda + 1 },
-        Algorithm::Greedy,
-        Algorithm::Fibonacci { d: None },
-    ]);
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|a| seen.insert(*a));
-    Ok(out)
+    let all = crate::sim::compare_candidates(model, 2)?;
+    Ok(all
+        .into_iter()
+        .filter(|a| !matches!(a, Algorithm::Bcast | Algorithm::Bp))
+        .collect())
 }
 
 /// The algorithm's name, with what `optimal` is under this model.

@@ -56,12 +56,14 @@ pub use model::{
     CostModel, Hierarchy, HierarchyError, Level, LevelKind, LogP, Model, ModelError, Node, OnePort,
     Postal, Problem, Timing, UniversalTree, MAX_PUS,
 };
+pub use model::{FatTree, FatTreeCapacity, KPort};
 pub use plan::{candidates, plan, Candidate, Plan, PlanError, PlanRequest};
 pub use runtime::*;
 pub use schedule::{
     generate, place, Algorithm, Collective, Goal, GoalDep, GoalError, GoalOp, GoalRank, Orders,
     Request, Schedule, ScheduleBuilder, ScheduleError, ScheduleJsonError, Send, Summation,
 };
+pub use sim::evaluate_fat_tree;
 pub use sim::{
     check, check_with, evaluate, lower_bound, replay, CheckError, CheckOptions, Evaluation,
     Operands, Report, Rule, Span, ValueError, Violation,

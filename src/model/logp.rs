@@ -160,6 +160,7 @@ impl CostModel for LogP {
             capacity,
             transit: (time::add(o, w)?, in_flight_end),
             combine: base.ticks(self.combine)?,
+            ports: 1,
         })
     }
 }

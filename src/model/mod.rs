@@ -11,15 +11,25 @@
 //!    consecutive receives, at most ⌈L/g⌉ messages in flight from or to one processor.
 //!
 //! 3. [`OnePort`] — the 1-port round model of Bruck, Cypher & Ho (postal rules with λ = 1).
+//! 4. [`KPort`] — the k-port round model of Bar-Noy & Ho (`k` sends and `k` receives per round,
+//!    distinct partners; [`Timing::ports`]).
+//! 5. [`FatTree`] — the ideal fat-tree of Bilardi et al. (pair-dependent latency `2h`, channel
+//!    capacities `w(n)`; checked by its own rules, not a [`Timing`]).
 //!
 //! [`Model`] wraps them for code that chooses a model at run time (the CLI).
 
+mod fat_tree;
 mod hierarchy;
+mod kport;
 mod logp;
 mod oneport;
 mod postal;
 
+pub(crate) use fat_tree::log2 as log2_floor;
+pub use fat_tree::{FatTree, FatTreeCapacity};
 pub use hierarchy::{Hierarchy, HierarchyError, Level, LevelKind, Node, MAX_PUS};
+pub(crate) use kport::log_ceil;
+pub use kport::KPort;
 pub use logp::LogP;
 pub use oneport::OnePort;
 pub use postal::{Postal, UniversalTree};
@@ -85,6 +95,10 @@ pub struct Timing {
     pub transit: (Ticks, Ticks),
     /// Ticks a receiver spends combining a received partial value (combining collectives).
     pub combine: Ticks,
+    /// Simultaneous sends, and simultaneous receives, one processor may have (1 for every model
+    /// but k-port): up to `ports` send intervals of one processor may overlap, and up to `ports`
+    /// receive intervals, each with a different partner.
+    pub ports: u32,
 }
 
 impl Timing {
@@ -198,6 +212,12 @@ pub trait CostModel {
         let pipeline = crate::time::mul(timing.send_step(), u64::from(p.m.saturating_sub(1)))?;
         Ok(crate::time::add(single, pipeline)?)
     }
+
+    /// The ideal fat-tree, if this is one: its rules are not a [`Timing`] (the latency depends
+    /// on the pair of leaves), so the checker applies its own (`sim::fat_tree`).
+    fn fat_tree(&self) -> Option<&FatTree> {
+        None
+    }
 }
 
 /// A model chosen at run time.
@@ -210,6 +230,10 @@ pub enum Model {
     LogP(LogP),
     /// The 1-port round model.
     OnePort(OnePort),
+    /// The k-port round model.
+    KPort(KPort),
+    /// The ideal fat-tree.
+    FatTree(FatTree),
 }
 
 impl Model {
@@ -219,6 +243,8 @@ impl Model {
             Model::Postal(m) => m,
             Model::LogP(m) => m,
             Model::OnePort(m) => m,
+            Model::KPort(m) => m,
+            Model::FatTree(m) => m,
         }
     }
 }
@@ -235,6 +261,21 @@ impl CostModel for Model {
     }
     fn broadcast_lower_bound(&self, p: Problem, base: TimeBase) -> Result<Ticks, ModelError> {
         self.as_dyn().broadcast_lower_bound(p, base)
+    }
+    fn fat_tree(&self) -> Option<&FatTree> {
+        self.as_dyn().fat_tree()
+    }
+}
+
+impl From<KPort> for Model {
+    fn from(m: KPort) -> Model {
+        Model::KPort(m)
+    }
+}
+
+impl From<FatTree> for Model {
+    fn from(m: FatTree) -> Model {
+        Model::FatTree(m)
     }
 }
 

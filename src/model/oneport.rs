@@ -49,6 +49,7 @@ impl CostModel for OnePort {
             capacity: None,
             transit: (0, 0),
             combine: 0,
+            ports: 1,
         })
     }
 }

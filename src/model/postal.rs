@@ -118,6 +118,7 @@ impl CostModel for Postal {
             capacity: None,
             transit: (0, 0),
             combine: 0,
+            ports: 1,
         })
     }
 }

@@ -18,7 +18,8 @@ use std::str::FromStr;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Algorithm {
-    /// The algorithm proven optimal under the model (postal: BCAST; LogP: B(P)).
+    /// The algorithm proven optimal under the model (postal: BCAST; LogP: B(P); k-port: the
+    /// rotation algorithm, optimal up to one round).
     Optimal,
     /// Bar-Noy & Kipnis' BCAST on the generalized Fibonacci tree (postal).
     Bcast,
@@ -68,6 +69,21 @@ pub enum Algorithm {
     AllToAll,
     /// Summation of `operands` operands, Algorithm S(t) (Karp et al. Theorem 4.1).
     Summation,
+    /// Bar-Noy & Ho's k-tree algorithm: `k` spanning trees, one level per round (k-port).
+    KTree,
+    /// The rotation algorithm: `⌈m/k⌉ + ⌈log_{k+1} n⌉` rounds (k-port).
+    Rotation,
+    /// Algorithm 1, Broadcast on the ideal fat-tree (Bilardi et al.).
+    FatBroadcast,
+    /// Algorithm 2, Sparse-Broadcast alone: `max(w(N), 2)` spread copies (fat-tree; leaves the
+    /// other processors without the message, by design).
+    Sparse,
+    /// §3.3, the pipelined fat-tree broadcast.
+    Pipelined,
+    /// The fat-tree product (reduce): the time-reversed Broadcast (Figure 2).
+    Product,
+    /// The fat-tree prefix: rank-ordered up-sweep and down-sweep.
+    Prefix,
 }
 
 impl Algorithm {
@@ -93,6 +109,13 @@ impl Algorithm {
         "allreduce-paper",
         "alltoall",
         "summation",
+        "ktree",
+        "rotation",
+        "broadcast",
+        "sparse",
+        "pipelined",
+        "product",
+        "prefix",
     ];
 
     /// The algorithm with its parameters set: `radix` for `knomial`, `d` for `dtree` and
@@ -133,6 +156,13 @@ impl fmt::Display for Algorithm {
             Algorithm::AllreducePaper => f.write_str("allreduce-paper"),
             Algorithm::AllToAll => f.write_str("alltoall"),
             Algorithm::Summation => f.write_str("summation"),
+            Algorithm::KTree => f.write_str("ktree"),
+            Algorithm::Rotation => f.write_str("rotation"),
+            Algorithm::FatBroadcast => f.write_str("broadcast"),
+            Algorithm::Sparse => f.write_str("sparse"),
+            Algorithm::Pipelined => f.write_str("pipelined"),
+            Algorithm::Product => f.write_str("product"),
+            Algorithm::Prefix => f.write_str("prefix"),
         }
     }
 }
@@ -162,6 +192,13 @@ impl FromStr for Algorithm {
             "allreduce-paper" => Algorithm::AllreducePaper,
             "alltoall" => Algorithm::AllToAll,
             "summation" => Algorithm::Summation,
+            "ktree" | "k-tree" => Algorithm::KTree,
+            "rotation" => Algorithm::Rotation,
+            "broadcast" => Algorithm::FatBroadcast,
+            "sparse" => Algorithm::Sparse,
+            "pipelined" => Algorithm::Pipelined,
+            "product" => Algorithm::Product,
+            "prefix" => Algorithm::Prefix,
             other => {
                 return Err(ScheduleError::NotApplicable {
                     algorithm: other.to_owned(),
@@ -245,6 +282,42 @@ pub fn generate(req: &Request, model: &Model) -> Result<Schedule, ScheduleError>
     let single = |s: &str| if m == 1 { Ok(()) } else { Err(not(s)) };
     let timing =
         || -> Result<crate::model::Timing, ScheduleError> { Ok(model.timing(model.time_base()?)?) };
+    match (algorithm, model) {
+        (Algorithm::KTree, Model::KPort(k)) => {
+            return super::kport::ktree(n, m, k)?.rooted_at(root)
+        }
+        (Algorithm::Rotation | Algorithm::Optimal, Model::KPort(k)) => {
+            return super::kport::rotation(n, m, k)?.rooted_at(root)
+        }
+        (Algorithm::KTree | Algorithm::Rotation, _) => {
+            return Err(not("defined for the k-port model (--model kport)"))
+        }
+        (Algorithm::FatBroadcast, Model::FatTree(t)) => {
+            return super::fat_tree::broadcast(t, n, m, root, false)
+        }
+        (Algorithm::Pipelined, Model::FatTree(t)) => {
+            return super::fat_tree::broadcast(t, n, m, root, true)
+        }
+        (Algorithm::Sparse, Model::FatTree(t)) => {
+            return super::fat_tree::sparse_only(t, n, m, root)
+        }
+        (Algorithm::Product, Model::FatTree(t)) => return super::fat_tree::product(t, n, root),
+        (Algorithm::Prefix, Model::FatTree(t)) => return super::fat_tree::prefix(t, n),
+        (
+            Algorithm::FatBroadcast
+            | Algorithm::Pipelined
+            | Algorithm::Sparse
+            | Algorithm::Product
+            | Algorithm::Prefix,
+            _,
+        ) => return Err(not("defined for the ideal fat-tree (--model fattree)")),
+        (_, Model::FatTree(_)) => {
+            return Err(not(
+                "the fat-tree takes broadcast, sparse, pipelined, product or prefix",
+            ))
+        }
+        _ => {}
+    }
     match algorithm {
         Algorithm::Reduce => return super::logp_collectives::reduce(n, root, &timing()?),
         Algorithm::Allreduce => return super::logp_collectives::allreduce(n, &timing()?),

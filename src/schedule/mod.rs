@@ -17,12 +17,17 @@
 //! 6. `optimal_1port` — round-optimal `m − 1 + ⌈log2 n⌉` 1-port broadcast for every `n`.
 //! 7. `logp_collectives` — reduction by time reversal, summation S(t), allreduce with
 //!    combining, all-to-all broadcast (Karp et al. §4–5).
+//! 8. `kport` — k-port multi-message broadcast: the k-tree and rotation algorithms (Bar-Noy & Ho).
+//! 9. `fat_tree` — Broadcast, Sparse-Broadcast, pipelined broadcast, product and prefix on the
+//!    ideal fat-tree (Bilardi et al.).
 
 mod classic;
+mod fat_tree;
 mod fibonacci;
 mod generate;
 mod goal;
 mod json;
+mod kport;
 mod logp;
 mod logp_collectives;
 mod multi;

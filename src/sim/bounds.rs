@@ -10,6 +10,10 @@
 //! * all-to-all with `k` items: each processor receives `k(P − 1)` messages, the first done at
 //!   the earliest one latency after time 0, their receives at least one receive step apart:
 //!   `latency + (k(P − 1) − 1) · recv_step` (Karp et al. §5.1: `L + 2o + g(k(P − 1) − 1)`).
+//! * k-port (`Timing::ports = k > 1`): reductions need `⌈log_{k'+1} n⌉` rounds, all-to-all
+//!   `⌈items(n − 1)/k'⌉` rounds (`k' = min(k, n − 1)`).
+//! * ideal fat-tree: broadcast as [`CostModel::broadcast_lower_bound`] (Theorem 2); product and
+//!   prefix the same (Theorem 6); all-to-all `1 + items(n − 1)` steps (one arrival per step).
 
 use super::CheckError;
 use crate::model::{CostModel, Problem};
@@ -42,7 +46,40 @@ pub fn lower_bound(
     if n <= 1 {
         return Ok(0);
     }
+    if let Some(tree) = model.fat_tree() {
+        tree.validate(n)?;
+        let steps = match *collective {
+            Collective::Broadcast { blocks, .. } => {
+                return Ok(model.broadcast_lower_bound(Problem { n, m: blocks }, base)?)
+            }
+            // Theorem 6: product and prefix have broadcast's lower bound (time reversal).
+            Collective::Reduce { .. } | Collective::Allreduce | Collective::Prefix => {
+                tree.theorem2_bound(u64::from(n))
+            }
+            // one receive per step: items·(n − 1) arrivals, the first at step 2 at the earliest
+            Collective::AllToAll { items } => 1 + u64::from(items) * u64::from(n - 1),
+        };
+        return Ok(time::mul(base.units(1)?, steps)?);
+    }
     let timing = model.timing(base)?;
+    if timing.ports > 1 {
+        // k-port rounds: the informed set grows at most (k' + 1)-fold per round, and so (reversed)
+        // does a reduction's; k' receives per round at most.
+        let k = u64::from(timing.ports.min(n - 1));
+        return Ok(match *collective {
+            Collective::Broadcast { blocks, .. } => {
+                model.broadcast_lower_bound(Problem { n, m: blocks }, base)?
+            }
+            Collective::Reduce { .. } | Collective::Allreduce | Collective::Prefix => {
+                let levels = crate::model::log_ceil(k + 1, u64::from(n));
+                time::mul(timing.latency, levels)?
+            }
+            Collective::AllToAll { items } => {
+                let receives = (u64::from(items) * u64::from(n - 1)).div_ceil(k);
+                time::add(timing.latency, time::mul(timing.recv_step(), receives - 1)?)?
+            }
+        });
+    }
     Ok(match *collective {
         Collective::Broadcast { blocks, .. } => {
             model.broadcast_lower_bound(Problem { n, m: blocks }, base)?

@@ -5,6 +5,14 @@
 //! the payload is at `q` from `t + latency`, so `q` may forward it in a send starting at exactly
 //! that tick; in transit `[t + transit.0, t + transit.1)`.
 //!
+//! Ports (`Timing::ports = k`, the k-port model): a processor's send intervals may overlap `k` at
+//! a time, and its receive intervals likewise — the sends `i` and `i + k` (in time order) must not
+//! overlap (`Rule::PortLimit`; for `k = 1` the familiar `Rule::SendOverlap`/`Rule::RecvOverlap`),
+//! the gap applies between `i` and `i + k`, and two overlapping intervals must have different
+//! partners (`Rule::SamePartner`). This adds O(k) work per send.
+//!
+//! The ideal fat-tree has no uniform timing: [`check`] hands it to `sim::fat_tree`.
+//!
 //! The check runs in O(sends + n·payloads) time: sends are already grouped by sender in time
 //! order; a stable counting sort groups them by receiver. Memory beyond the schedule is 4 bytes
 //! per send and 4 per processor (plus 8 per processor if completion times are requested).
@@ -56,6 +64,9 @@ pub fn check_with(
     model: &dyn CostModel,
     options: CheckOptions,
 ) -> Result<Report, CheckError> {
+    if let Some(tree) = model.fat_tree() {
+        return super::fat_tree::check(schedule, tree, options);
+    }
     let base = schedule
         .base()
         .refine(model.time_base()?.ticks_per_unit())?;
@@ -311,11 +322,17 @@ impl Checker<'_> {
         let t = self.timing;
         let offset = t.latency - t.recv_busy;
         let mut spacing_broken = false;
-        for pair in recvs.windows(2) {
-            let (a, b) = (pair[0] as usize, pair[1] as usize);
+        let ports = t.ports.max(1) as usize;
+        if ports > 1 {
+            self.check_partners(p, recvs, true)?;
+        }
+        for pair in recvs.windows(ports + 1) {
+            let (a, b) = (pair[0] as usize, pair[ports] as usize);
             let (ta, tb) = (self.at(a)?, self.at(b)?);
             let d = tb - ta;
-            let rule = if d < t.recv_busy {
+            let rule = if d < t.recv_busy && ports > 1 {
+                Rule::PortLimit
+            } else if d < t.recv_busy {
                 Rule::RecvOverlap
             } else if d < t.recv_gap {
                 Rule::RecvGap
@@ -326,13 +343,15 @@ impl Checker<'_> {
             let from = self.sender_of(b);
             let s = self.send(b, from);
             let other = self.sender_of(a);
-            self.flag(
-                rule,
-                tb + offset,
-                p,
-                Some(s),
-                format!("receive from {other} starts {} earlier", self.fmt(d)),
-            );
+            let detail = if ports > 1 {
+                format!(
+                    "receive from {other} starts {} earlier, {ports} receives between",
+                    self.fmt(d)
+                )
+            } else {
+                format!("receive from {other} starts {} earlier", self.fmt(d))
+            };
+            self.flag(rule, tb + offset, p, Some(s), detail);
         }
         if spacing_broken || self.capacity_binds(t.recv_gap) {
             self.check_capacity(p, recvs, Rule::CapacityIn)?;
@@ -399,6 +418,53 @@ impl Checker<'_> {
         Ok(())
     }
 
+    /// Distinct partners (ports > 1): no two overlapping intervals of `p` — receives
+    /// (`incoming`) or sends — with the same partner. `ids` are sorted by start; intervals have
+    /// equal length, so only the `ports − 1` predecessors can overlap in a legal schedule (more
+    /// is a port-limit violation, flagged elsewhere).
+    fn check_partners(&mut self, p: u32, ids: &[u32], incoming: bool) -> Result<(), CheckError> {
+        let t = self.timing;
+        let (len, offset) = if incoming {
+            (t.recv_busy, t.latency - t.recv_busy)
+        } else {
+            (t.send_busy, 0)
+        };
+        if len == 0 {
+            return Ok(());
+        }
+        let ports = t.ports.max(1) as usize;
+        let partner = |c: &Self, i: usize| {
+            if incoming {
+                c.sender_of(i)
+            } else {
+                c.schedule.columns().2[i]
+            }
+        };
+        for b in 1..ids.len() {
+            let ib = ids[b] as usize;
+            let tb = self.at(ib)?;
+            let who = partner(self, ib);
+            for a in (b.saturating_sub(ports - 1)..b).rev() {
+                let ia = ids[a] as usize;
+                if tb - self.at(ia)? >= len {
+                    break;
+                }
+                if partner(self, ia) == who {
+                    let from = if incoming { who } else { p };
+                    let s = self.send(ib, from);
+                    let detail = if incoming {
+                        format!("receives twice at once from {who}")
+                    } else {
+                        format!("sends twice at once to {who}")
+                    };
+                    self.flag(Rule::SamePartner, tb + offset, p, Some(s), detail);
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Gap, overlap, causality, CPU-sharing and capacity rules on `p`'s sends.
     fn check_sends(
         &mut self,
@@ -411,14 +477,21 @@ impl Checker<'_> {
         let range = self.schedule.range(p);
         let is_valid = |i: usize| valid[i / 64] >> (i % 64) & 1 == 1;
         let recv_offset = t.latency - t.recv_busy;
-        let mut prev: Option<Ticks> = None;
+        let ports = t.ports.max(1) as usize;
+        if ports > 1 {
+            let ids: Vec<u32> = range.clone().map(|i| i as u32).collect();
+            self.check_partners(p, &ids, false)?;
+        }
+        let start = range.start;
         let mut j = 0; // receives starting before the current send ends
         let mut spacing_broken = false;
         for i in range {
             let at = self.at(i)?;
-            if let Some(pt) = prev {
-                let d = at - pt;
-                let rule = if d < t.send_busy {
+            if i >= start + ports {
+                let d = at - self.at(i - ports)?;
+                let rule = if d < t.send_busy && ports > 1 {
+                    Some(Rule::PortLimit)
+                } else if d < t.send_busy {
                     Some(Rule::SendOverlap)
                 } else if d < t.send_gap {
                     Some(Rule::SendGap)
@@ -433,11 +506,14 @@ impl Checker<'_> {
                         at,
                         p,
                         Some(s),
-                        format!("previous send starts {} earlier", self.fmt(d)),
+                        if ports > 1 {
+                            format!("send {ports} before starts {} earlier", self.fmt(d))
+                        } else {
+                            format!("previous send starts {} earlier", self.fmt(d))
+                        },
                     );
                 }
             }
-            prev = Some(at);
             if !is_valid(i) {
                 continue;
             }

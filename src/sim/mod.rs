@@ -9,10 +9,12 @@
 
 mod bounds;
 mod check;
+mod fat_tree;
 mod values;
 
 pub use bounds::lower_bound;
 pub use check::{check, check_with, CheckOptions};
+pub use fat_tree::evaluate as evaluate_fat_tree;
 pub use values::{evaluate, Evaluation, Operands, Span, ValueError};
 
 use crate::model::{CostModel, ModelError};
@@ -65,6 +67,12 @@ pub enum Rule {
     DoubleCount,
     /// A processor ends with contributions it must not have (prefix).
     ExtraContribution,
+    /// More simultaneous sends, or receives, on one processor than it has ports (k-port).
+    PortLimit,
+    /// Two simultaneous messages between the same two processors (k-port: distinct partners).
+    SamePartner,
+    /// More messages on a fat-tree channel in one step than its capacity `w(n)`.
+    ChannelCapacity,
 }
 
 impl Rule {
@@ -85,6 +93,9 @@ impl Rule {
             Rule::Incomplete => "incomplete",
             Rule::DoubleCount => "double-count",
             Rule::ExtraContribution => "extra-contribution",
+            Rule::PortLimit => "port-limit",
+            Rule::SamePartner => "same-partner",
+            Rule::ChannelCapacity => "channel-capacity",
         }
     }
 }

@@ -2,17 +2,23 @@
 
 use crate::CliError;
 use herald::{
-    check_with, generate, Algorithm, CheckOptions, CostModel, LogP, Model, OnePort, Postal, Ratio,
-    Report, Request, Schedule, Send,
+    check_with, generate, Algorithm, CheckOptions, CostModel, FatTree, FatTreeCapacity, KPort,
+    LogP, Model, OnePort, Postal, Ratio, Report, Request, Schedule, Send,
 };
 use serde_json::{json, Value};
 
 /// Which model, with its parameters.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ModelArgs {
-    /// Cost model: postal, logp or oneport.
+    /// Cost model: postal, logp, oneport, kport or fattree.
     #[arg(long, default_value = "postal")]
     model: String,
+    /// k-port: ports per direction K ≥ 1.
+    #[arg(long)]
+    ports: Option<u32>,
+    /// Fat-tree channel capacity w(n): 1, log, sqrt or linear.
+    #[arg(long)]
+    w: Option<String>,
     /// Postal latency λ ≥ 1 (e.g. 5/2, 2.5, 3).
     #[arg(long)]
     lambda: Option<Ratio>,
@@ -57,7 +63,39 @@ impl ModelArgs {
                 )))
             }
         };
+        if self.model != "kport" {
+            stray(self.ports.is_none(), "--ports")?;
+        }
+        if self.model != "fattree" {
+            stray(self.w.is_none(), "--w")?;
+        }
+        let plain = |this: &ModelArgs| {
+            stray(this.lambda.is_none(), "--lambda")?;
+            stray(
+                this.l.is_none() && this.o.is_none() && this.g.is_none(),
+                "--L/--o/--g",
+            )?;
+            stray(this.big_g.is_none() && this.bytes == 1, "--G/--msg-bytes")?;
+            stray(this.combine.is_none(), "--combine")
+        };
         match self.model.as_str() {
+            "kport" => {
+                plain(self)?;
+                let k = self
+                    .ports
+                    .ok_or_else(|| CliError::Usage("--model kport needs --ports".into()))?;
+                Ok(Model::from(KPort::new(k).map_err(CliError::usage)?))
+            }
+            "fattree" => {
+                plain(self)?;
+                let w = self
+                    .w
+                    .as_deref()
+                    .ok_or_else(|| CliError::Usage("--model fattree needs --w".into()))?
+                    .parse::<FatTreeCapacity>()
+                    .map_err(CliError::usage)?;
+                Ok(Model::from(FatTree::new(w)))
+            }
             "postal" => {
                 stray(
                     self.l.is_none() && self.o.is_none() && self.g.is_none(),
@@ -92,7 +130,7 @@ impl ModelArgs {
                 Ok(Model::from(OnePort))
             }
             other => Err(CliError::Usage(format!(
-                "unknown model {other:?} (known: postal, logp, oneport)"
+                "unknown model {other:?} (known: postal, logp, oneport, kport, fattree)"
             ))),
         }
     }
@@ -203,6 +241,9 @@ struct Chosen {
 
 /// Candidates for `--algo auto`: a handful, never every parameter value.
 fn auto_candidates(model: &Model, m: u32) -> Result<Vec<Algorithm>, CliError> {
+    if let Model::FatTree(_) = model {
+        return Ok(vec![Algorithm::FatBroadcast, Algorithm::Pipelined]);
+    }
     let timing = model
         .timing(model.time_base().map_err(CliError::usage)?)
         .map_err(CliError::usage)?;
@@ -224,6 +265,9 @@ fn auto_candidates(model: &Model, m: u32) -> Result<Vec<Algorithm>, CliError> {
         if r >= 3 {
             out.push(Algorithm::Knomial { radix: r });
         }
+    }
+    if let Model::KPort(_) = model {
+        out.extend([Algorithm::Rotation, Algorithm::KTree]);
     }
     if m > 1 {
         out.push(Algorithm::ScatterAllgather);
@@ -449,6 +493,9 @@ pub(crate) fn schedule(a: &ScheduleArgs) -> Result<(), CliError> {
 
 /// Every algorithm `--compare` tries: each family once, with the parameters that matter most.
 pub(crate) fn compare_candidates(model: &Model, m: u32) -> Result<Vec<Algorithm>, CliError> {
+    if let Model::FatTree(_) = model {
+        return Ok(vec![Algorithm::FatBroadcast, Algorithm::Pipelined]);
+    }
     let mut out = vec![Algorithm::Optimal, Algorithm::Bcast, Algorithm::Bp];
     out.extend(
         auto_candidates(model, m)?
@@ -471,6 +518,8 @@ pub(crate) fn compare_candidates(model: &Model, m: u32) -> Result<Vec<Algorithm>
         Algorithm::Dtree { d: lambda_ceil + 1 },
         Algorithm::Greedy,
         Algorithm::Fibonacci { d: None },
+        Algorithm::KTree,
+        Algorithm::Rotation,
     ]);
     let mut seen = std::collections::HashSet::new();
     out.retain(|a| seen.insert(*a));

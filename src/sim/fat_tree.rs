@@ -1,0 +1,538 @@
+//! The ideal fat-tree checker and value evaluator (Bilardi et al.; rules in
+//! [`FatTree`](crate::FatTree)'s docs).
+//!
+//! # Rules, exactly
+//!
+//! `n` (a power of two) leaves; a send `{at: t, from: s, to: d}` with `h` = the bit length of
+//! `s XOR d` (the height of the lowest common ancestor):
+//!
+//! 1. occupies, during step `t + j` (`j = 0 … h − 1`), the **up** channel of the node of height
+//!    `j` above `s` (the subtree of `2^j` leaves containing `s`);
+//! 2. occupies, during step `t + h + i` (`i = 0 … h − 1`), the **down** channel of the node of
+//!    height `h − 1 − i` above `d`;
+//! 3. delivers at `t + 2h`: `d` holds the payload from then, and may forward it in a send starting
+//!    at that step (`Rule::Causality` otherwise);
+//! 4. no channel carries more than `w(2^j)` messages in one step, `2^j` the size of its subtree
+//!    (`Rule::ChannelCapacity`). With `w(1) = 1`, the leaf channels make "at most one send and one
+//!    arrival per processor per step" part of this rule;
+//! 5. the collective's finishing rule, as in the generic checker (every processor holds every
+//!    block; for reduce/allreduce/prefix, the contribution sets, with each message carrying the
+//!    sender's set at the send's start and merged at its arrival).
+//!
+//! The channel scan sweeps the steps in order with the messages in flight, so it costs
+//! `O(Σ 2h) = O(sends · log n)` time and `O(n)` memory beyond the schedule; broadcasts keep the
+//! first arrival of each (processor, block) (8 bytes each).
+
+use super::values::{Operands, Span, ValueError};
+use super::{CheckError, CheckOptions, Report, Rule, Violation};
+use crate::model::FatTree;
+use crate::schedule::{Collective, Schedule, Send};
+use crate::time::{Ticks, TimeBase, TimeError};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Largest `n · payloads` table a broadcast check keeps.
+const MAX_TABLE: u64 = 1 << 27;
+
+/// Checks `schedule` on the ideal fat-tree `tree` (module docs).
+///
+/// # Errors
+/// [`CheckError::Model`] if `n` is not a power of two; [`CheckError::TooLarge`] beyond
+/// `2^27` (processor, payload) pairs, or `n > 4096` for combining collectives.
+pub(crate) fn check(
+    schedule: &Schedule,
+    tree: &FatTree,
+    options: CheckOptions,
+) -> Result<Report, CheckError> {
+    let n = schedule.n();
+    tree.validate(n)?;
+    if schedule.base() != TimeBase::UNIT {
+        return Err(CheckError::TooLarge(
+            "fat-tree schedules are in whole steps (tick base 1)".into(),
+        ));
+    }
+    let collective = schedule.collective();
+    let mut c = FtChecker {
+        schedule,
+        tree,
+        violations: Vec::new(),
+        count: 0,
+    };
+    let sends = c.valid_sends();
+    c.channels(&sends)?;
+    let (makespan, completion) = if collective.is_combining() {
+        c.contributions(&sends)?
+    } else {
+        c.holdings(&sends)?
+    };
+    let lower_bound = Some(super::bounds::lower_bound(
+        tree,
+        &collective,
+        n,
+        TimeBase::UNIT,
+    )?);
+    Ok(Report {
+        base: TimeBase::UNIT,
+        collective,
+        n,
+        sends: schedule.len(),
+        makespan,
+        completion: options.completion.then_some(completion),
+        lower_bound,
+        violations: c.violations,
+        violation_count: c.count,
+    })
+}
+
+/// Working state.
+struct FtChecker<'a> {
+    /// The schedule.
+    schedule: &'a Schedule,
+    /// The model.
+    tree: &'a FatTree,
+    /// Listed violations.
+    violations: Vec<Violation>,
+    /// All violations.
+    count: u64,
+}
+
+impl FtChecker<'_> {
+    /// Records a violation.
+    fn flag(&mut self, rule: Rule, at: Ticks, processor: u32, send: Option<Send>, detail: String) {
+        self.count += 1;
+        if self.violations.len() < Report::MAX_LISTED {
+            self.violations.push(Violation {
+                rule,
+                at,
+                processor,
+                send,
+                detail,
+            });
+        }
+    }
+
+    /// The sends with a real receiver and payload, in time order; flags the others.
+    fn valid_sends(&mut self) -> Vec<Send> {
+        let n = self.schedule.n();
+        let width = self.schedule.collective().what_count(n);
+        let mut out = Vec::with_capacity(self.schedule.len());
+        for s in self.schedule.sends() {
+            let rule = if s.to >= n {
+                Rule::BadReceiver
+            } else if s.to == s.from {
+                Rule::SelfSend
+            } else if width > 0 && u64::from(s.what) >= width {
+                Rule::BadPayload
+            } else {
+                out.push(s);
+                continue;
+            };
+            let detail = format!("send to {} of payload {}", s.to, s.what);
+            self.flag(rule, s.at, s.from, Some(s), detail);
+        }
+        out.sort_by_key(|s| (s.at, s.from));
+        out
+    }
+
+    /// Rule 4: channel loads per step.
+    fn channels(&mut self, sends: &[Send]) -> Result<(), CheckError> {
+        let n = self.schedule.n() as usize;
+        let mut up = vec![0u32; 2 * n];
+        let mut down = vec![0u32; 2 * n];
+        let mut touched: Vec<(bool, u32, u32)> = Vec::new(); // (is_up, node id, height)
+        let mut active: Vec<usize> = Vec::new();
+        let mut next = 0;
+        let mut step = 0;
+        while next < sends.len() || !active.is_empty() {
+            if active.is_empty() {
+                step = sends[next].at;
+            }
+            while next < sends.len() && sends[next].at == step {
+                active.push(next);
+                next += 1;
+            }
+            for &i in &active {
+                let s = sends[i];
+                let h = FatTree::height(s.from, s.to);
+                let j = (step - s.at) as u32;
+                let (is_up, leaf, height) = if j < h {
+                    (true, s.from, j)
+                } else {
+                    (false, s.to, 2 * h - 1 - j)
+                };
+                let id = (n >> height) + (leaf as usize >> height);
+                let load = if is_up { &mut up[id] } else { &mut down[id] };
+                if *load == 0 {
+                    touched.push((is_up, id as u32, height));
+                }
+                *load += 1;
+            }
+            for &(is_up, id, height) in &touched {
+                let load = if is_up {
+                    up[id as usize]
+                } else {
+                    down[id as usize]
+                };
+                let cap = self.tree.w(1u64 << height);
+                if u64::from(load) > cap {
+                    let first = (id as usize - (n >> height)) << height;
+                    let dir = if is_up { "up" } else { "down" };
+                    let detail = format!(
+                        "{dir} channel of leaves {first}..{} carries {load} messages, capacity {cap}",
+                        first + (1 << height)
+                    );
+                    self.flag(Rule::ChannelCapacity, step, first as u32, None, detail);
+                }
+            }
+            for (is_up, id, _) in touched.drain(..) {
+                if is_up {
+                    up[id as usize] = 0;
+                } else {
+                    down[id as usize] = 0;
+                }
+            }
+            active.retain(|&i| {
+                let s = sends[i];
+                s.at + 2 * u64::from(FatTree::height(s.from, s.to)) > step + 1
+            });
+            step = step.checked_add(1).ok_or(TimeError::Overflow)?;
+        }
+        Ok(())
+    }
+
+    /// Rules 3 and 5 for broadcast and all-to-all; returns the makespan and completion times.
+    fn holdings(&mut self, sends: &[Send]) -> Result<(Ticks, Vec<Ticks>), CheckError> {
+        let n = self.schedule.n();
+        let collective = self.schedule.collective();
+        let width = collective.what_count(n);
+        if u64::from(n) * width > MAX_TABLE {
+            return Err(CheckError::TooLarge(format!(
+                "{n} processors × {width} payloads on the fat-tree"
+            )));
+        }
+        let initially = |p: u32, w: u32| match collective {
+            Collective::Broadcast { root, .. } => p == root,
+            Collective::AllToAll { items } => w / items == p,
+            _ => true,
+        };
+        let idx = |p: u32, w: u32| p as usize * width as usize + w as usize;
+        let mut first = vec![Ticks::MAX; (u64::from(n) * width) as usize];
+        for p in 0..n {
+            for w in 0..width as u32 {
+                if initially(p, w) {
+                    first[idx(p, w)] = 0;
+                }
+            }
+        }
+        for s in sends {
+            let arrival = s.at + self.tree.latency(s.from, s.to);
+            let f = &mut first[idx(s.to, s.what)];
+            *f = (*f).min(arrival);
+        }
+        for s in sends {
+            let held = first[idx(s.from, s.what)];
+            if held > s.at {
+                let detail = if held == Ticks::MAX {
+                    format!("sends payload {}, which it never receives", s.what)
+                } else {
+                    format!("sends payload {}, which it holds only from {held}", s.what)
+                };
+                self.flag(Rule::Causality, s.at, s.from, Some(*s), detail);
+            }
+        }
+        let mut makespan = 0;
+        let mut completion = vec![0; n as usize];
+        for p in 0..n {
+            let row = &first[idx(p, 0)..idx(p, 0) + width as usize];
+            let done = row.iter().copied().max().unwrap_or(0);
+            if done == Ticks::MAX {
+                let missing = row.iter().position(|&t| t == Ticks::MAX).unwrap_or(0);
+                let detail = format!("never receives payload {missing}");
+                self.flag(Rule::Incomplete, 0, p, None, detail);
+            } else {
+                makespan = makespan.max(done);
+            }
+            completion[p as usize] = done;
+        }
+        Ok((makespan, completion))
+    }
+
+    /// Rule 5 for combining collectives: contribution sets in time order.
+    fn contributions(&mut self, sends: &[Send]) -> Result<(Ticks, Vec<Ticks>), CheckError> {
+        let n = self.schedule.n() as usize;
+        if n > 4096 {
+            return Err(CheckError::TooLarge(format!(
+                "combining collectives are checked for n ≤ 4096, not {n}"
+            )));
+        }
+        let words = n.div_ceil(64);
+        let mut sets = vec![0u64; n * words];
+        for p in 0..n {
+            sets[p * words + p / 64] |= 1 << (p % 64);
+        }
+        let mut last = vec![0 as Ticks; n];
+        let mut carried: Vec<Vec<u64>> = vec![Vec::new(); sends.len()];
+        let mut pending: BinaryHeap<Reverse<(Ticks, usize)>> = BinaryHeap::new();
+        let mut deliver = |c: &mut Self,
+                           upto: Option<Ticks>,
+                           pending: &mut BinaryHeap<Reverse<(Ticks, usize)>>,
+                           carried: &mut Vec<Vec<u64>>,
+                           sets: &mut Vec<u64>| {
+            while let Some(&Reverse((a, k))) = pending.peek() {
+                if upto.is_some_and(|t| a > t) {
+                    break;
+                }
+                pending.pop();
+                let q = sends[k].to as usize;
+                let bits = std::mem::take(&mut carried[k]);
+                let set = &mut sets[q * words..(q + 1) * words];
+                let dup = set.iter().zip(&bits).enumerate().find_map(|(w, (x, y))| {
+                    (x & y != 0).then(|| w * 64 + (x & y).trailing_zeros() as usize)
+                });
+                for (x, y) in set.iter_mut().zip(&bits) {
+                    *x |= y;
+                }
+                last[q] = a;
+                if let Some(x) = dup {
+                    let detail = format!("receives the contribution of {x} again");
+                    c.flag(Rule::DoubleCount, a, q as u32, Some(sends[k]), detail);
+                }
+            }
+        };
+        for (k, s) in sends.iter().enumerate() {
+            deliver(self, Some(s.at), &mut pending, &mut carried, &mut sets);
+            let p = s.from as usize;
+            carried[k] = sets[p * words..(p + 1) * words].to_vec();
+            pending.push(Reverse((s.at + self.tree.latency(s.from, s.to), k)));
+        }
+        deliver(self, None, &mut pending, &mut carried, &mut sets);
+        let collective = self.schedule.collective();
+        let mut makespan = 0;
+        let mut completion = vec![0; n];
+        for q in 0..n {
+            let want = |x: usize| match collective {
+                Collective::Reduce { root } => (q == root as usize).then_some(true),
+                Collective::Allreduce => Some(true),
+                _ => Some(x <= q),
+            };
+            if want(0).is_none() {
+                continue;
+            }
+            let has = |x: usize| sets[q * words + x / 64] >> (x % 64) & 1 == 1;
+            let missing = (0..n).find(|&x| want(x) == Some(true) && !has(x));
+            let extra = (0..n).find(|&x| want(x) == Some(false) && has(x));
+            if let Some(x) = missing {
+                let detail = format!("never receives the contribution of {x}");
+                self.flag(Rule::Incomplete, 0, q as u32, None, detail);
+            } else if let Some(x) = extra {
+                let detail = format!("ends holding the contribution of {x}");
+                self.flag(Rule::ExtraContribution, last[q], q as u32, None, detail);
+            } else {
+                makespan = makespan.max(last[q]);
+                completion[q] = last[q];
+            }
+        }
+        Ok((makespan, completion))
+    }
+}
+
+/// Runs a combining `schedule` (reduce, allreduce, prefix) on the ideal fat-tree `tree` with real
+/// values: every processor starts with `initial[p]`; a send carries the sender's value at the
+/// send's start (arrivals at that step included) and arrives `2h` steps later, where the
+/// receiver combines it with its own — `op(held, received)` or `op(received, held)` so that rank
+/// order is kept ([`Operands::Linear`]: a received run of ranks must be adjacent to the held
+/// one; [`Operands::Cyclic`] is treated as linear), or held on the left with only double
+/// counting checked ([`Operands::Commutative`], `n ≤ 4096`). Returns every processor's final
+/// value. Channel capacities are the checker's business.
+///
+/// # Errors
+/// As [`evaluate`](crate::evaluate): [`ValueError::NotCombining`], [`ValueError::Count`],
+/// [`ValueError::BadReceiver`], [`ValueError::DoubleCount`], [`ValueError::NonAdjacent`],
+/// [`ValueError::Incomplete`], [`ValueError::TooLarge`].
+///
+/// # Examples
+///
+/// ```
+/// use herald::{evaluate_fat_tree, Collective, FatTree, FatTreeCapacity, Operands, Schedule, TimeBase};
+/// let tree = FatTree::new(FatTreeCapacity::One);
+/// let mut b = Schedule::builder(4, Collective::Prefix, TimeBase::UNIT)?;
+/// b.push(0, 0, 1, 0); // arrives at 2: 1 holds "ab"
+/// b.push(0, 2, 3, 0); // arrives at 2: 3 holds "cd"
+/// b.push(2, 1, 2, 0); // height 2, arrives at 6: 2 holds "abc"
+/// b.push(2, 1, 3, 0); // arrives at 6: 3 holds "abcd"
+/// let words: Vec<String> = ["a", "b", "c", "d"].map(String::from).into();
+/// let v = evaluate_fat_tree(&b.build()?, &tree, words, Operands::Linear, |l: &String, r: &String| format!("{l}{r}"))?;
+/// assert_eq!(v, ["a", "ab", "abc", "abcd"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn evaluate<T: Clone>(
+    schedule: &Schedule,
+    tree: &FatTree,
+    initial: Vec<T>,
+    operands: Operands,
+    mut op: impl FnMut(&T, &T) -> T,
+) -> Result<Vec<T>, ValueError> {
+    let collective = schedule.collective();
+    if !collective.is_combining() {
+        return Err(ValueError::NotCombining(collective.name()));
+    }
+    let n = schedule.n();
+    tree.validate(n).map_err(CheckError::from)?;
+    if initial.len() != n as usize {
+        return Err(ValueError::Count {
+            given: initial.len(),
+            n,
+        });
+    }
+    let commutative = operands == Operands::Commutative;
+    if commutative && n > 4096 {
+        return Err(ValueError::TooLarge(n));
+    }
+    let words = if commutative {
+        (n as usize).div_ceil(64)
+    } else {
+        0
+    };
+    let mut values = initial;
+    let mut spans: Vec<Span> = (0..n).map(|p| Span { start: p, len: 1 }).collect();
+    let mut sets = vec![0u64; words * n as usize];
+    for p in 0..n as usize {
+        if words > 0 {
+            sets[p * words + p / 64] |= 1 << (p % 64);
+        }
+    }
+    let mut sends: Vec<Send> = schedule.sends().collect();
+    for s in &sends {
+        if s.to >= n || s.to == s.from {
+            return Err(ValueError::BadReceiver {
+                at: s.at,
+                from: s.from,
+                to: s.to,
+            });
+        }
+    }
+    sends.sort_by_key(|s| (s.at, s.from));
+    type Flight<T> = (T, Span, Vec<u64>);
+    let mut carried: Vec<Option<Flight<T>>> = vec![None; sends.len()];
+    let mut pending: BinaryHeap<Reverse<(Ticks, usize)>> = BinaryHeap::new();
+    let mut deliver = |upto: Option<Ticks>,
+                       pending: &mut BinaryHeap<Reverse<(Ticks, usize)>>,
+                       carried: &mut Vec<Option<Flight<T>>>,
+                       values: &mut Vec<T>,
+                       spans: &mut Vec<Span>,
+                       sets: &mut Vec<u64>|
+     -> Result<(), ValueError> {
+        while let Some(&Reverse((at, k))) = pending.peek() {
+            if upto.is_some_and(|t| at > t) {
+                break;
+            }
+            pending.pop();
+            let (from, q) = (sends[k].from, sends[k].to as usize);
+            let Some((value, span, bits)) = carried[k].take() else {
+                continue;
+            };
+            let held = spans[q];
+            if commutative {
+                let set = &mut sets[q * words..(q + 1) * words];
+                if let Some(rank) = set.iter().zip(&bits).enumerate().find_map(|(w, (x, y))| {
+                    (x & y != 0).then(|| (w * 64) as u32 + (x & y).trailing_zeros())
+                }) {
+                    return Err(ValueError::DoubleCount {
+                        at,
+                        processor: q as u32,
+                        from,
+                        rank,
+                    });
+                }
+                for (x, y) in set.iter_mut().zip(&bits) {
+                    *x |= y;
+                }
+                values[q] = op(&values[q], &value);
+                spans[q] = Span {
+                    start: 0,
+                    len: held.len + span.len,
+                };
+                continue;
+            }
+            let (h_end, s_end) = (held.start + held.len, span.start + span.len);
+            if span.start < h_end && held.start < s_end {
+                return Err(ValueError::DoubleCount {
+                    at,
+                    processor: q as u32,
+                    from,
+                    rank: span.start.max(held.start),
+                });
+            }
+            if s_end == held.start {
+                values[q] = op(&value, &values[q]);
+                spans[q] = Span {
+                    start: span.start,
+                    len: span.len + held.len,
+                };
+            } else if h_end == span.start {
+                values[q] = op(&values[q], &value);
+                spans[q] = Span {
+                    start: held.start,
+                    len: held.len + span.len,
+                };
+            } else {
+                return Err(ValueError::NonAdjacent {
+                    at,
+                    processor: q as u32,
+                    from,
+                    held,
+                    received: span,
+                });
+            }
+        }
+        Ok(())
+    };
+    for (k, s) in sends.iter().enumerate() {
+        deliver(
+            Some(s.at),
+            &mut pending,
+            &mut carried,
+            &mut values,
+            &mut spans,
+            &mut sets,
+        )?;
+        let p = s.from as usize;
+        let bits = if commutative {
+            sets[p * words..(p + 1) * words].to_vec()
+        } else {
+            Vec::new()
+        };
+        carried[k] = Some((values[p].clone(), spans[p], bits));
+        let arrival =
+            s.at.checked_add(tree.latency(s.from, s.to))
+                .ok_or(TimeError::Overflow)?;
+        pending.push(Reverse((arrival, k)));
+    }
+    deliver(
+        None,
+        &mut pending,
+        &mut carried,
+        &mut values,
+        &mut spans,
+        &mut sets,
+    )?;
+    for q in 0..n {
+        let span = spans[q as usize];
+        let ok = match collective {
+            Collective::Reduce { root } if q != root => true,
+            Collective::Reduce { .. } | Collective::Allreduce => span.len == n,
+            _ if commutative => {
+                let set = &sets[q as usize * words..(q as usize + 1) * words];
+                (0..n).all(|x| (set[x as usize / 64] >> (x % 64) & 1 == 1) == (x <= q))
+            }
+            _ => span.start == 0 && span.len == q + 1,
+        };
+        if !ok {
+            return Err(ValueError::Incomplete {
+                processor: q,
+                held: span,
+            });
+        }
+    }
+    Ok(values)
+}

@@ -44,6 +44,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations)]
 
+mod calibrate;
 mod model;
 mod plan;
 mod runtime;
@@ -52,9 +53,15 @@ mod sim;
 mod time;
 mod topology;
 
+pub use calibrate::{
+    calibrate, capacity_from_curve, default_profile_path, distribution, find_modes, fit_prtt,
+    host_name, load_profile, save_profile, utc_now, CalibrateError, CalibrateOptions, FitError,
+    LogGpFit, Progress, PrttPoint,
+};
 pub use model::{
-    CostModel, Hierarchy, HierarchyError, Level, LevelKind, LogP, Model, ModelError, Node, OnePort,
-    Postal, Problem, Timing, UniversalTree, MAX_PUS,
+    Capacity, CostModel, Distribution, Hierarchy, HierarchyError, Level, LevelKind, LevelProfile,
+    LogP, Mode, Model, ModelError, Node, OnePort, Pick, Postal, Problem, Profile, ProfileError,
+    Timing, TopologyLevel, TopologySummary, UniversalTree, WholeParams, MAX_PUS, PROFILE_SCHEMA,
 };
 pub use model::{FatTree, FatTreeCapacity, KPort};
 pub use plan::{candidates, plan, Candidate, Plan, PlanError, PlanRequest};

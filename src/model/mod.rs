@@ -24,6 +24,7 @@ mod kport;
 mod logp;
 mod oneport;
 mod postal;
+mod profile;
 
 pub(crate) use fat_tree::log2 as log2_floor;
 pub use fat_tree::{FatTree, FatTreeCapacity};
@@ -33,6 +34,10 @@ pub use kport::KPort;
 pub use logp::LogP;
 pub use oneport::OnePort;
 pub use postal::{Postal, UniversalTree};
+pub use profile::{
+    Capacity, Distribution, LevelProfile, Mode, Pick, Profile, ProfileError, TopologyLevel,
+    TopologySummary, WholeParams, PROFILE_SCHEMA,
+};
 
 use crate::time::{Ratio, Ticks, TimeBase, TimeError};
 

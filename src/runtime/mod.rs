@@ -6,9 +6,11 @@
 //! 4. `team` — pinned worker threads running borrowed closures ([`Team`], [`Ctx`]).
 //! 5. `program` — schedules compiled into per-rank programs ([`Program`]) and executed on a
 //!    team over channels on the schedule's edges only ([`Network`]).
-//! 6. `sync` — the std/loom shim (`cfg(herald_loom)`).
+//! 6. `collective` — SPMD collectives over per-pair rings ([`Comm`], [`CommRank`]).
+//! 7. `sync` — the std/loom shim (`cfg(herald_loom)`).
 
 mod channel;
+mod collective;
 mod line;
 mod program;
 mod sync;
@@ -17,6 +19,9 @@ mod wait;
 
 pub use channel::{
     channel, Receiver, RecvError, SendError, Sender, TryRecvError, TrySendError, MAX_BATCH,
+};
+pub use collective::{
+    CallInfo, CollectiveError, CollectiveKind, Comm, CommOptions, CommRank, MAX_COMM_RANKS,
 };
 pub use line::Line;
 pub use program::{Blocking, Network, Program, ProgramError, RankProgram, RankTiming, Spread};

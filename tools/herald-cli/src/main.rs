@@ -2,6 +2,8 @@
 //!
 //! Bad input prints one line on stderr and exits with code 2; a failed verification exits 1.
 
+mod bench;
+mod calibrate;
 mod draw;
 mod export;
 mod plan;
@@ -54,6 +56,10 @@ enum Command {
     Export(export::ExportArgs),
     /// Draw a schedule: tree, timeline or comparison (SVG, PNG).
     Draw(draw::DrawArgs),
+    /// Measure L, o, g, G and λ per level of this machine's hierarchy into a profile.
+    Calibrate(calibrate::CalibrateArgs),
+    /// Measure herald against raw hardware and peer crates (per-slice ratios).
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -83,6 +89,8 @@ fn main() -> ExitCode {
         Command::Plan(a) => plan::run(a),
         Command::Export(a) => export::run(a),
         Command::Draw(a) => draw::run(a),
+        Command::Calibrate(a) => calibrate::run(a),
+        Command::Bench(a) => bench::bench(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

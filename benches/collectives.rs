@@ -1,0 +1,2 @@
+//! Criterion: herald's collectives against peers (filled in below).
+fn main() {}

@@ -1,0 +1,706 @@
+//! Calibration: measure `L`, `o_s`, `o_r`, `g`, `G` and the postal λ at every level of the
+//! machine's hierarchy, honestly about noise, into a [`Profile`].
+//!
+//! 1. `probes` — PRTT round trips on `runtime` channels, direct receive overheads, raw atomic
+//!    ping-pong, concurrent ping-pongs for capacity; pinned two-rank teams.
+//! 2. `fit` — least squares from PRTT times to LogGP parameters ([`fit_prtt`]).
+//! 3. `modes` — distributions and the mode finder ([`find_modes`], [`distribution`]).
+//!
+//! # Pairs
+//!
+//! For each level above the PUs, the first node with at least two children gives the pair: the
+//! first PU of its first child (client) and the first PU of its second child (server); their
+//! lowest common ancestor is that level. A level whose nodes all have one child has no such pair
+//! (no transfer has its LCA there): it is recorded with every parameter `null` and a note.
+//!
+//! # The PRTT method (Hoefler, Lichei & Rehm, *Low-Overhead LogGP Parameter Assessment for
+//! Modern Interconnection Networks*, IPDPS 2007; Netgauge's `loggp` pattern)
+//!
+//! `PRTT(n, d, s)`: the client sends `n` messages of `s` lines, busy-waiting `d` after each but
+//! the last; the server receives all `n` and answers with one message of `s` lines; the time is
+//! taken at the client from its first send to the end of the answer. With LogGP parameters
+//! (`G` per additional line):
+//!
+//! ```text
+//! PRTT(1, 0, s) = 2·(o_s + L + o_r + (s−1)·G)
+//! PRTT(n, 0, s) = PRTT(1, 0, s) + (n−1)·(g + (s−1)·G)     (sends limited by the gap)
+//! PRTT(n, d, s) = PRTT(1, 0, s) + (n−1)·(o_s(s) + d)       (d > g: limited by the sender)
+//! ```
+//!
+//! so, over sizes `s = 1, 2, 4, …` lines, each fitted by least squares to a line in `s − 1`
+//! (on the longest prefix of sizes, smallest first, whose points all lie within 10 % + 2 ns of
+//! the line: Netgauge's protocol-change rule, simplified, so a large burst in another hardware
+//! regime does not distort the one-line values):
+//!
+//! * `g + (s−1)·G = (PRTT(n,0,s) − PRTT(1,0,s)) / (n−1)`: intercept `g`, slope `G` (per line;
+//!   `G_ns_per_byte = G / 56`, the payload bytes of a line);
+//! * `o_s(s) = (PRTT(n,d,s) − PRTT(1,0,s) − Σd) / (n−1)`, with `Σd` the delays actually spun
+//!   (read from the clock), and `o_s = o_s(1)` (the intercept);
+//! * `o_r(s)` is measured directly, as Netgauge does at the server: the server sends a "go"
+//!   line, busy-waits `2·PRTT(1,0,s) + 500 ns` (the answer has surely arrived), then times the
+//!   receipt of the `s` lines; `o_r = o_r(1)` (the intercept);
+//! * the one-way time `T = o_s + L + o_r` is the intercept of `PRTT(1,0,s)/2`, and
+//!   `L = T − o_s − o_r`.
+//!
+//! `n = 10` (Netgauge's). `d = PRTT(1,0,s)` as Netgauge chooses, taken from the previous slice
+//! and raised to at least twice the previous slice's gap, so `d > g` holds even across a
+//! switch between regimes; a slice whose measured gap exceeds its `d` is discarded. Every timed
+//! interval has the cost of one clock read (median of consecutive `Instant::now()` differences)
+//! subtracted; the spun delays `Σd` are measured between clock reads, so `o_s` also has one
+//! clock read subtracted.
+//!
+//! On shared memory the line moves when the receiver reads it and when the sender claims it
+//! for writing, so `o_s` and `o_r` contain coherence misses and `L` (what is left) is small and
+//! may come out negative. That is a finding, not an error: `L + o_s + o_r` is the one-way time
+//! in any case, and the conversions in `model::profile` keep it.
+//!
+//! # λ
+//!
+//! `λ = (L + o_s + o_r) / max(g, o_s)`: the postal model's unit is the time a sender is
+//! occupied by one send, and a sender can start one send per `max(g, o_s)` (its overhead or
+//! the gap, whichever binds); the latency is the one-way time from the start of a send until
+//! the data is usable. Computed per slice, then summarized like every parameter.
+//!
+//! # Raw hop
+//!
+//! The honest baseline: two threads bounce a counter on one cache line (`AtomicU64`, store
+//! `Release`, spin on `load(Acquire)`); one-way = round trip / 2, timed per round trip.
+//!
+//! # Noise
+//!
+//! Measuring runs in slices of tens of milliseconds: in each slice every probe runs `reps`
+//! times for every size (probes and sizes interleaved), the slice keeps the medians and fits
+//! them, giving one value per parameter per slice, weighted by the slice's duration. Slices of
+//! different levels alternate. Every few slices the modes of each parameter are recomputed
+//! ([`find_modes`]); a parameter is *settled* when its number of modes and every mode center
+//! (within 3 %, or 1 ns) have not changed over three checks. Measuring stops when every
+//! parameter is settled and the minimum time has passed, or when the budget ends; what did not
+//! settle is listed in [`Profile::unsettled`].
+//!
+//! # Capacity
+//!
+//! For a level with room for `k ≥ 2` disjoint pairs of PUs under one node, each with its LCA at
+//! that level, `1, 2, 4, …, k` pairs ping-pong at once; the capacity is the largest count whose
+//! per-transfer time stays within 25 % of a lone transfer's ([`capacity_from_curve`]). With
+//! fewer than two such pairs the capacity is `null` (unknown).
+
+mod fit;
+mod modes;
+mod probes;
+
+pub use fit::{capacity_from_curve, fit_prtt, FitError, LogGpFit, PrttPoint};
+pub use modes::{distribution, find_modes};
+
+use crate::model::{
+    Capacity, Distribution, Hierarchy, LevelProfile, Profile, ProfileError, TopologyLevel,
+    TopologySummary, PROFILE_SCHEMA,
+};
+use crate::runtime::RuntimeError;
+use modes::modes_agree;
+use probes::{Pair, SliceData, SlicePlan};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Why calibration failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CalibrateError {
+    /// The probe threads could not be started.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// A probe failed (a peer stopped answering, a channel closed).
+    #[error("probe failed: {0}")]
+    Probe(String),
+    /// The options are unusable.
+    #[error("invalid calibration options: {0}")]
+    Options(&'static str),
+}
+
+/// How to calibrate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalibrateOptions {
+    /// `quick` or `full` (recorded in the profile).
+    pub mode: &'static str,
+    /// Measure at least this long, even when everything settled earlier.
+    pub min_time: Duration,
+    /// Stop measuring after this long, settled or not.
+    pub budget: Duration,
+    /// Target duration of one slice.
+    pub slice: Duration,
+    /// Message sizes in lines (at least two distinct).
+    pub sizes: Vec<u32>,
+    /// Messages per multi-message probe (Netgauge's `n`).
+    pub n: u32,
+    /// Raw ping-pong round trips per slice.
+    pub hops: u32,
+}
+
+impl CalibrateOptions {
+    /// Under 10 s in all: 2 s to 6 s of measuring, sizes 1, 2, 4, 8 lines.
+    pub fn quick() -> CalibrateOptions {
+        CalibrateOptions {
+            mode: "quick",
+            min_time: Duration::from_secs(2),
+            budget: Duration::from_secs(6),
+            slice: Duration::from_millis(15),
+            sizes: vec![1, 2, 4, 8],
+            n: 10,
+            hops: 64,
+        }
+    }
+
+    /// Under 2 minutes in all: 30 s to 90 s of measuring, sizes 1 to 16 lines.
+    pub fn full() -> CalibrateOptions {
+        CalibrateOptions {
+            mode: "full",
+            min_time: Duration::from_secs(30),
+            budget: Duration::from_secs(90),
+            slice: Duration::from_millis(30),
+            sizes: vec![1, 2, 4, 8, 16],
+            n: 10,
+            hops: 128,
+        }
+    }
+
+    fn check(&self) -> Result<(), CalibrateError> {
+        let mut sizes = self.sizes.clone();
+        sizes.sort_unstable();
+        sizes.dedup();
+        if sizes.len() < 2 || sizes[0] == 0 {
+            return Err(CalibrateError::Options("need two distinct positive sizes"));
+        }
+        let lines = u64::from(self.n) * u64::from(*sizes.last().unwrap_or(&1));
+        if self.n < 2 || lines + 2 > probes::RING_LINES as u64 {
+            return Err(CalibrateError::Options(
+                "n must be ≥ 2 and n·s must fit the ring",
+            ));
+        }
+        if self.min_time > self.budget || self.hops == 0 {
+            return Err(CalibrateError::Options(
+                "min_time exceeds budget, or no hops",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Where calibration stands, for progress reports.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    /// Time spent measuring so far.
+    pub elapsed: Duration,
+    /// The budget.
+    pub budget: Duration,
+    /// Slices measured so far (all levels).
+    pub slices: usize,
+    /// Quantities (`level.key`) not settled yet.
+    pub unsettled: Vec<String>,
+}
+
+/// The quantities recorded per slice, in profile key order.
+const KEYS: [&str; 8] = [
+    "raw_hop_ns",
+    "one_way_ns",
+    "L_ns",
+    "o_s_ns",
+    "o_r_ns",
+    "g_ns",
+    "G_ns_per_byte",
+    "lambda",
+];
+/// Absolute tolerance of the settling check per key (relative tolerance is 3 %).
+const ABS_TOL: [f64; 8] = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.01, 0.05];
+/// Consecutive agreeing checks that make a key settled.
+const STABLE_CHECKS: u32 = 3;
+
+/// The state of one measured level.
+struct Probe {
+    depth: usize,
+    pair: Pair,
+    os: [usize; 2],
+    samples: Vec<[f64; 8]>,
+    weights: Vec<f64>,
+    discarded: usize,
+    last: Option<SliceData>,
+    reps: u32,
+    previous: Vec<Vec<crate::model::Mode>>,
+    stable: [u32; 8],
+}
+
+impl Probe {
+    fn settled(&self, k: usize) -> bool {
+        self.stable[k] >= STABLE_CHECKS
+    }
+
+    fn plan(&self, opts: &CalibrateOptions, clock: f64) -> SlicePlan {
+        let (delay, wait) = match &self.last {
+            Some(last) => last
+                .points
+                .iter()
+                .zip(&last.gaps)
+                .map(|(p, &gap)| {
+                    let d = p.prtt_1_0.max(2.0 * gap).max(100.0);
+                    (d, 2.0 * p.prtt_1_0.max(0.0) + 500.0)
+                })
+                .unzip(),
+            None => (
+                vec![2000.0; opts.sizes.len()],
+                vec![5000.0; opts.sizes.len()],
+            ),
+        };
+        SlicePlan {
+            sizes: opts.sizes.clone(),
+            n: opts.n,
+            reps: self.reps,
+            delay,
+            wait,
+            hops: opts.hops,
+            clock,
+        }
+    }
+
+    /// Runs one slice and records it (the first slice of a level only warms up).
+    fn step(&mut self, opts: &CalibrateOptions, clock: f64) -> Result<(), CalibrateError> {
+        let plan = self.plan(opts, clock);
+        let t0 = Instant::now();
+        let data = self.pair.slice(&plan)?;
+        let took = t0.elapsed();
+        // Aim the next slice at the target duration.
+        let scale = opts.slice.as_secs_f64() / took.as_secs_f64().max(1e-6);
+        self.reps = ((f64::from(self.reps) * scale).round() as u32).clamp(2, 4096);
+        let warm = self.last.is_some();
+        let valid = data
+            .gaps
+            .iter()
+            .zip(&plan.delay)
+            .all(|(&gap, &d)| gap.is_finite() && gap < d);
+        if warm && valid {
+            if let Ok(fit) = fit_prtt(opts.n, &data.points) {
+                self.samples.push([
+                    data.raw_hop,
+                    fit.one_way,
+                    fit.l,
+                    fit.o_s,
+                    fit.o_r,
+                    fit.g,
+                    fit.big_g_byte,
+                    fit.lambda,
+                ]);
+                self.weights.push(took.as_secs_f64());
+            } else {
+                self.discarded += 1;
+            }
+        } else if warm {
+            self.discarded += 1;
+        }
+        self.last = Some(data);
+        Ok(())
+    }
+
+    fn weighted(&self, k: usize) -> Vec<(f64, f64)> {
+        self.samples
+            .iter()
+            .zip(&self.weights)
+            .map(|(s, &w)| (s[k], w))
+            .collect()
+    }
+
+    /// Recomputes the modes of every key and updates the settling counters.
+    fn check_settled(&mut self) {
+        let current: Vec<Vec<crate::model::Mode>> = (0..KEYS.len())
+            .map(|k| find_modes(&self.weighted(k)))
+            .collect();
+        for k in 0..KEYS.len() {
+            let enough = self.samples.len() >= 10 && current[k].iter().all(|m| m.samples >= 3);
+            let agree = self
+                .previous
+                .get(k)
+                .is_some_and(|p| modes_agree(p, &current[k], 0.03, ABS_TOL[k]));
+            self.stable[k] = if enough && agree {
+                self.stable[k] + 1
+            } else {
+                0
+            };
+        }
+        self.previous = current;
+    }
+
+    fn unsettled(&self, name: &str) -> Vec<String> {
+        (0..KEYS.len())
+            .filter(|&k| !self.settled(k))
+            .map(|k| format!("{name}.{}", KEYS[k]))
+            .collect()
+    }
+
+    fn distribution(&self, k: usize) -> Option<Distribution> {
+        if self.samples.is_empty() {
+            return None;
+        }
+        let mut d = distribution(&self.weighted(k));
+        d.settled = self.settled(k);
+        Some(d)
+    }
+}
+
+/// The pair of logical PUs whose LCA is level `depth`: the first PUs of the first two children
+/// of the first node there with at least two children.
+fn pair_at(h: &Hierarchy, depth: usize) -> Option<(usize, usize)> {
+    let below = h.levels().get(depth + 1)?;
+    let node = h
+        .level(depth)
+        .nodes()
+        .iter()
+        .find(|n| n.children().len() >= 2)?;
+    let mut children = node.children();
+    let a = below.nodes()[children.next()?].pus().start;
+    let b = below.nodes()[children.next()?].pus().start;
+    Some((a, b))
+}
+
+/// Disjoint pairs of logical PUs under one node of level `depth`, each pair's LCA at that level
+/// (greedy: always pair PUs of the two children with the most PUs left; one PU per core).
+fn disjoint_pairs(h: &Hierarchy, depth: usize) -> Vec<(usize, usize)> {
+    let Some(below) = h.levels().get(depth + 1) else {
+        return Vec::new();
+    };
+    let core_depth = h.find(crate::model::LevelKind::Core);
+    let mut best = Vec::new();
+    for node in h.level(depth).nodes() {
+        let mut groups: Vec<Vec<usize>> = node
+            .children()
+            .map(|c| {
+                below.nodes()[c]
+                    .pus()
+                    .filter(|&pu| {
+                        // One PU per core: skip SMT siblings (unless cores are below this level).
+                        core_depth.is_none_or(|cd| {
+                            cd <= depth || pu == 0 || h.node_of(cd, pu) != h.node_of(cd, pu - 1)
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut pairs = Vec::new();
+        loop {
+            groups.sort_by_key(|g| std::cmp::Reverse(g.len()));
+            if groups.len() < 2 || groups[1].is_empty() {
+                break;
+            }
+            let (a, b) = (groups[0].remove(0), groups[1].remove(0));
+            pairs.push((a, b));
+        }
+        if pairs.len() > best.len() {
+            best = pairs;
+        }
+    }
+    best
+}
+
+/// Measures the capacity of a level, or `None` with the reason.
+fn capacity(
+    h: &Hierarchy,
+    depth: usize,
+    opts: &CalibrateOptions,
+    clock: f64,
+) -> Result<Result<Capacity, String>, CalibrateError> {
+    let pairs = disjoint_pairs(h, depth);
+    if pairs.len() < 2 {
+        return Ok(Err(format!(
+            "capacity unknown: it needs at least 2 disjoint pairs of PUs under one node with their \
+             lowest common ancestor at this level; this machine has {}",
+            pairs.len()
+        )));
+    }
+    let os: Vec<(usize, usize)> = pairs
+        .iter()
+        .map(|&(a, b)| (h.os_index(a), h.os_index(b)))
+        .collect();
+    let mut counts: Vec<usize> = std::iter::successors(Some(1usize), |k| Some(k * 2))
+        .take_while(|&k| k < os.len())
+        .collect();
+    counts.push(os.len());
+    let mut curve = Vec::new();
+    for &k in &counts {
+        let mut runs = Vec::new();
+        for _ in 0..5 {
+            runs.push(probes::concurrent_hops(&os[..k], opts.hops * 4, clock)?);
+        }
+        curve.push((k as u32, modes::median(&runs)));
+    }
+    Ok(match capacity_from_curve(&curve, 0.25) {
+        Some((transfers, at_least)) => Ok(Capacity {
+            transfers,
+            at_least,
+            curve,
+        }),
+        None => Err("capacity unknown: no lone-transfer measurement".into()),
+    })
+}
+
+/// Measures this machine's hierarchy `h` (from [`TopologySource::Machine`](crate::TopologySource))
+/// and returns its profile. `progress` is called after every slice.
+///
+/// # Errors
+///
+/// [`CalibrateError`] if the options are unusable, threads cannot be pinned, or a probe stalls.
+pub fn calibrate(
+    h: &Hierarchy,
+    opts: &CalibrateOptions,
+    mut progress: impl FnMut(&Progress),
+) -> Result<Profile, CalibrateError> {
+    opts.check()?;
+    let clock = probes::clock_overhead();
+    let mut levels: Vec<LevelProfile> = Vec::new();
+    let mut probes: Vec<(usize, Probe)> = Vec::new();
+    for depth in 0..h.pu_level() {
+        let name = h.level(depth).name();
+        let mut level = LevelProfile {
+            name,
+            depth,
+            pair: None,
+            slices: 0,
+            raw_hop_ns: None,
+            one_way_ns: None,
+            l_ns: None,
+            o_s_ns: None,
+            o_r_ns: None,
+            g_ns: None,
+            big_g_ns_per_byte: None,
+            lambda: None,
+            capacity: None,
+            note: Some(
+                "not measurable: every node of this level has one child, so no two PUs have \
+                 their lowest common ancestor here"
+                    .into(),
+            ),
+        };
+        if let Some((a, b)) = pair_at(h, depth) {
+            let os = [h.os_index(a), h.os_index(b)];
+            level.pair = Some(os);
+            level.note = None;
+            probes.push((
+                levels.len(),
+                Probe {
+                    depth,
+                    pair: Pair::new(os[0], os[1])?,
+                    os,
+                    samples: Vec::new(),
+                    weights: Vec::new(),
+                    discarded: 0,
+                    last: None,
+                    reps: 4,
+                    previous: Vec::new(),
+                    stable: [0; 8],
+                },
+            ));
+        }
+        levels.push(level);
+    }
+    let start = Instant::now();
+    let mut slices = 0usize;
+    let mut since_check = 0usize;
+    while !probes.is_empty() {
+        for (_, p) in probes.iter_mut() {
+            p.step(opts, clock)?;
+            slices += 1;
+        }
+        since_check += 1;
+        if since_check >= 10 {
+            since_check = 0;
+            probes.iter_mut().for_each(|(_, p)| p.check_settled());
+        }
+        let elapsed = start.elapsed();
+        let unsettled: Vec<String> = probes
+            .iter()
+            .flat_map(|(i, p)| p.unsettled(&levels[*i].name))
+            .collect();
+        progress(&Progress {
+            elapsed,
+            budget: opts.budget,
+            slices,
+            unsettled: unsettled.clone(),
+        });
+        if elapsed >= opts.budget || (elapsed >= opts.min_time && unsettled.is_empty()) {
+            break;
+        }
+    }
+    let duration = start.elapsed();
+    let mut unsettled = Vec::new();
+    for (i, p) in &probes {
+        let level = &mut levels[*i];
+        debug_assert_eq!(level.depth, p.depth);
+        let d: Vec<Option<Distribution>> = (0..KEYS.len()).map(|k| p.distribution(k)).collect();
+        let mut d = d.into_iter();
+        level.raw_hop_ns = d.next().flatten();
+        level.one_way_ns = d.next().flatten();
+        level.l_ns = d.next().flatten();
+        level.o_s_ns = d.next().flatten();
+        level.o_r_ns = d.next().flatten();
+        level.g_ns = d.next().flatten();
+        level.big_g_ns_per_byte = d.next().flatten();
+        level.lambda = d.next().flatten();
+        level.slices = p.samples.len();
+        unsettled.extend(p.unsettled(&level.name));
+        let mut notes = Vec::new();
+        if p.discarded > 0 {
+            notes.push(format!(
+                "{} slices discarded (gap ≥ delay d, e.g. at a regime switch)",
+                p.discarded
+            ));
+        }
+        match capacity(h, p.depth, opts, clock)? {
+            Ok(c) => level.capacity = Some(c),
+            Err(why) => notes.push(why),
+        }
+        debug_assert!(p.os[0] != p.os[1]);
+        level.note = (!notes.is_empty()).then(|| notes.join("; "));
+    }
+    Ok(Profile {
+        schema: PROFILE_SCHEMA,
+        host: host_name(),
+        date: utc_now(),
+        tool: format!("herald {}", env!("CARGO_PKG_VERSION")),
+        mode: opts.mode.to_owned(),
+        duration_s: duration.as_secs_f64(),
+        clock_overhead_ns: clock,
+        topology: summary(h),
+        levels,
+        unsettled,
+    })
+}
+
+fn summary(h: &Hierarchy) -> TopologySummary {
+    let levels: Vec<TopologyLevel> = h
+        .levels()
+        .iter()
+        .map(|l| TopologyLevel {
+            name: l.name(),
+            count: l.len(),
+            pus_per_node: l.pus_per_node(),
+        })
+        .collect();
+    let summary = levels
+        .iter()
+        .map(|l| match l.pus_per_node {
+            Some(p) => format!("{} {}×{}", l.name, l.count, p),
+            None => format!("{} {}", l.name, l.count),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    TopologySummary {
+        pus: h.pu_count(),
+        os_indices: h.os_indices().to_vec(),
+        summary,
+        levels,
+    }
+}
+
+/// This host's name (from the kernel, `/etc/hostname` or the environment; `unknown` if none).
+pub fn host_name() -> String {
+    let files = ["/proc/sys/kernel/hostname", "/etc/hostname"];
+    files
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .chain(
+            ["HOSTNAME", "COMPUTERNAME"]
+                .iter()
+                .filter_map(|v| std::env::var(v).ok()),
+        )
+        .map(|s| s.trim().to_owned())
+        .find(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The current UTC time as RFC 3339 (`2026-11-22T14:59:05Z`), from [`SystemTime`].
+pub fn utc_now() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    utc_from_unix(secs)
+}
+
+/// Formats seconds since the Unix epoch as RFC 3339 UTC (civil-from-days, Hinnant's algorithm).
+fn utc_from_unix(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// The default profile file: `$XDG_CACHE_HOME/herald/profile.json`, else
+/// `~/.cache/herald/profile.json` (`None` without either variable).
+pub fn default_profile_path() -> Option<PathBuf> {
+    let absolute = |v: &str| {
+        std::env::var_os(v)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    absolute("XDG_CACHE_HOME")
+        .or_else(|| absolute("HOME").map(|h| h.join(".cache")))
+        .map(|c| c.join("herald").join("profile.json"))
+}
+
+/// Writes `profile` to `path` as JSON (creating the directory; written to a temporary file
+/// and renamed, so a reader never sees half a profile).
+///
+/// # Errors
+///
+/// [`ProfileError::Io`] if the directory or file cannot be written.
+pub fn save_profile(profile: &Profile, path: &Path) -> Result<(), ProfileError> {
+    let io = |e: std::io::Error| ProfileError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, profile.to_json() + "\n").map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// Reads a profile from `path` and checks its schema version and host (this host), unless
+/// `force`.
+///
+/// # Errors
+///
+/// [`ProfileError::Io`] if the file cannot be read, [`ProfileError::Malformed`] if it is not a
+/// profile, [`ProfileError::Schema`] or [`ProfileError::Host`] on a mismatch without `force`.
+pub fn load_profile(path: &Path, force: bool) -> Result<Profile, ProfileError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ProfileError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    if force {
+        return Profile::from_json_forced(&text);
+    }
+    let profile = Profile::from_json(&text)?;
+    profile.check_host(&host_name())?;
+    Ok(profile)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_from_unix;
+
+    #[test]
+    fn dates() {
+        assert_eq!(utc_from_unix(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_from_unix(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc_from_unix(1_700_000_000), "2023-11-14T22:13:20Z");
+    }
+}

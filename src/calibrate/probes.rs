@@ -1,0 +1,366 @@
+//! The probes: PRTT round trips over `runtime` channels, direct receive overheads, and a raw
+//! atomic ping-pong on one cache line, run by a pinned two-rank [`Team`] (rank 0 the client,
+//! rank 1 the server). Protocols are in the `calibrate` module docs.
+
+use super::fit::PrttPoint;
+use super::modes::median;
+use super::CalibrateError;
+use crate::runtime::{channel, Ctx, Line, Receiver, Sender, Team, TryRecvError};
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// A wait longer than this means the peer is gone or the protocol broke.
+const STALL: Duration = Duration::from_secs(2);
+/// Ring capacity of the probe channels: above the largest `n·s` in flight.
+pub(crate) const RING_LINES: usize = 512;
+
+/// Nanoseconds since `t0`.
+#[inline]
+fn since(t0: Instant) -> f64 {
+    t0.elapsed().as_nanos() as f64
+}
+
+/// The cost of one clock read: the median difference of consecutive `Instant::now()` calls.
+pub(crate) fn clock_overhead() -> f64 {
+    let mut diffs = Vec::with_capacity(20_001);
+    let mut last = Instant::now();
+    for _ in 0..20_001 {
+        let now = Instant::now();
+        diffs.push(now.duration_since(last).as_nanos() as f64);
+        last = now;
+    }
+    median(&diffs)
+}
+
+/// Spins for at least `ns` nanoseconds; returns the time actually spun (first to last read).
+#[inline]
+fn spin_for(ns: f64) -> f64 {
+    let t0 = Instant::now();
+    loop {
+        let e = since(t0);
+        if e >= ns {
+            return e;
+        }
+    }
+}
+
+/// What one slice runs: per size, `reps` rounds of the four probes, then `hops` raw round trips.
+#[derive(Debug, Clone)]
+pub(crate) struct SlicePlan {
+    /// Message sizes in lines.
+    pub(crate) sizes: Vec<u32>,
+    /// Messages in `PRTT(n, ·, s)`.
+    pub(crate) n: u32,
+    /// Repetitions of each probe per size.
+    pub(crate) reps: u32,
+    /// The delay `d` of `PRTT(n, d, s)` per size (ns).
+    pub(crate) delay: Vec<f64>,
+    /// How long the server waits before timing a receive (ns), per size.
+    pub(crate) wait: Vec<f64>,
+    /// Raw ping-pong round trips.
+    pub(crate) hops: u32,
+    /// Clock overhead to subtract (ns).
+    pub(crate) clock: f64,
+}
+
+/// The raw results of one slice.
+#[derive(Debug, Clone)]
+pub(crate) struct SliceData {
+    /// Per size: the medians over the slice's repetitions.
+    pub(crate) points: Vec<PrttPoint>,
+    /// Per size: the median per-message gap `(PRTT(n,0,s) − PRTT(1,0,s))/(n − 1)`.
+    pub(crate) gaps: Vec<f64>,
+    /// Median one-way time of the raw ping-pong (ns).
+    pub(crate) raw_hop: f64,
+}
+
+/// One rank's channel ends.
+#[derive(Debug)]
+pub(crate) struct Ends {
+    tx: Sender,
+    rx: Receiver,
+}
+
+/// What a rank returns.
+enum RankOut {
+    Client {
+        /// `[size][rep]` of (prtt_1_0, prtt_n_0, prtt_n_d, delay_total).
+        prtt: Vec<Vec<[f64; 4]>>,
+        rtt: Vec<f64>,
+    },
+    Server {
+        /// `[size][rep]` of o_r.
+        o_r: Vec<Vec<f64>>,
+    },
+}
+
+/// A pinned client/server pair with its channels and ping-pong line.
+#[derive(Debug)]
+pub(crate) struct Pair {
+    team: Team,
+    ends: Vec<Ends>,
+    flag: CachePadded<AtomicU64>,
+}
+
+impl Pair {
+    /// A team pinned to OS CPUs `a` (client) and `b` (server), with one ring each way.
+    pub(crate) fn new(a: usize, b: usize) -> Result<Pair, CalibrateError> {
+        let team = Team::builder().ranks(2).cores(vec![a, b]).build()?;
+        let (req_tx, req_rx) = channel(RING_LINES);
+        let (rep_tx, rep_rx) = channel(RING_LINES);
+        Ok(Pair {
+            team,
+            ends: vec![
+                Ends {
+                    tx: req_tx,
+                    rx: rep_rx,
+                },
+                Ends {
+                    tx: rep_tx,
+                    rx: req_rx,
+                },
+            ],
+            flag: CachePadded::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// Runs one slice.
+    pub(crate) fn slice(&mut self, plan: &SlicePlan) -> Result<SliceData, CalibrateError> {
+        self.flag.store(0, Ordering::Relaxed);
+        let flag = &self.flag;
+        let outs = self.team.run_with(&mut self.ends, |ctx, ends| {
+            if ctx.rank() == 0 {
+                client(ctx, ends, plan, flag)
+            } else {
+                server(ctx, ends, plan, flag)
+            }
+        });
+        let mut prtt = None;
+        let mut o_r = None;
+        let mut rtt = Vec::new();
+        for out in outs {
+            match out? {
+                RankOut::Client { prtt: p, rtt: r } => {
+                    prtt = Some(p);
+                    rtt = r;
+                }
+                RankOut::Server { o_r: o } => o_r = Some(o),
+            }
+        }
+        let (Some(prtt), Some(o_r)) = (prtt, o_r) else {
+            return Err(CalibrateError::Probe("a rank returned no results".into()));
+        };
+        Ok(summarize(plan, &prtt, &o_r, &rtt))
+    }
+}
+
+/// Medians per size, and the raw hop.
+fn summarize(plan: &SlicePlan, prtt: &[Vec<[f64; 4]>], o_r: &[Vec<f64>], rtt: &[f64]) -> SliceData {
+    let extra = f64::from(plan.n - 1);
+    let mut points = Vec::with_capacity(plan.sizes.len());
+    let mut gaps = Vec::with_capacity(plan.sizes.len());
+    for (k, &lines) in plan.sizes.iter().enumerate() {
+        let col = |i: usize| median(&prtt[k].iter().map(|r| r[i]).collect::<Vec<f64>>());
+        let point = PrttPoint {
+            lines,
+            prtt_1_0: col(0),
+            prtt_n_0: col(1),
+            prtt_n_d: col(2),
+            delay_total: col(3),
+            o_r: median(&o_r[k]),
+        };
+        gaps.push((point.prtt_n_0 - point.prtt_1_0) / extra);
+        points.push(point);
+    }
+    SliceData {
+        points,
+        gaps,
+        raw_hop: median(rtt) / 2.0,
+    }
+}
+
+/// Polls `rx` until a line comes (no waiting primitive: its back-off would blur the timing).
+#[inline]
+fn take(ctx: &Ctx, rx: &Receiver) -> Result<Line, CalibrateError> {
+    match rx.try_recv() {
+        Ok(line) => Ok(line),
+        Err(_) => take_slow(ctx, rx),
+    }
+}
+
+#[inline(never)]
+fn take_slow(ctx: &Ctx, rx: &Receiver) -> Result<Line, CalibrateError> {
+    let t0 = Instant::now();
+    let mut polls = 0u32;
+    loop {
+        match rx.try_recv() {
+            Ok(line) => return Ok(line),
+            Err(TryRecvError::Disconnected) => {
+                return Err(CalibrateError::Probe("a probe channel closed".into()))
+            }
+            Err(TryRecvError::Empty) => {}
+        }
+        polls = polls.wrapping_add(1);
+        if polls % 4096 == 0 && (ctx.is_aborted() || t0.elapsed() > STALL) {
+            return Err(CalibrateError::Probe("the peer stopped answering".into()));
+        }
+    }
+}
+
+/// Receives `count` lines.
+#[inline]
+fn take_n(ctx: &Ctx, rx: &Receiver, count: u32) -> Result<(), CalibrateError> {
+    for _ in 0..count {
+        take(ctx, rx)?;
+    }
+    Ok(())
+}
+
+/// Sends `count` lines.
+#[inline]
+fn put_n(tx: &Sender, count: u32) -> Result<(), CalibrateError> {
+    for _ in 0..count {
+        let mut line = Line::new();
+        line.set_word(0, tx.sent());
+        tx.send(line)
+            .map_err(|_| CalibrateError::Probe("a probe channel closed".into()))?;
+    }
+    Ok(())
+}
+
+/// Waits until the ping-pong line holds `value`.
+#[inline]
+fn await_flag(ctx: &Ctx, flag: &AtomicU64, value: u64) -> Result<(), CalibrateError> {
+    if flag.load(Ordering::Acquire) == value {
+        return Ok(());
+    }
+    let t0 = Instant::now();
+    let mut polls = 0u32;
+    while flag.load(Ordering::Acquire) != value {
+        polls = polls.wrapping_add(1);
+        if polls % 4096 == 0 && (ctx.is_aborted() || t0.elapsed() > STALL) {
+            return Err(CalibrateError::Probe("the ping-pong peer stopped".into()));
+        }
+    }
+    Ok(())
+}
+
+fn client(
+    ctx: &Ctx,
+    e: &mut Ends,
+    plan: &SlicePlan,
+    flag: &AtomicU64,
+) -> Result<RankOut, CalibrateError> {
+    let c = plan.clock;
+    let mut prtt = vec![Vec::with_capacity(plan.reps as usize); plan.sizes.len()];
+    for _ in 0..plan.reps {
+        for (k, &s) in plan.sizes.iter().enumerate() {
+            // PRTT(1, 0, s)
+            let t0 = Instant::now();
+            put_n(&e.tx, s)?;
+            take_n(ctx, &e.rx, s)?;
+            let one = since(t0) - c;
+            // PRTT(n, 0, s)
+            let t0 = Instant::now();
+            put_n(&e.tx, plan.n * s)?;
+            take_n(ctx, &e.rx, s)?;
+            let burst = since(t0) - c;
+            // PRTT(n, d, s)
+            let mut delays = 0.0;
+            let t0 = Instant::now();
+            for i in 0..plan.n {
+                put_n(&e.tx, s)?;
+                if i + 1 < plan.n {
+                    delays += spin_for(plan.delay[k]);
+                }
+            }
+            take_n(ctx, &e.rx, s)?;
+            let spaced = since(t0) - c;
+            prtt[k].push([one, burst, spaced, delays]);
+            // o_r: wait for "go", send the message at once, wait for "done".
+            take(ctx, &e.rx)?;
+            put_n(&e.tx, s)?;
+            take(ctx, &e.rx)?;
+        }
+    }
+    let mut rtt = Vec::with_capacity(plan.hops as usize);
+    for i in 0..u64::from(plan.hops) {
+        let t0 = Instant::now();
+        flag.store(2 * i + 1, Ordering::Release);
+        await_flag(ctx, flag, 2 * i + 2)?;
+        rtt.push(since(t0) - c);
+    }
+    Ok(RankOut::Client { prtt, rtt })
+}
+
+fn server(
+    ctx: &Ctx,
+    e: &mut Ends,
+    plan: &SlicePlan,
+    flag: &AtomicU64,
+) -> Result<RankOut, CalibrateError> {
+    let c = plan.clock;
+    let mut o_r = vec![Vec::with_capacity(plan.reps as usize); plan.sizes.len()];
+    for _ in 0..plan.reps {
+        for (k, &s) in plan.sizes.iter().enumerate() {
+            take_n(ctx, &e.rx, s)?;
+            put_n(&e.tx, s)?;
+            take_n(ctx, &e.rx, plan.n * s)?;
+            put_n(&e.tx, s)?;
+            take_n(ctx, &e.rx, plan.n * s)?;
+            put_n(&e.tx, s)?;
+            // o_r: "go", wait until the message has surely arrived, time its receipt, "done".
+            put_n(&e.tx, 1)?;
+            spin_for(plan.wait[k]);
+            let t0 = Instant::now();
+            take_n(ctx, &e.rx, s)?;
+            o_r[k].push(since(t0) - c);
+            put_n(&e.tx, 1)?;
+        }
+    }
+    for i in 0..u64::from(plan.hops) {
+        await_flag(ctx, flag, 2 * i + 1)?;
+        flag.store(2 * i + 2, Ordering::Release);
+    }
+    Ok(RankOut::Server { o_r })
+}
+
+/// Runs `k` simultaneous raw ping-pongs on the pairs `pairs[..k]` (OS CPUs) and returns the
+/// median per-transfer one-way time (ns), the median over pairs of each pair's median.
+pub(crate) fn concurrent_hops(
+    pairs: &[(usize, usize)],
+    hops: u32,
+    clock: f64,
+) -> Result<f64, CalibrateError> {
+    let cores: Vec<usize> = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
+    let mut team = Team::builder().cores(cores).build()?;
+    let flags: Vec<CachePadded<AtomicU64>> = pairs
+        .iter()
+        .map(|_| CachePadded::new(AtomicU64::new(0)))
+        .collect();
+    let outs = team.run(|ctx| -> Result<f64, CalibrateError> {
+        let flag = &flags[ctx.rank() / 2];
+        let mut rtt = Vec::with_capacity(hops as usize);
+        for i in 0..u64::from(hops) {
+            if ctx.rank() % 2 == 0 {
+                let t0 = Instant::now();
+                flag.store(2 * i + 1, Ordering::Release);
+                await_flag(ctx, flag, 2 * i + 2)?;
+                rtt.push(since(t0) - clock);
+            } else {
+                await_flag(ctx, flag, 2 * i + 1)?;
+                flag.store(2 * i + 2, Ordering::Release);
+            }
+        }
+        Ok(median(&rtt) / 2.0)
+    });
+    let mut per_pair = Vec::with_capacity(pairs.len());
+    for (rank, out) in outs.into_iter().enumerate() {
+        let v = out?;
+        if rank % 2 == 0 {
+            per_pair.push(v);
+        }
+    }
+    Ok(median(&per_pair))
+}

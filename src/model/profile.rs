@@ -1,0 +1,450 @@
+//! A calibrated machine profile as plain data: what `herald calibrate` measured, per level of
+//! the machine's hierarchy, with its spread and modes.
+//!
+//! The type lives in `model` (not in `calibrate`) so the planner can read a profile without
+//! depending on clocks or threads. Measuring is `calibrate`'s job; this module only holds,
+//! checks (schema version, host) and converts the data.
+//!
+//! # JSON
+//!
+//! ```text
+//! { "schema": 1, "host": "…", "date": "2026-…Z", "tool": "herald 0.1.0", "mode": "full",
+//!   "duration_s": 41.2, "clock_overhead_ns": 17.0,
+//!   "topology": { "pus": 2, "os_indices": [0, 1], "summary": "machine 1×2 …", "levels": [ … ] },
+//!   "levels": [ { "name": "l3", "depth": 4, "pair": [0, 1], "slices": 900,
+//!                 "raw_hop_ns": {…}, "one_way_ns": {…}, "L_ns": {…}, "o_s_ns": {…},
+//!                 "o_r_ns": {…}, "g_ns": {…}, "G_ns_per_byte": {…}, "lambda": {…},
+//!                 "capacity": null, "note": null }, … ],
+//!   "unsettled": [ "l3.g_ns" ] }
+//! ```
+//!
+//! Each measured quantity is a [`Distribution`]: median, p10, p90 over the measurement slices,
+//! and its modes (value and share of measuring time). A level where no pair of PUs has its
+//! lowest common ancestor (nothing to measure), or a capacity that needs more cores than the
+//! level has, is `null`: unknown, never invented.
+//!
+//! # Conversion to models (exact)
+//!
+//! [`LevelProfile::logp`] and [`LevelProfile::postal`] pick one value per parameter (see
+//! [`Pick`]) and round it to a grid: **1 ns** for `L`, `o_s`, `o_r`, `g` (so they are whole
+//! nanoseconds) and **1/1000 ns per byte** for `G`. Then, exactly:
+//!
+//! * LogP has one overhead `o` for both ends: `o = (o_s + o_r)/2` (a multiple of 1/2 ns), so
+//!   `L + 2o = L + o_s + o_r`, the measured one-way time. A negative measured `L` (possible on
+//!   shared memory, where the line transfer happens inside the overheads) becomes `L = 0` and
+//!   `o = (L + o_s + o_r)/2`, which keeps `L + 2o` unchanged.
+//! * Postal: `λ = (L + o_s + o_r) / max(g, o_s)`, clamped to at least 1. The postal unit is
+//!   the time a sender is occupied per message: it cannot start sends faster than its overhead
+//!   `o_s` allows, nor faster than the gap `g`; and a message is usable by its receiver after
+//!   the one-way time `L + o_s + o_r` from the start of its send.
+
+use super::{LogP, ModelError, Postal};
+use crate::time::Ratio;
+use serde::{Deserialize, Serialize};
+
+/// The profile schema version this build reads and writes.
+pub const PROFILE_SCHEMA: u32 = 1;
+
+/// Why a profile could not be read, checked or converted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProfileError {
+    /// The file could not be read or written.
+    #[error("cannot access profile {path}: {reason}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The OS error.
+        reason: String,
+    },
+    /// The text is not a profile (not JSON, or fields missing or of the wrong type).
+    #[error("malformed profile: {0}")]
+    Malformed(String),
+    /// The profile was written with another schema version.
+    #[error("profile schema version {found}, this herald reads version {expected} (recalibrate, or --force)")]
+    Schema {
+        /// The version in the file.
+        found: u32,
+        /// The version this build reads.
+        expected: u32,
+    },
+    /// The profile was measured on another host.
+    #[error("profile measured on host {found:?}, this is {expected:?} (recalibrate, or --force)")]
+    Host {
+        /// The host in the file.
+        found: String,
+        /// This host.
+        expected: String,
+    },
+    /// A level has no such measured parameter (not measurable there).
+    #[error("level {level}: {parameter} was not measured")]
+    NotMeasured {
+        /// The level's name.
+        level: String,
+        /// The missing parameter.
+        parameter: &'static str,
+    },
+    /// No level of that name.
+    #[error("the profile has no level {0:?}")]
+    NoLevel(String),
+    /// The measured values do not make a valid model.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+}
+
+/// One mode of a multimodal distribution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mode {
+    /// The median of the samples in this mode.
+    pub center: f64,
+    /// The 10th percentile of the samples in this mode.
+    pub p10: f64,
+    /// The 90th percentile of the samples in this mode.
+    pub p90: f64,
+    /// The share of the measuring time spent in this mode, in `0 ..= 1`.
+    pub share: f64,
+    /// The number of samples (slices) in this mode.
+    pub samples: usize,
+}
+
+/// The distribution of one measured quantity over the measurement slices.
+///
+/// `median`, `p10` and `p90` are sample values (never interpolated between modes); `modes`
+/// lists the modes, largest share first (one mode for unimodal data).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Distribution {
+    /// The (lower) median.
+    pub median: f64,
+    /// The 10th percentile.
+    pub p10: f64,
+    /// The 90th percentile.
+    pub p90: f64,
+    /// The number of samples.
+    pub samples: usize,
+    /// The modes, largest share first.
+    pub modes: Vec<Mode>,
+    /// Whether the mode estimates were stable when measuring stopped.
+    pub settled: bool,
+}
+
+impl Distribution {
+    /// The value chosen by `pick`: the median, the center of the mode with the largest share,
+    /// or the largest mode center (the slowest regime, for conservative planning).
+    pub fn pick(&self, pick: Pick) -> f64 {
+        match pick {
+            Pick::Median => self.median,
+            Pick::Dominant => self.modes.first().map_or(self.median, |m| m.center),
+            Pick::Slowest => self
+                .modes
+                .iter()
+                .map(|m| m.center)
+                .fold(self.median, f64::max),
+        }
+    }
+
+    /// Whether the distribution has more than one mode.
+    pub fn is_multimodal(&self) -> bool {
+        self.modes.len() > 1
+    }
+}
+
+/// Which value of a [`Distribution`] a model conversion uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pick {
+    /// The center of the mode with the largest share of time (the default).
+    #[default]
+    Dominant,
+    /// The largest mode center: plan for the slowest regime seen.
+    Slowest,
+    /// The median over all slices.
+    Median,
+}
+
+/// How many simultaneous transfers cross a level before the per-transfer time grows (the `w`
+/// of the fat-tree view).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Capacity {
+    /// The largest number of simultaneous transfers whose per-transfer time stayed within
+    /// the tolerance of a lone transfer's.
+    pub transfers: u32,
+    /// Whether the level had no room for more transfers, so the true capacity may be larger.
+    pub at_least: bool,
+    /// The per-transfer one-way time (ns, median) at each number of simultaneous transfers.
+    pub curve: Vec<(u32, f64)>,
+}
+
+/// What calibration found at one level of the hierarchy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelProfile {
+    /// The level's name (`l3`, `package`, …).
+    pub name: String,
+    /// The level's depth in the hierarchy (0 is the machine).
+    pub depth: usize,
+    /// The OS indices of the two PUs measured (their lowest common ancestor is this level).
+    pub pair: Option<[usize; 2]>,
+    /// The number of measurement slices behind the distributions.
+    pub slices: usize,
+    /// One-way time of a raw atomic ping-pong on one cache line: the honest baseline.
+    pub raw_hop_ns: Option<Distribution>,
+    /// One-way time of a one-line message over a channel, `PRTT(1,0,1)/2`.
+    pub one_way_ns: Option<Distribution>,
+    /// LogP latency `L` (one-way time minus both overheads).
+    #[serde(rename = "L_ns")]
+    pub l_ns: Option<Distribution>,
+    /// Send overhead.
+    pub o_s_ns: Option<Distribution>,
+    /// Receive overhead.
+    pub o_r_ns: Option<Distribution>,
+    /// Gap between consecutive one-line messages.
+    pub g_ns: Option<Distribution>,
+    /// LogGP gap per payload byte (per line divided by the 56 payload bytes of a line).
+    #[serde(rename = "G_ns_per_byte")]
+    pub big_g_ns_per_byte: Option<Distribution>,
+    /// Postal latency λ = (L + o_s + o_r) / max(g, o_s).
+    pub lambda: Option<Distribution>,
+    /// Concurrent-transfer capacity; `None` when the level has too few cores to measure it.
+    pub capacity: Option<Capacity>,
+    /// Why something is missing, if it is.
+    pub note: Option<String>,
+}
+
+/// One level of the topology summary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopologyLevel {
+    /// The level's name.
+    pub name: String,
+    /// Its number of nodes.
+    pub count: usize,
+    /// PUs per node, if uniform.
+    pub pus_per_node: Option<usize>,
+}
+
+/// The topology the profile was measured on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopologySummary {
+    /// Number of PUs.
+    pub pus: usize,
+    /// OS indices of the PUs in logical order.
+    pub os_indices: Vec<usize>,
+    /// One line: `machine 1×2, l3 1×2, core 2×1, …`.
+    pub summary: String,
+    /// The levels, machine first.
+    pub levels: Vec<TopologyLevel>,
+}
+
+/// A calibrated machine profile (see the module docs for the JSON and the conversions).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Profile {
+    /// Schema version ([`PROFILE_SCHEMA`]).
+    pub schema: u32,
+    /// The host it was measured on.
+    pub host: String,
+    /// When (UTC, RFC 3339).
+    pub date: String,
+    /// The program that measured it.
+    pub tool: String,
+    /// `quick` or `full`.
+    pub mode: String,
+    /// Measuring time in seconds.
+    pub duration_s: f64,
+    /// The cost of one clock read, subtracted from every timed interval.
+    pub clock_overhead_ns: f64,
+    /// The topology.
+    pub topology: TopologySummary,
+    /// Per level, machine first (the PU level is left out: a PU does not send to itself).
+    pub levels: Vec<LevelProfile>,
+    /// The quantities (`level.key`) whose modes had not settled when the budget ended.
+    pub unsettled: Vec<String>,
+}
+
+impl Profile {
+    /// Parses a profile from JSON and checks its schema version.
+    ///
+    /// # Errors
+    ///
+    /// [`ProfileError::Schema`] for another version; [`ProfileError::Malformed`] if the text is
+    /// not a profile.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use herald::{Profile, ProfileError};
+    /// let e = Profile::from_json(r#"{"schema": 999}"#).unwrap_err();
+    /// assert!(matches!(e, ProfileError::Schema { found: 999, .. }));
+    /// assert!(matches!(Profile::from_json("[1]"), Err(ProfileError::Malformed(_))));
+    /// ```
+    pub fn from_json(text: &str) -> Result<Profile, ProfileError> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| ProfileError::Malformed(e.to_string()))?;
+        let found = value
+            .get("schema")
+            .and_then(serde_json::Value::as_u64)
+            .ok_or_else(|| ProfileError::Malformed("no schema version".into()))?;
+        if found != u64::from(PROFILE_SCHEMA) {
+            return Err(ProfileError::Schema {
+                found: u32::try_from(found).unwrap_or(u32::MAX),
+                expected: PROFILE_SCHEMA,
+            });
+        }
+        Profile::from_json_unchecked(value)
+    }
+
+    /// Parses a profile whatever its schema version (`--force`); it must still have this
+    /// version's fields.
+    ///
+    /// # Errors
+    ///
+    /// [`ProfileError::Malformed`] if the text is not a profile.
+    pub fn from_json_forced(text: &str) -> Result<Profile, ProfileError> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| ProfileError::Malformed(e.to_string()))?;
+        Profile::from_json_unchecked(value)
+    }
+
+    fn from_json_unchecked(value: serde_json::Value) -> Result<Profile, ProfileError> {
+        serde_json::from_value(value).map_err(|e| ProfileError::Malformed(e.to_string()))
+    }
+
+    /// The profile as pretty-printed JSON.
+    pub fn to_json(&self) -> String {
+        // A profile holds only strings, numbers, options and vectors: serializing cannot fail,
+        // except for non-finite floats, which serde_json writes as null.
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": {e:?}}}"))
+    }
+
+    /// Checks that the profile was measured on `host`.
+    ///
+    /// # Errors
+    ///
+    /// [`ProfileError::Host`] otherwise.
+    pub fn check_host(&self, host: &str) -> Result<(), ProfileError> {
+        if self.host == host {
+            Ok(())
+        } else {
+            Err(ProfileError::Host {
+                found: self.host.clone(),
+                expected: host.to_owned(),
+            })
+        }
+    }
+
+    /// The level named `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`ProfileError::NoLevel`] if there is none.
+    pub fn level(&self, name: &str) -> Result<&LevelProfile, ProfileError> {
+        self.levels
+            .iter()
+            .find(|l| l.name == name)
+            .ok_or_else(|| ProfileError::NoLevel(name.to_owned()))
+    }
+
+    /// The levels that were measured.
+    pub fn measured_levels(&self) -> impl Iterator<Item = &LevelProfile> {
+        self.levels.iter().filter(|l| l.lambda.is_some())
+    }
+}
+
+/// A parameter rounded to whole nanoseconds (negative values kept as `i64`).
+fn whole_ns(d: &Option<Distribution>, pick: Pick) -> Option<i64> {
+    d.as_ref().map(|d| d.pick(pick).round() as i64)
+}
+
+/// The integer-nanosecond parameters of a level, as the conversions use them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WholeParams {
+    /// `L` in ns (may be negative as measured).
+    pub l: i64,
+    /// `o_s` in ns (≥ 0).
+    pub o_s: u64,
+    /// `o_r` in ns (≥ 0).
+    pub o_r: u64,
+    /// `g` in ns (≥ 0).
+    pub g: u64,
+    /// `G` in thousandths of a ns per payload byte (≥ 0).
+    pub big_g_milli: u64,
+}
+
+impl LevelProfile {
+    fn need(
+        &self,
+        d: &Option<Distribution>,
+        pick: Pick,
+        parameter: &'static str,
+    ) -> Result<i64, ProfileError> {
+        whole_ns(d, pick).ok_or_else(|| ProfileError::NotMeasured {
+            level: self.name.clone(),
+            parameter,
+        })
+    }
+
+    /// The parameters picked by `pick` and rounded to the grid of the module docs (1 ns;
+    /// 1/1000 ns per byte for `G`); negative overheads and gaps become 0.
+    ///
+    /// # Errors
+    ///
+    /// [`ProfileError::NotMeasured`] if the level was not measured.
+    pub fn whole(&self, pick: Pick) -> Result<WholeParams, ProfileError> {
+        let l = self.need(&self.l_ns, pick, "L_ns")?;
+        let nonneg = |v: i64| u64::try_from(v).unwrap_or(0);
+        let o_s = nonneg(self.need(&self.o_s_ns, pick, "o_s_ns")?);
+        let o_r = nonneg(self.need(&self.o_r_ns, pick, "o_r_ns")?);
+        let g = nonneg(self.need(&self.g_ns, pick, "g_ns")?);
+        let big_g = self
+            .big_g_ns_per_byte
+            .as_ref()
+            .map(|d| (d.pick(pick) * 1000.0).round() as i64)
+            .ok_or_else(|| ProfileError::NotMeasured {
+                level: self.name.clone(),
+                parameter: "G_ns_per_byte",
+            })?;
+        Ok(WholeParams {
+            l,
+            o_s,
+            o_r,
+            g,
+            big_g_milli: nonneg(big_g),
+        })
+    }
+
+    /// This level as a LogGP model in nanoseconds: `L`, `o = (o_s + o_r)/2`, `g`, `G` per
+    /// payload byte (see the module docs for the grid and the rule for a negative `L`).
+    ///
+    /// # Errors
+    ///
+    /// [`ProfileError::NotMeasured`] if the level was not measured; [`ProfileError::Model`] if
+    /// the values make no LogP model (e.g. everything 0).
+    pub fn logp(&self, pick: Pick) -> Result<LogP, ProfileError> {
+        let w = self.whole(pick)?;
+        let one_way = i128::from(w.l) + i128::from(w.o_s) + i128::from(w.o_r);
+        let (l, two_o) = if w.l >= 0 {
+            (w.l.unsigned_abs(), w.o_s + w.o_r)
+        } else {
+            (0, u64::try_from(one_way.max(0)).unwrap_or(0))
+        };
+        let ratio = |num: u64, den: u64| Ratio::new(num, den).map_err(ModelError::from);
+        Ok(LogP::new(
+            Ratio::integer(l),
+            ratio(two_o, 2)?,
+            Ratio::integer(w.g),
+            ratio(w.big_g_milli, 1000)?,
+        )?)
+    }
+
+    /// This level as a postal model: `λ = (L + o_s + o_r) / max(g, o_s)` with the whole-ns
+    /// parameters, exact, at least 1.
+    ///
+    /// # Errors
+    ///
+    /// [`ProfileError::NotMeasured`] if the level was not measured; [`ProfileError::Model`] if
+    /// λ is out of the postal model's range.
+    pub fn postal(&self, pick: Pick) -> Result<Postal, ProfileError> {
+        let w = self.whole(pick)?;
+        let one_way = i128::from(w.l) + i128::from(w.o_s) + i128::from(w.o_r);
+        let num = u64::try_from(one_way.max(1)).unwrap_or(u64::MAX);
+        let den = w.g.max(w.o_s).max(1);
+        let lambda = Ratio::new(num, den).map_err(ModelError::from)?;
+        Ok(Postal::new(lambda.max(Ratio::ONE))?)
+    }
+}

@@ -1,0 +1,343 @@
+//! The in-process collectives against sequential computations: every collective for
+//! n ∈ {1, 2, 3, 5, 8, 16, 33, 64}, payloads from 1 byte to 4 MiB (large ones only for small n),
+//! integer sums and a non-commutative 2×2 matrix product in rank order, and the error cases.
+//! Every concurrent test runs under a 120 s watchdog.
+
+use bytemuck::{Pod, Zeroable};
+use herald::{
+    generate, Algorithm, CollectiveError, CollectiveKind, Comm, CommOptions, Model, Postal,
+    Program, Ratio, Request, Team,
+};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const SIZES: [usize; 8] = [1, 2, 3, 5, 8, 16, 33, 64];
+
+/// Runs `body` on a thread; fails the test if it does not finish in 120 s.
+fn watchdog(body: impl FnOnce() + Send + 'static) {
+    let (tx, rx) = mpsc::channel();
+    let handle = std::thread::spawn(move || {
+        body();
+        let _ = tx.send(());
+    });
+    match rx.recv_timeout(Duration::from_secs(120)) {
+        Ok(()) => handle.join().expect("test body"),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            if let Err(e) = handle.join() {
+                std::panic::resume_unwind(e)
+            }
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("watchdog: no finish in 120 s"),
+    }
+}
+
+/// A deterministic pseudo-random payload (xorshift), different per seed.
+fn payload(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// A 2×2 matrix over wrapping u64: associative, not commutative.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+struct M([u64; 4]);
+
+fn mul(a: M, b: M) -> M {
+    let [a0, a1, a2, a3] = a.0;
+    let [b0, b1, b2, b3] = b.0;
+    let w = |x: u64, y: u64, z: u64, t: u64| x.wrapping_mul(y).wrapping_add(z.wrapping_mul(t));
+    M([
+        w(a0, b0, a1, b2),
+        w(a0, b1, a1, b3),
+        w(a2, b0, a3, b2),
+        w(a2, b1, a3, b3),
+    ])
+}
+
+fn mat(r: usize) -> M {
+    let r = r as u64;
+    M([r + 1, 2 * r + 3, r % 5, 1])
+}
+
+fn roots(n: usize) -> Vec<usize> {
+    let mut v = vec![0, n - 1, n / 2, (n / 3).max(1) % n];
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+#[test]
+fn broadcast_every_size_and_root() {
+    watchdog(|| {
+        for n in SIZES {
+            let mut team = Team::new(n).unwrap();
+            let mut comm = Comm::new(n).unwrap();
+            let mut ranks = comm.ranks();
+            let mut lens = vec![0, 1, 7, 48, 49, 56, 104, 105, 1000, 4099];
+            if n <= 3 {
+                lens.extend([64 * 1024 + 5, 1 << 20, 4 << 20]);
+            }
+            for &len in &lens {
+                for root in roots(n) {
+                    let want = payload(len, (len * 131 + root) as u64);
+                    let ok = team.run_with(&mut ranks, |_, c| {
+                        let mut buf = if c.rank() == root {
+                            want.clone()
+                        } else {
+                            vec![0xAA; len]
+                        };
+                        c.broadcast(root, &mut buf).unwrap();
+                        buf == want
+                    });
+                    assert!(ok.iter().all(|&b| b), "n={n} len={len} root={root}");
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn broadcast_small_blocks_and_rings() {
+    watchdog(|| {
+        let opts = CommOptions {
+            capacity: 4,
+            block_lines: 1,
+        };
+        for n in [2, 5, 16] {
+            let mut team = Team::new(n).unwrap();
+            let mut comm = Comm::with_options(n, opts).unwrap();
+            let mut ranks = comm.ranks();
+            let want = payload(10_000, n as u64);
+            let ok = team.run_with(&mut ranks, |_, c| {
+                (0..c.size()).all(|root| {
+                    let mut buf = if c.rank() == root {
+                        want.clone()
+                    } else {
+                        vec![0; want.len()]
+                    };
+                    c.broadcast(root, &mut buf).unwrap();
+                    buf == want
+                })
+            });
+            assert!(ok.iter().all(|&b| b));
+        }
+    });
+}
+
+#[test]
+fn broadcast_value_and_custom_schedules() {
+    watchdog(|| {
+        let model = Model::from(Postal::new(Ratio::integer(2)).unwrap());
+        for n in [1, 3, 8, 33] {
+            let mut team = Team::new(n).unwrap();
+            let mut comm = Comm::new(n).unwrap();
+            let mut ranks = comm.ranks();
+            let programs: Vec<Program> = [Algorithm::Chain, Algorithm::Star, Algorithm::Binary]
+                .into_iter()
+                .map(|alg| {
+                    let s = generate(
+                        &Request::broadcast(alg, n as u32, 1, (n / 2) as u32),
+                        &model,
+                    )
+                    .unwrap();
+                    Program::compile(&s).unwrap()
+                })
+                .collect();
+            let ok = team.run_with(&mut ranks, |_, c| {
+                let mut good = true;
+                for root in roots(c.size()) {
+                    let mut v = if c.rank() == root {
+                        mat(root)
+                    } else {
+                        M([0; 4])
+                    };
+                    c.broadcast_value(root, &mut v).unwrap();
+                    good &= v == mat(root);
+                    let mut big = [c.rank() as u32; 1024];
+                    c.broadcast_value(root, &mut big).unwrap();
+                    good &= big == [root as u32; 1024];
+                }
+                for p in &programs {
+                    let want = payload(3000, 9);
+                    let mut buf = if c.rank() == p.root() as usize {
+                        want.clone()
+                    } else {
+                        vec![0; 3000]
+                    };
+                    c.broadcast_with(p, &mut buf).unwrap();
+                    good &= buf == want;
+                }
+                good
+            });
+            assert!(ok.iter().all(|&b| b), "n={n}");
+        }
+    });
+}
+
+#[test]
+fn reduce_allreduce_scan_allgather_barrier() {
+    watchdog(|| {
+        for n in SIZES {
+            let mut team = Team::new(n).unwrap();
+            let mut comm = Comm::new(n).unwrap();
+            let mut ranks = comm.ranks();
+            let sum: u64 = (0..n as u64).map(|r| r * r + 1).sum();
+            let prod = (1..n).fold(mat(0), |a, r| mul(a, mat(r)));
+            let prefix: Vec<M> = (0..n)
+                .scan(None, |acc: &mut Option<M>, r| {
+                    let v = acc.map_or(mat(r), |a| mul(a, mat(r)));
+                    *acc = Some(v);
+                    Some(v)
+                })
+                .collect();
+            let counter = AtomicUsize::new(0);
+            let results = team.run_with(&mut ranks, |_, c| {
+                let r = c.rank();
+                let mine = (r * r + 1) as u64;
+                for round in 0..3 {
+                    for root in roots(n) {
+                        let s = c.reduce(root, mine, |a, b| a + b).unwrap();
+                        assert_eq!(s, (r == root).then_some(sum), "reduce n={n} root={root}");
+                        let p = c.reduce(root, mat(r), mul).unwrap();
+                        assert_eq!(p, (r == root).then_some(prod), "reduce mat n={n}");
+                    }
+                    assert_eq!(c.allreduce(mine, |a, b| a + b).unwrap(), sum);
+                    assert_eq!(c.allreduce(mat(r), mul).unwrap(), prod, "allreduce mat");
+                    assert_eq!(c.scan(mat(r), mul).unwrap(), prefix[r], "scan n={n} r={r}");
+                    let all = c.allgather([r as u16; 3]).unwrap();
+                    assert!(all.iter().enumerate().all(|(i, v)| *v == [i as u16; 3]));
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    c.barrier().unwrap();
+                    assert!(counter.load(Ordering::SeqCst) >= n * (round + 1));
+                    c.barrier().unwrap();
+                }
+                true
+            });
+            assert!(results.into_iter().all(|b| b));
+        }
+    });
+}
+
+#[test]
+fn thousands_of_calls_in_a_loop() {
+    watchdog(|| {
+        let n = 5;
+        let mut team = Team::new(n).unwrap();
+        let mut comm = Comm::new(n).unwrap();
+        let mut ranks = comm.ranks();
+        let ok = team.run_with(&mut ranks, |_, c| {
+            (0..2000u64).all(|i| {
+                let root = (i as usize * 7) % n;
+                let mut v = if c.rank() == root { i } else { 0 };
+                c.broadcast_value(root, &mut v).unwrap();
+                let s = c.allreduce(v + c.rank() as u64, |a, b| a + b).unwrap();
+                v == i && s == 5 * i + 10
+            })
+        });
+        assert!(ok.iter().all(|&b| b));
+    });
+}
+
+#[test]
+fn setup_errors() {
+    assert!(matches!(Comm::new(0), Err(CollectiveError::NoRanks)));
+    assert!(matches!(
+        Comm::new(usize::MAX),
+        Err(CollectiveError::TooManyRanks { .. })
+    ));
+    watchdog(|| {
+        let mut team = Team::new(3).unwrap();
+        let mut comm = Comm::new(3).unwrap();
+        let mut ranks = comm.ranks();
+        let errs = team.run_with(&mut ranks, |_, c| {
+            let a = matches!(
+                c.broadcast(3, &mut [0; 4]),
+                Err(CollectiveError::Root { root: 3, size: 3 })
+            );
+            let b = matches!(
+                c.reduce(7, 1u8, |a, b| a + b),
+                Err(CollectiveError::Root { .. })
+            );
+            // Still usable after a rejected root.
+            let s = c.allreduce(1u32, |a, b| a + b).unwrap();
+            a && b && s == 3
+        });
+        assert!(errs.iter().all(|&b| b));
+        // A multi-block schedule is rejected, not run.
+        let model = Model::from(Postal::new(Ratio::integer(2)).unwrap());
+        let s = generate(&Request::broadcast(Algorithm::Binomial, 3, 4, 0), &model).unwrap();
+        let p = Program::compile(&s).unwrap();
+        let errs = team.run_with(&mut ranks, |_, c| c.broadcast_with(&p, &mut [0; 8]));
+        assert!(errs
+            .iter()
+            .all(|e| matches!(e, Err(CollectiveError::Program(_)))));
+    });
+}
+
+#[test]
+fn mismatched_sizes_are_reported() {
+    watchdog(|| {
+        for n in [2, 5, 8] {
+            let mut team = Team::new(n).unwrap();
+            let mut comm = Comm::new(n).unwrap();
+            let mut ranks = comm.ranks();
+            let res = team.run_with(&mut ranks, |_, c| {
+                let len = if c.rank() == 0 { 100_000 } else { 20 };
+                c.broadcast(0, &mut vec![1; len])
+            });
+            assert!(res
+                .iter()
+                .any(|r| matches!(r, Err(CollectiveError::Mismatch { .. }))));
+            // Later calls fail fast until the endpoints are rebuilt.
+            let later = team.run_with(&mut ranks, |_, c| c.barrier());
+            assert!(later.iter().all(|r| r.is_err()));
+            drop(ranks);
+            let mut ranks = comm.ranks();
+            let ok = team.run_with(&mut ranks, |_, c| c.barrier());
+            assert!(ok.iter().all(|r| r.is_ok()));
+        }
+    });
+}
+
+#[test]
+fn mismatched_collectives_do_not_deadlock() {
+    watchdog(|| {
+        for n in [2, 3, 8] {
+            let mut team = Team::new(n).unwrap();
+            let mut comm = Comm::new(n).unwrap();
+            let mut ranks = comm.ranks();
+            let res = team.run_with(&mut ranks, |_, c| {
+                if c.rank() == n - 1 {
+                    c.broadcast(0, &mut [0; 8]).map(|_| ())
+                } else {
+                    c.reduce(0, 1u64, |a, b| a + b).map(|_| ())
+                }
+            });
+            let found = res.iter().find_map(|r| match r {
+                Err(CollectiveError::Mismatch { expected, got, .. }) => Some((*expected, *got)),
+                _ => None,
+            });
+            let (e, g) = found.expect("a mismatch is reported");
+            assert_ne!(e.kind, g.kind);
+            assert!([e.kind, g.kind].contains(&Some(CollectiveKind::Broadcast)));
+            // Different roots.
+            drop(ranks);
+            let mut ranks = comm.ranks();
+            let res = team.run_with(&mut ranks, |_, c| {
+                let root = usize::from(c.rank() == 0);
+                c.reduce(root, 1u64, |a, b| a + b).map(|_| ())
+            });
+            if n > 1 {
+                assert!(res.iter().any(|r| r.is_err()), "n={n}: {res:?}");
+            }
+        }
+    });
+}

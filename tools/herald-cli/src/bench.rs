@@ -1,0 +1,505 @@
+//! `herald bench hop|stream|bcast|bcast64`: herald against raw atomics and peer crates.
+//!
+//! Every figure comes from interleaved short slices in one run (each slice runs every
+//! contestant once, in a rotating order), and comparisons are per-slice ratios reported as
+//! median, p10 and p90: on a VM whose core-to-core latency switches between modes every few
+//! seconds, separate long runs would compare different modes.
+
+use crate::CliError;
+use crossbeam::queue::ArrayQueue;
+use crossbeam::utils::CachePadded;
+use herald::{channel, Comm, Line, Team};
+use serde_json::{json, Map, Value};
+use std::hint::spin_loop;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+/// Which benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum What {
+    /// One-way 64-byte latency (ping-pong / 2): raw atomics, herald, rtrb, ArrayQueue.
+    Hop,
+    /// 64-byte messages per second core 0 → core 1.
+    Stream,
+    /// 2-rank broadcast of 64 B and 1 MiB against rayon, bus, a shared flag, a cross-core copy.
+    Bcast,
+    /// `-n` threads on the machine's cores: herald's broadcast vs a spin-then-yield star.
+    Bcast64,
+}
+
+/// Arguments of `herald bench`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct BenchArgs {
+    /// hop, stream, bcast or bcast64.
+    #[arg(value_enum)]
+    what: What,
+    /// Ranks for bcast64.
+    #[arg(short = 'n', long, default_value_t = 64)]
+    ranks: usize,
+    /// Interleaved slices per contestant.
+    #[arg(long, default_value_t = 40)]
+    slices: usize,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Median, p10, p90 (nearest rank) of `v`.
+fn spread(v: &[f64]) -> (f64, f64, f64) {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let at = |q: f64| s[((q * (s.len() - 1) as f64).round() as usize).min(s.len() - 1)];
+    (at(0.5), at(0.1), at(0.9))
+}
+
+/// A contestant: runs one slice on the team and returns its figure.
+type Contestant<'a> = (&'static str, Box<dyn FnMut(&mut Team) -> f64 + 'a>);
+
+/// Runs `slices` rounds of every contestant (rotating order); figures by contestant.
+fn interleave(team: &mut Team, slices: usize, cs: &mut [Contestant<'_>]) -> Vec<Vec<f64>> {
+    let mut out = vec![Vec::with_capacity(slices); cs.len()];
+    for c in cs.iter_mut() {
+        (c.1)(team); // warm-up
+    }
+    for s in 0..slices {
+        for i in 0..cs.len() {
+            let j = (i + s) % cs.len();
+            out[j].push((cs[j].1)(team));
+        }
+    }
+    out
+}
+
+/// Records `name` (median) and `name_p10`, `name_p90`.
+fn put(map: &mut Map<String, Value>, name: &str, v: &[f64]) {
+    let (m, p10, p90) = spread(v);
+    map.insert(name.into(), json!(m));
+    map.insert(format!("{name}_p10"), json!(p10));
+    map.insert(format!("{name}_p90"), json!(p90));
+}
+
+fn ratios(a: &[f64], b: &[f64]) -> Vec<f64> {
+    a.iter().zip(b).map(|(x, y)| x / y).collect()
+}
+
+fn wait_eq(a: &AtomicU64, v: u64) {
+    while a.load(Ordering::Acquire) != v {
+        spin_loop();
+    }
+}
+
+/// Round trips per hop slice.
+const HOPS: u64 = 20_000;
+/// Messages per stream slice.
+const MSGS: u64 = 200_000;
+
+/// Raw ping-pong on one cache line; ns one-way.
+fn raw_hop(team: &mut Team, k: u64) -> f64 {
+    let flag = CachePadded::new(AtomicU64::new(0));
+    let t = team.run(|ctx| {
+        let start = Instant::now();
+        for i in 0..k {
+            if ctx.rank() == 0 {
+                flag.store(2 * i + 1, Ordering::Release);
+                wait_eq(&flag, 2 * i + 2);
+            } else {
+                wait_eq(&flag, 2 * i + 1);
+                flag.store(2 * i + 2, Ordering::Release);
+            }
+        }
+        start.elapsed()
+    });
+    ns(t[0], 2 * k)
+}
+
+fn ns(d: Duration, per: u64) -> f64 {
+    d.as_nanos() as f64 / per as f64
+}
+
+fn herald_hop(team: &mut Team) -> f64 {
+    let (a, b) = (channel(64), channel(64));
+    let mut ends = vec![(a.0, b.1), (b.0, a.1)];
+    let t = team.run_with(&mut ends, |ctx, (tx, rx)| {
+        let start = Instant::now();
+        let line = Line::new();
+        for _ in 0..HOPS {
+            if ctx.rank() == 0 {
+                tx.send(line).expect("send");
+                rx.recv().expect("recv");
+            } else {
+                rx.recv().expect("recv");
+                tx.send(line).expect("send");
+            }
+        }
+        start.elapsed()
+    });
+    ns(t[0], 2 * HOPS)
+}
+
+fn rtrb_hop(team: &mut Team) -> f64 {
+    let (a, b) = (
+        rtrb::RingBuffer::<[u8; 64]>::new(64),
+        rtrb::RingBuffer::<[u8; 64]>::new(64),
+    );
+    let mut ends = vec![(a.0, b.1), (b.0, a.1)];
+    let t = team.run_with(&mut ends, |ctx, (tx, rx)| {
+        let start = Instant::now();
+        let push = |tx: &mut rtrb::Producer<[u8; 64]>| while tx.push([0; 64]).is_err() {};
+        let pop = |rx: &mut rtrb::Consumer<[u8; 64]>| while rx.pop().is_err() {};
+        for _ in 0..HOPS {
+            if ctx.rank() == 0 {
+                push(tx);
+                pop(rx);
+            } else {
+                pop(rx);
+                push(tx);
+            }
+        }
+        start.elapsed()
+    });
+    ns(t[0], 2 * HOPS)
+}
+
+fn aq_hop(team: &mut Team) -> f64 {
+    let q = [ArrayQueue::<[u8; 64]>::new(64), ArrayQueue::new(64)];
+    let t = team.run(|ctx| {
+        let (tx, rx) = (&q[ctx.rank()], &q[1 - ctx.rank()]);
+        let start = Instant::now();
+        for _ in 0..HOPS {
+            if ctx.rank() == 0 {
+                while tx.push([0; 64]).is_err() {}
+                while rx.pop().is_none() {}
+            } else {
+                while rx.pop().is_none() {}
+                while tx.push([0; 64]).is_err() {}
+            }
+        }
+        start.elapsed()
+    });
+    ns(t[0], 2 * HOPS)
+}
+
+fn herald_stream(team: &mut Team) -> f64 {
+    let (tx, rx) = channel(512);
+    let mut ends = vec![(Some(tx), None), (None, Some(rx))];
+    let barrier = Barrier::new(2);
+    let t = team.run_with(&mut ends, |_, (tx, rx)| {
+        barrier.wait();
+        let start = Instant::now();
+        if let Some(tx) = tx {
+            (0..MSGS).for_each(|_| tx.send(Line::new()).expect("send"));
+        }
+        if let Some(rx) = rx {
+            (0..MSGS).for_each(|_| {
+                std::hint::black_box(rx.recv().expect("recv"));
+            });
+        }
+        (start, Instant::now())
+    });
+    MSGS as f64 / (t[1].1 - t[0].0).as_secs_f64()
+}
+
+fn rtrb_stream(team: &mut Team) -> f64 {
+    let (tx, rx) = rtrb::RingBuffer::<[u8; 64]>::new(512);
+    let mut ends = vec![(Some(tx), None), (None, Some(rx))];
+    let barrier = Barrier::new(2);
+    let t = team.run_with(&mut ends, |_, (tx, rx)| {
+        barrier.wait();
+        let start = Instant::now();
+        if let Some(tx) = tx {
+            for _ in 0..MSGS {
+                while tx.push([0; 64]).is_err() {
+                    spin_loop();
+                }
+            }
+        }
+        if let Some(rx) = rx {
+            for _ in 0..MSGS {
+                while rx.pop().is_err() {
+                    spin_loop();
+                }
+            }
+        }
+        (start, Instant::now())
+    });
+    MSGS as f64 / (t[1].1 - t[0].0).as_secs_f64()
+}
+
+fn aq_stream(team: &mut Team) -> f64 {
+    let q = ArrayQueue::<[u8; 64]>::new(512);
+    let barrier = Barrier::new(2);
+    let t = team.run(|ctx| {
+        barrier.wait();
+        let start = Instant::now();
+        for _ in 0..MSGS {
+            if ctx.rank() == 0 {
+                while q.push([0; 64]).is_err() {
+                    spin_loop();
+                }
+            } else {
+                while q.pop().is_none() {
+                    spin_loop();
+                }
+            }
+        }
+        (start, Instant::now())
+    });
+    MSGS as f64 / (t[1].1 - t[0].0).as_secs_f64()
+}
+
+/// 2-rank broadcasts of `len` bytes, ping-pong (root alternates); ns one-way.
+fn herald_bcast(team: &mut Team, comm: &mut Comm, len: usize, k: u64) -> f64 {
+    let mut ranks = comm.ranks();
+    let t = team.run_with(&mut ranks, |_, c| {
+        let mut buf = vec![1u8; len];
+        let start = Instant::now();
+        for _ in 0..k {
+            c.broadcast(0, &mut buf).expect("broadcast");
+            c.broadcast(1, &mut buf).expect("broadcast");
+        }
+        start.elapsed()
+    });
+    ns(t[0], 2 * k)
+}
+
+/// rayon `ThreadPool::broadcast` from rank 0 to a one-thread pool: a round trip per call.
+fn rayon_bcast(team: &mut Team, pool: &rayon::ThreadPool, len: usize, k: u64) -> f64 {
+    let data = vec![1u8; len];
+    let t = team.run(|ctx| {
+        let start = Instant::now();
+        if ctx.rank() == 0 {
+            for _ in 0..k {
+                pool.broadcast(|_| {
+                    let mut mine = vec![0u8; len];
+                    mine.copy_from_slice(&data);
+                    std::hint::black_box(&mine);
+                });
+            }
+        }
+        start.elapsed()
+    });
+    ns(t[0], k)
+}
+
+fn bus_bcast(team: &mut Team, len: usize, k: u64) -> f64 {
+    let (mut a, mut b) = (bus::Bus::<Vec<u8>>::new(4), bus::Bus::<Vec<u8>>::new(4));
+    let (ra, rb) = (a.add_rx(), b.add_rx());
+    let mut ends = vec![(a, rb), (b, ra)];
+    let t = team.run_with(&mut ends, |ctx, (tx, rx)| {
+        let mut buf = vec![1u8; len];
+        let start = Instant::now();
+        for _ in 0..k {
+            if ctx.rank() == 0 {
+                tx.broadcast(buf.clone());
+                buf.copy_from_slice(&rx.recv().expect("bus"));
+            } else {
+                buf.copy_from_slice(&rx.recv().expect("bus"));
+                tx.broadcast(buf.clone());
+            }
+        }
+        start.elapsed()
+    });
+    ns(t[0], 2 * k)
+}
+
+/// Shared-flag broadcast: the root copies into a shared buffer and raises a flag; the other
+/// copies out. `copies == 1`: the cross-core copy (the receiver copies the buffer the sender
+/// just wrote).
+fn flag_bcast(team: &mut Team, len: usize, k: u64, copies: usize) -> f64 {
+    let flag = CachePadded::new(AtomicU64::new(0));
+    let shared = [Mutex::new(vec![1u8; len]), Mutex::new(vec![1u8; len])];
+    let t = team.run(|ctx| {
+        let r = ctx.rank();
+        let mut mine = vec![1u8; len];
+        let start = Instant::now();
+        for i in 0..k {
+            for step in 0..2u64 {
+                let sender = step as usize;
+                let seq = 2 * i + step + 1;
+                if r == sender {
+                    if copies == 2 {
+                        shared[r].lock().expect("lock").copy_from_slice(&mine);
+                    }
+                    flag.store(seq, Ordering::Release);
+                } else {
+                    wait_eq(&flag, seq);
+                    let src = shared[sender].lock().expect("lock");
+                    if copies == 2 {
+                        mine.copy_from_slice(&src);
+                    } else {
+                        shared[r].lock().expect("lock").copy_from_slice(&src);
+                    }
+                }
+            }
+        }
+        start.elapsed()
+    });
+    ns(t[0], 2 * k)
+}
+
+/// A spin-then-yield star broadcast of 64 bytes on the whole team; ns per iteration.
+fn star_bcast(team: &mut Team, k: u64) -> f64 {
+    let n = team.size();
+    let seq = CachePadded::new(AtomicU64::new(0));
+    let acks = CachePadded::new(AtomicUsize::new(0));
+    let data: [AtomicU64; 8] = Default::default();
+    let wait = |ok: &dyn Fn() -> bool| {
+        let mut spins = 0u32;
+        while !ok() {
+            if spins < 100 {
+                spins += 1;
+                spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    };
+    let start = Instant::now();
+    team.run(|ctx| {
+        for i in 1..=k {
+            if ctx.rank() == 0 {
+                wait(&|| acks.load(Ordering::Acquire) == (n - 1) * (i as usize - 1));
+                data.iter().for_each(|d| d.store(i, Ordering::Relaxed));
+                seq.store(i, Ordering::Release);
+            } else {
+                wait(&|| seq.load(Ordering::Acquire) >= i);
+                let s: u64 = data.iter().map(|d| d.load(Ordering::Relaxed)).sum();
+                std::hint::black_box(s);
+                acks.fetch_add(1, Ordering::AcqRel);
+            }
+        }
+    });
+    ns(start.elapsed(), k)
+}
+
+fn herald_bcast_team(team: &mut Team, comm: &mut Comm, k: u64) -> f64 {
+    let mut ranks = comm.ranks();
+    let start = Instant::now();
+    team.run_with(&mut ranks, |_, c| {
+        let mut buf = [7u8; 64];
+        for _ in 0..k {
+            c.broadcast(0, &mut buf).expect("broadcast");
+        }
+    });
+    ns(start.elapsed(), k)
+}
+
+/// Runs `herald bench`.
+pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
+    if a.slices == 0 || a.ranks == 0 {
+        return Err(CliError::usage("--slices and -n must be at least 1"));
+    }
+    let mut team =
+        Team::new(if a.what == What::Bcast64 { a.ranks } else { 2 }).map_err(CliError::usage)?;
+    let mut out = Map::new();
+    match a.what {
+        What::Hop => {
+            let mut cs: Vec<Contestant<'_>> = vec![
+                ("raw_ns", Box::new(|t: &mut Team| raw_hop(t, HOPS))),
+                ("herald_ns", Box::new(herald_hop)),
+                ("rtrb_ns", Box::new(rtrb_hop)),
+                ("arrayqueue_ns", Box::new(aq_hop)),
+            ];
+            let v = interleave(&mut team, a.slices, &mut cs);
+            for (c, v) in cs.iter().zip(&v) {
+                put(&mut out, c.0, v);
+            }
+            put(&mut out, "ratio_raw", &ratios(&v[1], &v[0]));
+            put(&mut out, "ratio_rtrb", &ratios(&v[1], &v[2]));
+        }
+        What::Stream => {
+            let mut cs: Vec<Contestant<'_>> = vec![
+                ("herald_mps", Box::new(herald_stream)),
+                ("rtrb_mps", Box::new(rtrb_stream)),
+                ("arrayqueue_mps", Box::new(aq_stream)),
+            ];
+            let v = interleave(&mut team, a.slices, &mut cs);
+            for (c, v) in cs.iter().zip(&v) {
+                put(&mut out, c.0, v);
+            }
+            put(&mut out, "ratio_rtrb", &ratios(&v[0], &v[1]));
+            put(&mut out, "ratio_arrayqueue", &ratios(&v[0], &v[2]));
+        }
+        What::Bcast => {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .map_err(CliError::usage)?;
+            let mut comm = Comm::new(2).map_err(CliError::usage)?;
+            for (label, len, k) in [("64B", 64usize, 10_000u64), ("1MiB", 1 << 20, 20)] {
+                let comm = &mut comm;
+                let pool = &pool;
+                let mut cs: Vec<Contestant<'_>> = vec![
+                    ("raw_ns", Box::new(move |t: &mut Team| raw_hop(t, k))),
+                    (
+                        "herald_ns",
+                        Box::new(move |t: &mut Team| herald_bcast(t, comm, len, k)),
+                    ),
+                    (
+                        "rayon_ns",
+                        Box::new(move |t: &mut Team| rayon_bcast(t, pool, len, k)),
+                    ),
+                    ("bus_ns", Box::new(move |t: &mut Team| bus_bcast(t, len, k))),
+                    (
+                        "flag_ns",
+                        Box::new(move |t: &mut Team| flag_bcast(t, len, k, 2)),
+                    ),
+                    (
+                        "xcopy_ns",
+                        Box::new(move |t: &mut Team| flag_bcast(t, len, k, 1)),
+                    ),
+                ];
+                let v = interleave(&mut team, a.slices, &mut cs);
+                let mut m = Map::new();
+                for (c, v) in cs.iter().zip(&v) {
+                    put(&mut m, c.0, v);
+                }
+                put(&mut m, "ratio_raw", &ratios(&v[1], &v[0]));
+                put(&mut m, "ratio_rayon", &ratios(&v[2], &v[1]));
+                put(&mut m, "ratio_xcopy", &ratios(&v[5], &v[1]));
+                m.insert(
+                    "rayon_note".into(),
+                    json!("rayon is a round trip per call, as measured"),
+                );
+                out.insert(label.into(), Value::Object(m));
+            }
+        }
+        What::Bcast64 => {
+            let mut comm = Comm::new(a.ranks).map_err(CliError::usage)?;
+            let comm = &mut comm;
+            let k = 200;
+            let mut cs: Vec<Contestant<'_>> = vec![
+                (
+                    "herald_ns",
+                    Box::new(move |t: &mut Team| herald_bcast_team(t, comm, k)),
+                ),
+                ("star_ns", Box::new(move |t: &mut Team| star_bcast(t, k))),
+            ];
+            let v = interleave(&mut team, a.slices, &mut cs);
+            for (c, v) in cs.iter().zip(&v) {
+                put(&mut out, c.0, v);
+            }
+            put(&mut out, "ratio_star", &ratios(&v[0], &v[1]));
+            out.insert("ranks".into(), json!(a.ranks));
+        }
+    }
+    if a.json {
+        println!("{}", Value::Object(out));
+    } else {
+        print_table(&Value::Object(out), "");
+    }
+    Ok(())
+}
+
+fn print_table(v: &Value, prefix: &str) {
+    if let Value::Object(m) = v {
+        for (k, v) in m {
+            match v {
+                Value::Object(_) => print_table(v, &format!("{prefix}{k}.")),
+                Value::Number(x) => println!("{prefix}{k:<22} {:>14.2}", x.as_f64().unwrap_or(0.0)),
+                other => println!("{prefix}{k:<22} {other}"),
+            }
+        }
+    }
+}

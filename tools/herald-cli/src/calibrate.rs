@@ -1,0 +1,202 @@
+//! `herald calibrate`: measure L, o_s, o_r, g, G and λ per level into a profile, or show one.
+
+use crate::CliError;
+use herald::{
+    calibrate, default_profile_path, load_profile, save_profile, CalibrateOptions, Distribution,
+    LevelProfile, Pick, Profile, Progress, TopologySource,
+};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+/// Arguments of `herald calibrate`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CalibrateArgs {
+    /// Finish in under 10 s (fewer sizes, shorter budget).
+    #[arg(long, conflicts_with = "profile")]
+    quick: bool,
+    /// Print the profile as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Write the profile here (default: $XDG_CACHE_HOME/herald/profile.json or
+    /// ~/.cache/herald/profile.json).
+    #[arg(long, value_name = "FILE", conflicts_with = "profile")]
+    out: Option<PathBuf>,
+    /// Show a saved profile instead of measuring.
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
+    /// Accept a profile of another schema version or host.
+    #[arg(long, requires = "profile")]
+    force: bool,
+}
+
+/// Runs `herald calibrate`.
+pub(crate) fn run(args: &CalibrateArgs) -> Result<(), CliError> {
+    let (profile, saved) = match &args.profile {
+        Some(path) => (
+            load_profile(path, args.force).map_err(CliError::usage)?,
+            None,
+        ),
+        None => {
+            let out = match &args.out {
+                Some(p) => p.clone(),
+                None => default_profile_path().ok_or_else(|| {
+                    CliError::Usage(
+                        "no cache directory (set XDG_CACHE_HOME or HOME), give --out FILE".into(),
+                    )
+                })?,
+            };
+            check_writable(&out)?;
+            let profile = measure(args.quick)?;
+            save_profile(&profile, &out).map_err(CliError::usage)?;
+            (profile, Some(out))
+        }
+    };
+    if args.json {
+        println!("{}", profile.to_json());
+    } else {
+        print!("{}", table(&profile));
+    }
+    if let Some(out) = saved {
+        let _ = std::io::stdout().flush();
+        eprintln!("profile saved to {}", out.display());
+    }
+    Ok(())
+}
+
+/// Fails early (before minutes of measuring) if `out` cannot be written: it must not be a
+/// directory, and its directory must exist or be creatable.
+fn check_writable(out: &Path) -> Result<(), CliError> {
+    if out.is_dir() {
+        return Err(CliError::Usage(format!(
+            "--out {} is a directory",
+            out.display()
+        )));
+    }
+    match out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => std::fs::create_dir_all(dir).map_err(|e| {
+            CliError::Usage(format!("cannot create directory {}: {e}", dir.display()))
+        }),
+        None => Ok(()),
+    }
+}
+
+fn measure(quick: bool) -> Result<Profile, CliError> {
+    let opts = if quick {
+        CalibrateOptions::quick()
+    } else {
+        CalibrateOptions::full()
+    };
+    let h = TopologySource::Machine.load().map_err(CliError::usage)?;
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = ProgressBar::new(opts.budget.as_millis() as u64);
+        let style = ProgressStyle::with_template("calibrating {bar:30} {elapsed:>3}/{msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar
+    });
+    let update = |p: &Progress| {
+        if let Some(bar) = &bar {
+            bar.set_position(p.elapsed.as_millis() as u64);
+            let left = if p.unsettled.is_empty() {
+                "all settled".to_owned()
+            } else {
+                format!("{} unsettled", p.unsettled.len())
+            };
+            bar.set_message(format!(
+                "{}s max, {} slices, {left}",
+                p.budget.as_secs(),
+                p.slices
+            ));
+        }
+    };
+    let profile = calibrate(&h, &opts, update).map_err(|e| CliError::Failed(e.to_string()));
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    profile
+}
+
+/// `median [p10–p90]`, and the modes when there are several.
+fn cell(d: &Option<Distribution>, digits: usize) -> String {
+    let Some(d) = d else {
+        return "—".into();
+    };
+    let mut s = format!(
+        "{:.digits$} [{:.digits$}–{:.digits$}]",
+        d.median, d.p10, d.p90
+    );
+    if d.is_multimodal() {
+        let modes: Vec<String> = d
+            .modes
+            .iter()
+            .map(|m| format!("{:.digits$}@{:.0}%", m.center, 100.0 * m.share))
+            .collect();
+        s.push_str(&format!(" modes {}", modes.join(" ")));
+    }
+    if !d.settled {
+        s.push_str(" (unsettled)");
+    }
+    s
+}
+
+fn models(level: &LevelProfile) -> String {
+    let logp = level
+        .logp(Pick::Dominant)
+        .map(|m| format!("LogP L={} o={} g={} G={}", m.l(), m.o(), m.g(), m.big_g()));
+    let postal = level
+        .postal(Pick::Dominant)
+        .map(|m| format!("postal λ={}", m.lambda()));
+    match (logp, postal) {
+        (Ok(a), Ok(b)) => format!("{a}; {b} (dominant modes, ns)"),
+        (Err(e), _) | (_, Err(e)) => format!("no model: {e}"),
+    }
+}
+
+fn table(p: &Profile) -> String {
+    let mut out = format!(
+        "calibration of {} ({}, {} mode, {:.1} s, clock read {:.0} ns)\ntopology: {}\n",
+        p.host, p.date, p.mode, p.duration_s, p.clock_overhead_ns, p.topology.summary
+    );
+    for level in &p.levels {
+        let Some(pair) = level.pair else {
+            out.push_str(&format!(
+                "{:<8} not measurable (one child per node)\n",
+                level.name
+            ));
+            continue;
+        };
+        out.push_str(&format!(
+            "{:<8} CPUs {} ↔ {}, {} slices — median [p10–p90] ns\n",
+            level.name, pair[0], pair[1], level.slices
+        ));
+        let rows: [(&str, &Option<Distribution>, usize); 8] = [
+            ("raw hop", &level.raw_hop_ns, 1),
+            ("one-way", &level.one_way_ns, 1),
+            ("L", &level.l_ns, 1),
+            ("o_s", &level.o_s_ns, 1),
+            ("o_r", &level.o_r_ns, 1),
+            ("g", &level.g_ns, 1),
+            ("G /byte", &level.big_g_ns_per_byte, 3),
+            ("λ", &level.lambda, 2),
+        ];
+        for (name, d, digits) in rows {
+            out.push_str(&format!("  {name:<8} {}\n", cell(d, digits)));
+        }
+        let capacity = match &level.capacity {
+            Some(c) => format!("{}{}", if c.at_least { "≥" } else { "" }, c.transfers),
+            None => "unknown".into(),
+        };
+        out.push_str(&format!(
+            "  capacity {capacity}\n  model    {}\n",
+            models(level)
+        ));
+        if let Some(note) = &level.note {
+            out.push_str(&format!("  note     {note}\n"));
+        }
+    }
+    if !p.unsettled.is_empty() {
+        out.push_str(&format!("unsettled: {}\n", p.unsettled.join(", ")));
+    }
+    out
+}

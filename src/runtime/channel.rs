@@ -17,7 +17,8 @@
 //! * Positions are `u64` and only grow, so a ring is reused across repeated collectives with
 //!   no reset: position `p` carries its lap in the sequence word.
 //! * Blocking `send`/`recv` wait with [`Signal`]: the producer notifies the consumer after
-//!   every line (a `SeqCst` fence and a read of a rarely written line), the consumer notifies
+//!   every line (a compiler fence and a read of a rarely written line: the waiter pays the
+//!   process-wide half of the fence, see `wait`), the consumer notifies
 //!   the producer after every publication.
 //!
 //! The protocol is model-checked with loom (`tests/loom_channel.rs`).
@@ -33,7 +34,7 @@ use std::fmt;
 pub const MAX_BATCH: usize = 16;
 
 /// One ring slot: the sequence word and the payload in one 64-byte line.
-#[repr(C, align(64))]
+#[repr(C, align(128))]
 struct Slot {
     /// `p + 1` once the producer has written position `p` here; 0 before the first lap.
     /// Invariant: while the consumer is at position `c` of this slot, `seq <= c + 1`.
@@ -44,7 +45,7 @@ struct Slot {
 }
 
 #[cfg(not(herald_loom))]
-const _: () = assert!(std::mem::size_of::<Slot>() == 64 && std::mem::align_of::<Slot>() == 64);
+const _: () = assert!(std::mem::size_of::<Slot>() == 128 && std::mem::align_of::<Slot>() == 128);
 
 /// The state shared by the two ends. Lines written by one side only are padded apart
 /// (`CachePadded` is 128 bytes on x86_64: the adjacent-line prefetcher pairs lines).
@@ -172,6 +173,17 @@ pub enum TrySendError {
     Disconnected(Line),
 }
 
+/// Why [`Sender::try_send_with`] did not send (its closure was not called).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum TrySendWithError {
+    /// The ring is full.
+    #[error("the channel is full")]
+    Full,
+    /// The ring is full and the receiver is gone.
+    #[error("the receiver is gone")]
+    Disconnected,
+}
+
 /// Why [`Sender::send`] did not send; carries the line back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SendError {
@@ -252,6 +264,40 @@ impl Sender {
             Err(TrySendError::Disconnected(line))
         } else {
             Err(TrySendError::Full(line))
+        }
+    }
+
+    /// Sends a line whose payload `fill` writes in place, in the ring's slot: no intermediate
+    /// [`Line`] is built or copied. `fill` is called only if the ring has room.
+    ///
+    /// The slot still holds an older line's bytes: `fill` must write every byte the receiver
+    /// will read. If `fill` panics, nothing is sent.
+    ///
+    /// # Errors
+    ///
+    /// [`TrySendWithError::Full`] if the ring is full, [`TrySendWithError::Disconnected`] if
+    /// it is full and the receiver was dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, rx) = herald::channel(2);
+    /// tx.try_send_with(|p| p[..5].copy_from_slice(b"hello")).unwrap();
+    /// let got = rx.try_recv_with(|p| p[..5] == *b"hello").unwrap();
+    /// assert!(got);
+    /// ```
+    #[inline]
+    pub fn try_send_with(
+        &self,
+        fill: impl FnOnce(&mut [u8; Line::PAYLOAD]),
+    ) -> Result<(), TrySendWithError> {
+        if self.has_room() {
+            self.write_with(fill);
+            Ok(())
+        } else if self.ring.rx_closed.load(Ordering::Acquire) {
+            Err(TrySendWithError::Disconnected)
+        } else {
+            Err(TrySendWithError::Full)
         }
     }
 
@@ -338,6 +384,13 @@ impl Sender {
     /// Writes `line` at `tail` (which has room), publishes it and wakes the consumer.
     #[inline]
     fn write(&self, line: &Line) {
+        self.write_with(|p| *p = *line.payload());
+    }
+
+    /// Lets `fill` write the payload at `tail` (which has room), publishes it and wakes the
+    /// consumer.
+    #[inline]
+    fn write_with(&self, fill: impl FnOnce(&mut [u8; Line::PAYLOAD])) {
         let tail = self.tail.get();
         let index = self.index.get();
         debug_assert!(tail - self.cached_head.get() < self.ring.capacity() as u64);
@@ -345,9 +398,9 @@ impl Sender {
         let slot = &self.ring.slots[index];
         // SAFETY: `has_room` saw the consumer's published head past this slot's previous
         // position (Acquire), so the consumer is done reading it and will not read it again
-        // until it sees the sequence word stored below; no one else writes slots.
-        slot.payload
-            .with_mut(|p| unsafe { p.write(*line.payload()) });
+        // until it sees the sequence word stored below; no one else writes slots. So this is
+        // the only reference to the payload while `fill` runs.
+        slot.payload.with_mut(|p| fill(unsafe { &mut *p }));
         slot.seq.store(tail + 1, Ordering::Release);
         self.tail.set(tail + 1);
         self.index.set(if index + 1 == self.ring.capacity() {
@@ -387,6 +440,42 @@ impl Receiver {
         }
         // The sender's last lines happen-before its close flag: look once more.
         self.read().ok_or(TryRecvError::Disconnected)
+    }
+
+    /// Reads the next line in place: calls `f` with the payload in the ring's slot (no copy
+    /// into a [`Line`]) and returns its result. `f` is called only if a line is there.
+    ///
+    /// If `f` panics, the line is not consumed.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_recv`](Self::try_recv).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, rx) = herald::channel(2);
+    /// tx.try_send(herald::Line::from_bytes(&[1, 2, 3])).unwrap();
+    /// let mut buf = [0u8; 3];
+    /// rx.try_recv_with(|p| buf.copy_from_slice(&p[..3])).unwrap();
+    /// assert_eq!(buf, [1, 2, 3]);
+    /// ```
+    #[inline]
+    pub fn try_recv_with<R>(
+        &self,
+        f: impl FnOnce(&[u8; Line::PAYLOAD]) -> R,
+    ) -> Result<R, TryRecvError> {
+        let mut f = Some(f);
+        let mut take = |p: &[u8; Line::PAYLOAD]| (f.take().expect("called once"))(p);
+        if let Some(r) = self.read_with(&mut take) {
+            return Ok(r);
+        }
+        self.publish();
+        if !self.ring.tx_closed.load(Ordering::Acquire) {
+            return Err(TryRecvError::Empty);
+        }
+        // The sender's last lines happen-before its close flag: look once more.
+        self.read_with(&mut take).ok_or(TryRecvError::Disconnected)
     }
 
     /// Takes the next line, waiting (spin → yield → park) while the ring is empty.
@@ -462,6 +551,12 @@ impl Receiver {
     /// Reads the line at `head` if the producer has written it.
     #[inline]
     fn read(&self) -> Option<Line> {
+        self.read_with(|p| Line::from_payload(*p))
+    }
+
+    /// Calls `f` with the payload at `head` and consumes it, if the producer has written it.
+    #[inline]
+    fn read_with<R>(&self, f: impl FnOnce(&[u8; Line::PAYLOAD]) -> R) -> Option<R> {
         let head = self.head.get();
         let index = self.index.get();
         debug_assert_eq!(head % self.ring.capacity() as u64, index as u64);
@@ -472,8 +567,9 @@ impl Receiver {
             return None;
         }
         // SAFETY: seq == head + 1 (Acquire) means the producer finished writing position
-        // `head` here, and it will not write this slot again before we publish a head past it.
-        let payload = slot.payload.with(|p| unsafe { p.read() });
+        // `head` here, and it will not write this slot again before we publish a head past it
+        // (below, after `f` returns): a shared reference for `f`'s duration is sound.
+        let result = slot.payload.with(|p| f(unsafe { &*p }));
         self.head.set(head + 1);
         self.index.set(if index + 1 == self.ring.capacity() {
             0
@@ -483,7 +579,7 @@ impl Receiver {
         if head + 1 - self.published.get() >= self.batch {
             self.publish();
         }
-        Some(Line::from_payload(payload))
+        Some(result)
     }
 
     /// Publishes `head` to the producer if it moved, and wakes the producer.

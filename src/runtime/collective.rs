@@ -31,7 +31,7 @@
 //!   full notifies the receiver and waits; a receiver that finds it empty notifies the sender
 //!   and waits; both notify at the end of each block.
 
-use super::channel::{channel, Receiver, Sender, TrySendError};
+use super::channel::{channel, Receiver, Sender, TrySendWithError};
 use super::line::Line;
 use super::program::{Program, ProgramError};
 use super::team::RuntimeError;
@@ -403,11 +403,10 @@ fn lines_for(bytes: usize) -> usize {
     (8 + bytes).div_ceil(Line::PAYLOAD)
 }
 
-/// Line `k` of the stream `header ‖ buf`.
+/// Writes line `k` of the stream `header ‖ buf` into a slot's payload `p` (every byte the
+/// receiver reads: the header and the line's share of `buf`).
 #[inline]
-fn make_line(k: usize, header: u64, buf: &[u8]) -> Line {
-    let mut line = Line::new();
-    let p = line.payload_mut();
+fn fill_line(k: usize, header: u64, buf: &[u8], p: &mut [u8; Line::PAYLOAD]) {
     if k == 0 {
         p[..8].copy_from_slice(&header.to_le_bytes());
         let n = buf.len().min(Line::PAYLOAD - 8);
@@ -417,20 +416,20 @@ fn make_line(k: usize, header: u64, buf: &[u8]) -> Line {
         let end = (start + Line::PAYLOAD).min(buf.len());
         p[..end - start].copy_from_slice(&buf[start..end]);
     }
-    line
 }
 
-/// Stores line `k` of a stream into `buf` (the header is checked by the caller).
+/// Stores line `k` of a stream into `buf`; returns line 0's header (0 for other lines).
 #[inline]
-fn store_line(k: usize, line: &Line, buf: &mut [u8]) {
-    let p = line.payload();
+fn store_line(k: usize, p: &[u8; Line::PAYLOAD], buf: &mut [u8]) -> u64 {
     if k == 0 {
         let n = buf.len().min(Line::PAYLOAD - 8);
         buf[..n].copy_from_slice(&p[8..8 + n]);
+        u64::from_le_bytes(p[..8].try_into().expect("8 bytes"))
     } else {
         let start = k * Line::PAYLOAD - 8;
         let end = (start + Line::PAYLOAD).min(buf.len());
         buf[start..end].copy_from_slice(&p[..end - start]);
+        0
     }
 }
 
@@ -516,9 +515,10 @@ impl CommRank<'_> {
         let (comm, me) = (self.comm, self.rank);
         let tx = self.out[to].get_or_insert_with(|| comm.take_sender(me, to));
         for k in lines {
-            if let Err(e) = tx.try_send(make_line(k, header, buf)) {
+            let fill = |p: &mut [u8; Line::PAYLOAD]| fill_line(k, header, buf, p);
+            if tx.try_send_with(fill).is_err() {
                 comm.signals[to].notify();
-                send_wait(comm, me, to, header, tx, e.into_inner())?;
+                send_wait(comm, me, to, header, tx, &fill)?;
             }
         }
         comm.signals[to].notify();
@@ -537,17 +537,16 @@ impl CommRank<'_> {
         let (comm, me) = (self.comm, self.rank);
         let rx = self.inc[from].get_or_insert_with(|| comm.take_receiver(from, me));
         for k in lines {
-            let line = match rx.try_recv() {
-                Ok(line) => line,
+            let got = match rx.try_recv_with(|p| store_line(k, p, buf)) {
+                Ok(got) => got,
                 Err(_) => {
                     comm.signals[from].notify();
-                    recv_wait(comm, me, from, header, rx)?
+                    recv_wait(comm, me, from, header, rx, |p| store_line(k, p, buf))?
                 }
             };
-            if k == 0 && line.word(0) != header {
-                return Err(comm.mismatch(me, from, header, line.word(0)));
+            if k == 0 && got != header {
+                return Err(comm.mismatch(me, from, header, got));
             }
-            store_line(k, &line, buf);
         }
         comm.signals[from].notify();
         Ok(())
@@ -808,7 +807,7 @@ impl CommRank<'_> {
     }
 }
 
-/// Waits for room in `tx` (to `to`) and sends `line`.
+/// Waits for room in `tx` (to `to`) and sends the line `fill` writes.
 #[cold]
 fn send_wait(
     comm: &Comm,
@@ -816,31 +815,32 @@ fn send_wait(
     to: usize,
     header: u64,
     tx: &Sender,
-    line: Line,
+    fill: &impl Fn(&mut [u8; Line::PAYLOAD]),
 ) -> Result<(), CollectiveError> {
     comm.signals[me].wait_until(|| {
         if let Some(e) = comm.check_peer(me, to, header) {
             return Some(Err(e));
         }
-        match tx.try_send(line) {
+        match tx.try_send_with(fill) {
             Ok(()) => Some(Ok(())),
-            Err(TrySendError::Full(_)) => None,
-            Err(TrySendError::Disconnected(_)) => Some(Err(CollectiveError::Poisoned)),
+            Err(TrySendWithError::Full) => None,
+            Err(TrySendWithError::Disconnected) => Some(Err(CollectiveError::Poisoned)),
         }
     })?
 }
 
-/// Waits for a line from `from`.
+/// Waits for a line from `from` and reads it with `read`.
 #[cold]
-fn recv_wait(
+fn recv_wait<R>(
     comm: &Comm,
     me: usize,
     from: usize,
     header: u64,
     rx: &Receiver,
-) -> Result<Line, CollectiveError> {
-    comm.signals[me].wait_until(|| match rx.try_recv() {
-        Ok(line) => Some(Ok(line)),
+    mut read: impl FnMut(&[u8; Line::PAYLOAD]) -> R,
+) -> Result<R, CollectiveError> {
+    comm.signals[me].wait_until(|| match rx.try_recv_with(&mut read) {
+        Ok(r) => Some(Ok(r)),
         Err(_) => comm.check_peer(me, from, header).map(Err),
     })?
 }

@@ -18,7 +18,8 @@ mod team;
 mod wait;
 
 pub use channel::{
-    channel, Receiver, RecvError, SendError, Sender, TryRecvError, TrySendError, MAX_BATCH,
+    channel, Receiver, RecvError, SendError, Sender, TryRecvError, TrySendError, TrySendWithError,
+    MAX_BATCH,
 };
 pub use collective::{
     CallInfo, CollectiveError, CollectiveKind, Comm, CommOptions, CommRank, MAX_COMM_RANKS,

@@ -15,7 +15,7 @@
 //! some send of that block to it starts strictly earlier. Then every dependency points back in
 //! time, so the execution cannot wait in a cycle.
 
-use super::channel::{channel, Receiver, Sender, TryRecvError, TrySendError};
+use super::channel::{channel, Receiver, Sender};
 use super::line::Line;
 use super::team::Team;
 use super::wait::{Aborted, Signal};
@@ -447,14 +447,17 @@ impl<'a> Exec<'a> {
         let (from, ref blocks) = self.prog.incoming[e];
         let mut got = false;
         while let Some(&block) = blocks.get(self.recv[e].0) {
-            let line = match self.ends.inc[e].1.try_recv() {
-                Ok(line) => line,
-                Err(TryRecvError::Empty) | Err(TryRecvError::Disconnected) => break,
-            };
             let range = self.blocking.range(block);
             let off = range.start + self.recv[e].1 * Line::PAYLOAD;
             let len = range.end.saturating_sub(off).min(Line::PAYLOAD);
-            self.buf[off..off + len].copy_from_slice(&line.payload()[..len]);
+            let dst = &mut self.buf[off..off + len];
+            if self.ends.inc[e]
+                .1
+                .try_recv_with(|p| dst.copy_from_slice(&p[..len]))
+                .is_err()
+            {
+                break;
+            }
             got = true;
             self.recv[e].1 += 1;
             if self.recv[e].1 == self.blocking.lines(block) {
@@ -485,13 +488,12 @@ impl<'a> Exec<'a> {
                 let range = self.blocking.range(block);
                 let off = range.start + self.send.1 * Line::PAYLOAD;
                 let len = range.end.saturating_sub(off).min(Line::PAYLOAD);
-                match tx.try_send(Line::from_bytes(&self.buf[off..off + len])) {
-                    Ok(()) => {
-                        self.send.1 += 1;
-                        pushed = true;
-                    }
-                    Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => break,
+                let src = &self.buf[off..off + len];
+                if tx.try_send_with(|p| p[..len].copy_from_slice(src)).is_err() {
+                    break;
                 }
+                self.send.1 += 1;
+                pushed = true;
             }
             if pushed {
                 self.signals[to as usize].notify();

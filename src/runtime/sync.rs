@@ -12,9 +12,32 @@ pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 pub(crate) use loom::sync::{Arc, Mutex};
 
 #[cfg(not(herald_loom))]
-pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 #[cfg(not(herald_loom))]
 pub(crate) use std::sync::{Arc, Mutex};
+
+/// The notifier's half of an asymmetric Dekker fence (see `wait`): free on Linux.
+///
+/// Paired with [`heavy_fence`] on the waiter's side it orders like two `SeqCst` fences: the
+/// waiter's `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` makes every running thread of the
+/// process execute a full barrier, so the notifier needs only a compiler fence (the `membarrier2`
+/// crate falls back to an `mprotect` TLB shootdown, or to real fences on both sides). Under
+/// loom, which cannot model a process-wide barrier, both halves are `SeqCst` fences.
+#[inline(always)]
+pub(crate) fn light_fence() {
+    #[cfg(herald_loom)]
+    fence(Ordering::SeqCst);
+    #[cfg(not(herald_loom))]
+    membarrier2::light();
+}
+
+/// The waiter's half of the asymmetric fence (a system call: only on the way to parking).
+pub(crate) fn heavy_fence() {
+    #[cfg(herald_loom)]
+    fence(Ordering::SeqCst);
+    #[cfg(not(herald_loom))]
+    membarrier2::heavy();
+}
 
 /// Threads as the waiting protocol sees them (park, unpark, yield).
 pub(crate) mod thread {

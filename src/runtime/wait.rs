@@ -5,11 +5,19 @@
 //!
 //! A [`Signal`] belongs to one waiting side (a channel end, a worker, a team's caller). The
 //! waiter, after spinning and yielding, registers its thread, sets `sleeping`, issues a
-//! `SeqCst` fence, re-checks its condition and only then parks. The notifier first makes the
-//! condition true (any store), issues a `SeqCst` fence and then reads `sleeping`, unparking the
-//! registered thread if it is set. The two fences forbid the store-buffering outcome in which
-//! both sides miss each other, so either the waiter sees the condition or the notifier sees
-//! the waiter (loom checks this in `tests/loom_channel.rs`). A notifier claims a sleep by
+//! fence, re-checks its condition and only then parks. The notifier first makes the condition
+//! true (any store), issues a fence and then reads `sleeping`, unparking the registered thread
+//! if it is set. The two fences forbid the store-buffering outcome in which both sides miss
+//! each other, so either the waiter sees the condition or the notifier sees the waiter (loom
+//! checks this in `tests/loom_channel.rs`, with `SeqCst` fences on both sides).
+//!
+//! The fences are asymmetric (`sync::light_fence`, `sync::heavy_fence`): the notifier runs on
+//! every message, the waiter only on its way to sleep, so the waiter pays a process-wide
+//! barrier (`membarrier(2)`, a few microseconds, beside the tens a wake-up costs) and the
+//! notifier only a compiler fence. A `SeqCst` fence per notify cost about 80 ns on the
+//! development machine: it drains the store buffer, so every send waited for its line's
+//! cross-core ownership transfer (`herald bench stream`: 12 M lines/s with it; see the runtime
+//! notes in the README for the figure without it). A notifier claims a sleep by
 //! swapping `sleeping` back to false before it unparks, so each sleep gets at most one unpark;
 //! a waiter that finds its condition true after announcing its sleep but loses that swap
 //! parks once more to take the claimed unpark. So no unpark is left over to wake a later,
@@ -20,8 +28,8 @@
 //!
 //! Measured on the 2-core development machine with 16 threads doing star broadcasts: pure
 //! spinning 32 ms per broadcast, spin-then-yield 59 µs, spin-then-park 137 µs; waking a parked
-//! vCPU costs about 35 µs. Hence a short spin (`SPIN_STEPS` exponential rounds, 127 spin hints,
-//! well under the cost of a wake), then `YIELD_STEPS` yields (cheap under oversubscription, and
+//! vCPU costs about 35 µs. Hence a short spin (`SPIN_POLLS` polls one spin hint apart, a few
+//! microseconds, well under the cost of a wake), then `YIELD_STEPS` yields (cheap under oversubscription, and
 //! what makes oversubscribed broadcasts fast), then parking (so idle threads cost nothing).
 //!
 //! # Abort
@@ -30,12 +38,12 @@
 //! When a worker panics the team raises the flag and unparks all its workers; every abortable
 //! wait on such a thread then returns [`Aborted`] instead of waiting forever.
 
-use super::sync::{self, fence, thread, AtomicBool, Mutex, Ordering};
+use super::sync::{self, thread, AtomicBool, Mutex, Ordering};
 use std::cell::RefCell;
 use std::fmt;
 
-/// Exponential spin rounds before yielding: `1 + 2 + … + 64 = 127` spin hints.
-const SPIN_STEPS: u32 = 7;
+/// Polls, each after one spin hint, before yielding.
+const SPIN_POLLS: u32 = 128;
 /// Yields before parking.
 const YIELD_STEPS: u32 = 64;
 
@@ -160,21 +168,23 @@ impl Signal {
         let (spins, yields) = if cfg!(herald_loom) {
             (0, 0)
         } else {
-            (SPIN_STEPS, YIELD_STEPS)
+            (SPIN_POLLS, YIELD_STEPS)
         };
-        for step in 0..spins + yields {
-            if step < spins {
-                for _ in 0..1u32 << step {
-                    std::hint::spin_loop();
-                }
-            } else {
-                thread::yield_now();
-            }
+        // Poll after every hint, not in exponential bursts: a burst of 64 hints is microseconds
+        // on some cores, far more than the cross-core hop this wait usually covers.
+        for _ in 0..spins {
+            std::hint::spin_loop();
             if let Some(value) = ready() {
                 return Ok(value);
             }
+        }
+        for _ in 0..yields {
             if aborted() {
                 return Err(Aborted);
+            }
+            thread::yield_now();
+            if let Some(value) = ready() {
+                return Ok(value);
             }
         }
         self.park_until(ready, &aborted)
@@ -192,7 +202,7 @@ impl Signal {
             // below and a notifier's claim are totally ordered (loom models a plain relaxed
             // store racing an RMW too loosely and reports a false lost wake-up).
             self.sleeping.swap(true, Ordering::Relaxed);
-            fence(Ordering::SeqCst);
+            sync::heavy_fence();
             // Announced: from here until the swap below, `ready` must not block.
             let result = match ready() {
                 Some(value) => Ok(value),
@@ -215,7 +225,7 @@ impl Signal {
     /// true.
     #[inline]
     pub fn notify(&self) {
-        fence(Ordering::SeqCst);
+        sync::light_fence();
         if self.sleeping.load(Ordering::Relaxed) {
             self.wake_cold();
         }

@@ -146,7 +146,12 @@ fn rtrb_hop(team: &mut Team) -> f64 {
     let t = team.run_with(&mut ends, |ctx, (tx, rx)| {
         let start = Instant::now();
         let push = |tx: &mut rtrb::Producer<[u8; 64]>| while tx.push([0; 64]).is_err() {};
-        let pop = |rx: &mut rtrb::Consumer<[u8; 64]>| while rx.pop().is_err() {};
+        let pop = |rx: &mut rtrb::Consumer<[u8; 64]>| loop {
+            if let Ok(v) = rx.pop() {
+                std::hint::black_box(v);
+                break;
+            }
+        };
         for _ in 0..HOPS {
             if ctx.rank() == 0 {
                 push(tx);
@@ -169,15 +174,26 @@ fn aq_hop(team: &mut Team) -> f64 {
         for _ in 0..HOPS {
             if ctx.rank() == 0 {
                 while tx.push([0; 64]).is_err() {}
-                while rx.pop().is_none() {}
+                aq_pop(rx);
             } else {
-                while rx.pop().is_none() {}
+                aq_pop(rx);
                 while tx.push([0; 64]).is_err() {}
             }
         }
         start.elapsed()
     });
     ns(t[0], 2 * HOPS)
+}
+
+/// Pops one value from `q`, spinning, and consumes it (so the read is not optimized away).
+fn aq_pop(q: &ArrayQueue<[u8; 64]>) {
+    loop {
+        if let Some(v) = q.pop() {
+            std::hint::black_box(v);
+            return;
+        }
+        spin_loop();
+    }
 }
 
 fn herald_stream(team: &mut Team) -> f64 {
@@ -216,8 +232,14 @@ fn rtrb_stream(team: &mut Team) -> f64 {
         }
         if let Some(rx) = rx {
             for _ in 0..MSGS {
-                while rx.pop().is_err() {
-                    spin_loop();
+                loop {
+                    match rx.pop() {
+                        Ok(v) => {
+                            std::hint::black_box(v);
+                            break;
+                        }
+                        Err(_) => spin_loop(),
+                    }
                 }
             }
         }
@@ -238,9 +260,7 @@ fn aq_stream(team: &mut Team) -> f64 {
                     spin_loop();
                 }
             } else {
-                while q.pop().is_none() {
-                    spin_loop();
-                }
+                aq_pop(&q);
             }
         }
         (start, Instant::now())

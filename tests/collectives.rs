@@ -5,8 +5,8 @@
 
 use bytemuck::{Pod, Zeroable};
 use herald::{
-    generate, Algorithm, CollectiveError, CollectiveKind, Comm, CommOptions, Model, Postal,
-    Program, Ratio, Request, Team,
+    generate, Algorithm, CollectiveError, CollectiveKind, Comm, CommOptions, DefaultSchedule,
+    Model, OnePort, Postal, Program, Ratio, Request, Team,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -107,11 +107,16 @@ fn broadcast_every_size_and_root() {
 #[test]
 fn broadcast_small_blocks_and_rings() {
     watchdog(|| {
-        let opts = CommOptions {
-            capacity: 4,
-            block_lines: 1,
-        };
-        for n in [2, 5, 16] {
+        for (n, alg) in [
+            (2, Algorithm::Binomial),
+            (5, Algorithm::Chain),
+            (16, Algorithm::Star),
+            (16, Algorithm::Binomial),
+        ] {
+            let opts = CommOptions {
+                capacity: 4,
+                schedule: DefaultSchedule::Fixed(alg),
+            };
             let mut team = Team::new(n).unwrap();
             let mut comm = Comm::with_options(n, opts).unwrap();
             let mut ranks = comm.ranks();
@@ -140,17 +145,23 @@ fn broadcast_value_and_custom_schedules() {
             let mut team = Team::new(n).unwrap();
             let mut comm = Comm::new(n).unwrap();
             let mut ranks = comm.ranks();
-            let programs: Vec<Program> = [Algorithm::Chain, Algorithm::Star, Algorithm::Binary]
-                .into_iter()
-                .map(|alg| {
-                    let s = generate(
-                        &Request::broadcast(alg, n as u32, 1, (n / 2) as u32),
-                        &model,
-                    )
-                    .unwrap();
-                    Program::compile(&s).unwrap()
-                })
-                .collect();
+            let oneport = Model::from(OnePort);
+            // Single-parent trees, and multi-block schedules in which ranks hear from several
+            // senders (round-optimal circulant, scatter-allgather, Fibonacci trees).
+            let programs: Vec<Program> = [
+                (Algorithm::Chain, 1, &model),
+                (Algorithm::Star, 1, &model),
+                (Algorithm::Binary, 1, &model),
+                (Algorithm::Optimal, 4, &oneport),
+                (Algorithm::ScatterAllgather, 8, &model),
+                (Algorithm::Fibonacci { d: None }, 5, &oneport),
+            ]
+            .into_iter()
+            .map(|(alg, m, model)| {
+                let req = Request::broadcast(alg, n as u32, m, (n / 2) as u32);
+                Program::compile(&generate(&req, model).unwrap()).unwrap()
+            })
+            .collect();
             let ok = team.run_with(&mut ranks, |_, c| {
                 let mut good = true;
                 for root in roots(c.size()) {
@@ -271,14 +282,17 @@ fn setup_errors() {
             a && b && s == 3
         });
         assert!(errs.iter().all(|&b| b));
-        // A multi-block schedule is rejected, not run.
+        // A program for another number of ranks is rejected on every rank, not run.
         let model = Model::from(Postal::new(Ratio::integer(2)).unwrap());
-        let s = generate(&Request::broadcast(Algorithm::Binomial, 3, 4, 0), &model).unwrap();
+        let s = generate(&Request::broadcast(Algorithm::Binomial, 4, 4, 0), &model).unwrap();
         let p = Program::compile(&s).unwrap();
         let errs = team.run_with(&mut ranks, |_, c| c.broadcast_with(&p, &mut [0; 8]));
         assert!(errs
             .iter()
             .all(|e| matches!(e, Err(CollectiveError::Program(_)))));
+        // and the communicator still works
+        let s = team.run_with(&mut ranks, |_, c| c.allreduce(2u32, |a, b| a + b).unwrap());
+        assert_eq!(s, [6, 6, 6]);
     });
 }
 

@@ -17,10 +17,12 @@
 //!   would otherwise wait forever. Either detection poisons the `Comm`, wakes every rank, and
 //!   every rank then returns an error ([`CollectiveError::Mismatch`] or
 //!   [`CollectiveError::Poisoned`]).
-//! * **Broadcast** streams the payload down a tree compiled from a schedule (default: the
-//!   binomial schedule for the root; compiled once per root and cached in the `Comm`) in
-//!   blocks of `block_lines` whole lines: a rank receives a block from its parent and forwards
-//!   it to its children in the schedule's send order, so large payloads are pipelined.
+//! * **Broadcast** runs a compiled [`Program`] with the shared executor (`runtime/exec.rs`),
+//!   framing the payload as the stream `header ‖ payload` cut into lines, forwarded line by line
+//!   (so large payloads stream through every level of the tree at once). The program is the
+//!   caller's ([`CommRank::broadcast_with`]: any broadcast schedule, multi-block and
+//!   multi-sender included) or the default ([`CommOptions::schedule`], binomial unless set),
+//!   compiled once per root (and per payload size, for a planned default) and cached.
 //! * **Combining collectives** combine in rank order, so any associative `op` works, commutative
 //!   or not: the reduction tree is the binomial tree rooted at rank 0 in which the subtree of
 //!   rank `v` is the contiguous range `v .. v + lowbit(v)`, and a rank combines its own value
@@ -29,9 +31,10 @@
 //!   gathers contiguous ranges up the same tree and broadcasts the result.
 //! * **Waiting** uses one [`Signal`] per rank: spin, yield, park. A sender that finds the ring
 //!   full notifies the receiver and waits; a receiver that finds it empty notifies the sender
-//!   and waits; both notify at the end of each block.
+//!   and waits; both notify after every batch of lines they move.
 
 use super::channel::{channel, Receiver, Sender, TrySendWithError};
+use super::exec::{fill_line, store_line, Exec, Framing, Links, Scratch, Stop};
 use super::line::Line;
 use super::program::{Program, ProgramError};
 use super::team::RuntimeError;
@@ -47,6 +50,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 /// The largest rank count a header can name (the root field has 20 bits).
 pub const MAX_COMM_RANKS: usize = 1 << 20;
+
+/// Default programs kept per communicator (and per rank) before the cache is emptied.
+const MAX_CACHED_PROGRAMS: usize = 64;
 
 /// The kind of a collective call (carried in every message header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -179,20 +185,30 @@ impl From<Aborted> for CollectiveError {
     }
 }
 
+/// Which broadcast schedule a [`Comm`] uses when the caller names none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DefaultSchedule {
+    /// A fixed algorithm for every root and size (its tree shape; one block, forwarded line
+    /// by line).
+    Fixed(Algorithm),
+}
+
 /// Tuning of a [`Comm`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommOptions {
     /// Lines per ring (at least 4).
     pub capacity: usize,
-    /// Lines per pipelined broadcast block (at least 1).
-    pub block_lines: usize,
+    /// The broadcast schedule of [`CommRank::broadcast`] and of the broadcast phases of
+    /// allreduce, allgather and barrier (default: binomial).
+    pub schedule: DefaultSchedule,
 }
 
 impl Default for CommOptions {
     fn default() -> CommOptions {
         CommOptions {
             capacity: 256,
-            block_lines: 64,
+            schedule: DefaultSchedule::Fixed(Algorithm::Binomial),
         }
     }
 }
@@ -230,8 +246,8 @@ pub struct Comm {
     calls: Box<[CachePadded<AtomicU64>]>,
     /// Raised by the first detected mismatch.
     poisoned: AtomicBool,
-    /// Default broadcast programs by root.
-    programs: Mutex<HashMap<u32, Arc<Program>>>,
+    /// Default broadcast programs by (root, size key).
+    programs: Mutex<HashMap<(u32, u64), Arc<Program>>>,
 }
 
 impl Comm {
@@ -263,7 +279,7 @@ impl Comm {
         }
         let options = CommOptions {
             capacity: options.capacity.max(4),
-            block_lines: options.block_lines.max(1),
+            ..options
         };
         Ok(Comm {
             size,
@@ -286,8 +302,8 @@ impl Comm {
 
     /// The options in force.
     #[must_use]
-    pub fn options(&self) -> CommOptions {
-        self.options
+    pub fn options(&self) -> &CommOptions {
+        &self.options
     }
 
     /// One endpoint per rank, in rank order (fresh channels; clears a poisoned state).
@@ -308,7 +324,8 @@ impl Comm {
                 seq: 0,
                 out: (0..comm.size).map(|_| None).collect(),
                 inc: (0..comm.size).map(|_| None).collect(),
-                trees: (0..comm.size).map(|_| None).collect(),
+                programs: HashMap::new(),
+                scratch: Scratch::default(),
             })
             .collect()
     }
@@ -341,19 +358,37 @@ impl Comm {
         })
     }
 
-    /// The default (binomial) broadcast program for `root`, compiled once.
-    fn default_program(&self, root: usize) -> Result<Arc<Program>, CollectiveError> {
+    /// The default broadcast program for `root` and a `bytes`-byte payload, compiled once and
+    /// shared by every rank.
+    fn default_program(&self, root: usize, bytes: usize) -> Result<Arc<Program>, CollectiveError> {
+        let key = self.program_key(root, bytes);
         let mut programs = self.programs.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(p) = programs.get(&(root as u32)) {
+        if let Some(p) = programs.get(&key) {
             return Ok(Arc::clone(p));
         }
         let err = |e: &dyn std::fmt::Display| CollectiveError::Schedule(e.to_string());
-        let model = Model::from(Postal::new(Ratio::integer(2)).map_err(|e| err(&e))?);
-        let req = Request::broadcast(Algorithm::Binomial, self.size as u32, 1, root as u32);
-        let schedule = generate(&req, &model).map_err(|e| err(&e))?;
+        let schedule = match &self.options.schedule {
+            DefaultSchedule::Fixed(algorithm) => {
+                // The tree's shape does not depend on λ for the fixed algorithms the runtime
+                // uses; λ = 2 is only what `generate` needs to time it.
+                let model = Model::from(Postal::new(Ratio::integer(2)).map_err(|e| err(&e))?);
+                let req = Request::broadcast(*algorithm, self.size as u32, 1, root as u32);
+                generate(&req, &model).map_err(|e| err(&e))?
+            }
+        };
         let program = Arc::new(Program::compile(&schedule)?);
-        programs.insert(root as u32, Arc::clone(&program));
+        if programs.len() >= MAX_CACHED_PROGRAMS {
+            programs.clear();
+        }
+        programs.insert(key, Arc::clone(&program));
         Ok(program)
+    }
+
+    /// The cache key of the default program: the root, and the size where it matters.
+    fn program_key(&self, root: usize, _bytes: usize) -> (u32, u64) {
+        match &self.options.schedule {
+            DefaultSchedule::Fixed(_) => (root as u32, 0),
+        }
     }
 
     fn is_poisoned(&self) -> bool {
@@ -403,36 +438,6 @@ fn lines_for(bytes: usize) -> usize {
     (8 + bytes).div_ceil(Line::PAYLOAD)
 }
 
-/// Writes line `k` of the stream `header ‖ buf` into a slot's payload `p` (every byte the
-/// receiver reads: the header and the line's share of `buf`).
-#[inline]
-fn fill_line(k: usize, header: u64, buf: &[u8], p: &mut [u8; Line::PAYLOAD]) {
-    if k == 0 {
-        p[..8].copy_from_slice(&header.to_le_bytes());
-        let n = buf.len().min(Line::PAYLOAD - 8);
-        p[8..8 + n].copy_from_slice(&buf[..n]);
-    } else {
-        let start = k * Line::PAYLOAD - 8;
-        let end = (start + Line::PAYLOAD).min(buf.len());
-        p[..end - start].copy_from_slice(&buf[start..end]);
-    }
-}
-
-/// Stores line `k` of a stream into `buf`; returns line 0's header (0 for other lines).
-#[inline]
-fn store_line(k: usize, p: &[u8; Line::PAYLOAD], buf: &mut [u8]) -> u64 {
-    if k == 0 {
-        let n = buf.len().min(Line::PAYLOAD - 8);
-        buf[..n].copy_from_slice(&p[8..8 + n]);
-        u64::from_le_bytes(p[..8].try_into().expect("8 bytes"))
-    } else {
-        let start = k * Line::PAYLOAD - 8;
-        let end = (start + Line::PAYLOAD).min(buf.len());
-        buf[start..end].copy_from_slice(&p[..end - start]);
-        0
-    }
-}
-
 /// One rank's endpoint of a [`Comm`]: `Send`, not `Sync`; hand one to each rank.
 ///
 /// Every rank must make the same sequence of calls with the same roots and sizes. Calls may be
@@ -447,27 +452,30 @@ pub struct CommRank<'c> {
     out: Vec<Option<Sender>>,
     /// Receiving ends by sender, taken on first use.
     inc: Vec<Option<Receiver>>,
-    /// This rank's part of the default broadcast program, by root: a private copy, so a call
-    /// touches no line shared with other ranks (an `Arc` clone would bounce its count).
-    trees: Vec<Option<Tree>>,
+    /// The default programs this rank has used, by (root, size key): its own `Arc`s, so a
+    /// call touches no reference count shared with other ranks.
+    programs: HashMap<(u32, u64), Arc<Program>>,
+    /// The executor's reusable state.
+    scratch: Scratch,
 }
 
-/// One rank's part of a single-block broadcast program.
-#[derive(Debug, Clone, Default)]
-struct Tree {
-    /// The rank it hears from (`None` at the root).
-    parent: Option<usize>,
-    /// The ranks it sends to, in send order.
-    children: Vec<usize>,
+/// A rank's ends, as the executor sees them (every end the program needs is taken first).
+struct CommLinks<'r> {
+    out: &'r [Option<Sender>],
+    inc: &'r [Option<Receiver>],
 }
 
-impl Tree {
-    fn of(program: &Program, rank: usize) -> Tree {
-        let prog = program.rank(rank as u32);
-        Tree {
-            parent: prog.incoming.first().map(|(from, _)| *from as usize),
-            children: prog.sends.iter().map(|&(to, _)| to as usize).collect(),
-        }
+impl Links for CommLinks<'_> {
+    fn sender(&self, to: u32) -> &Sender {
+        self.out[to as usize]
+            .as_ref()
+            .expect("taken before the run")
+    }
+
+    fn receiver(&self, _e: usize, from: u32) -> &Receiver {
+        self.inc[from as usize]
+            .as_ref()
+            .expect("taken before the run")
     }
 }
 
@@ -565,26 +573,60 @@ impl CommRank<'_> {
         Ok(v)
     }
 
-    /// Broadcasts `buf` from `root` to every rank over the default (binomial) schedule. Every
-    /// rank passes a buffer of the same length; the root's contents end up in all of them.
+    /// Broadcasts `buf` from `root` to every rank over the default schedule
+    /// ([`CommOptions::schedule`]). Every rank passes a buffer of the same length; the root's
+    /// contents end up in all of them.
     ///
     /// # Errors
     ///
     /// [`CollectiveError::Root`] for a root out of range (on every rank, before any message),
     /// [`CollectiveError::Mismatch`]/[`CollectiveError::Poisoned`] when ranks' calls differ,
     /// [`CollectiveError::Aborted`] after a panic elsewhere in the team.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut team = herald::Team::new(3)?;
+    /// let mut comm = herald::Comm::new(3)?;
+    /// let mut ranks = comm.ranks();
+    /// let got = team.run_with(&mut ranks, |_, c| {
+    ///     let mut buf = if c.rank() == 1 { vec![7u8; 1000] } else { vec![0; 1000] };
+    ///     c.broadcast(1, &mut buf).unwrap();
+    ///     buf.iter().all(|&b| b == 7)
+    /// });
+    /// assert_eq!(got, [true; 3]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn broadcast(&mut self, root: usize, buf: &mut [u8]) -> Result<(), CollectiveError> {
         let header = self.begin(CollectiveKind::Broadcast, root, buf.len())?;
-        self.with_tree(root, |me, tree| me.stream_broadcast(tree, header, buf))
+        self.broadcast_default(root, header, buf)
     }
 
-    /// Broadcasts `buf` over the caller's compiled schedule `program` (one block; each block of
-    /// `block_lines` lines is forwarded as soon as it arrives).
+    /// Broadcasts `buf` over the caller's compiled schedule `program` (any broadcast schedule:
+    /// several blocks, several senders per rank).
     ///
     /// # Errors
     ///
     /// As [`broadcast`](Self::broadcast), and [`CollectiveError::Program`] if the program is
-    /// for another size, has more than one block, or a rank hears from more than one sender.
+    /// for another number of ranks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use herald::{generate, Algorithm, Comm, Model, OnePort, Program, Request, Team};
+    /// // Träff's round-optimal schedule: 4 blocks, every rank hears from several others.
+    /// let s = generate(&Request::broadcast(Algorithm::Optimal, 5, 4, 0), &Model::from(OnePort))?;
+    /// let program = Program::compile(&s)?;
+    /// let (mut team, mut comm) = (Team::new(5)?, Comm::new(5)?);
+    /// let mut ranks = comm.ranks();
+    /// let ok = team.run_with(&mut ranks, |_, c| {
+    ///     let mut buf = if c.rank() == 0 { vec![3u8; 500] } else { vec![0; 500] };
+    ///     c.broadcast_with(&program, &mut buf).unwrap();
+    ///     buf == [3u8; 500]
+    /// });
+    /// assert!(ok.iter().all(|&b| b));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn broadcast_with(
         &mut self,
         program: &Program,
@@ -592,23 +634,18 @@ impl CommRank<'_> {
     ) -> Result<(), CollectiveError> {
         let size = self.comm.size;
         if program.n() != size {
-            let team = size;
             return Err(ProgramError::TeamSize {
                 program: program.n(),
-                team,
+                team: size,
             }
             .into());
-        }
-        if program.blocks() != 1 || (0..size as u32).any(|p| program.rank(p).incoming.len() > 1) {
-            return Err(ProgramError::Collective("multi-block or multi-sender broadcast").into());
         }
         let header = self.begin(
             CollectiveKind::Broadcast,
             program.root() as usize,
             buf.len(),
         )?;
-        let tree = Tree::of(program, self.rank);
-        self.stream_broadcast(&tree, header, buf)
+        self.execute(program, header, buf)
     }
 
     /// Broadcasts a plain-old-data value from `root` (any size).
@@ -616,6 +653,20 @@ impl CommRank<'_> {
     /// # Errors
     ///
     /// As [`broadcast`](Self::broadcast).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (mut team, mut comm) = (herald::Team::new(2)?, herald::Comm::new(2)?);
+    /// let mut ranks = comm.ranks();
+    /// let got = team.run_with(&mut ranks, |_, c| {
+    ///     let mut v = [c.rank() as f64; 3];
+    ///     c.broadcast_value(1, &mut v).unwrap();
+    ///     v
+    /// });
+    /// assert_eq!(got, [[1.0; 3], [1.0; 3]]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn broadcast_value<T: Pod>(
         &mut self,
         root: usize,
@@ -624,42 +675,77 @@ impl CommRank<'_> {
         self.broadcast(root, bytemuck::bytes_of_mut(value))
     }
 
-    /// Runs `f` with this rank's part of the default program for `root` (built once).
-    fn with_tree<R>(
+    /// Runs the default program for `root` (this rank's cached copy, else the `Comm`'s).
+    fn broadcast_default(
         &mut self,
         root: usize,
-        f: impl FnOnce(&mut Self, &Tree) -> Result<R, CollectiveError>,
-    ) -> Result<R, CollectiveError> {
-        let tree = match self.trees[root].take() {
-            Some(t) => t,
-            None => Tree::of(&*self.comm.default_program(root)?, self.rank),
-        };
-        let result = f(self, &tree);
-        self.trees[root] = Some(tree);
-        result
-    }
-
-    /// Streams `header ‖ buf` down `tree` in blocks of `block_lines` lines.
-    fn stream_broadcast(
-        &mut self,
-        tree: &Tree,
         header: u64,
         buf: &mut [u8],
     ) -> Result<(), CollectiveError> {
-        let total = lines_for(buf.len());
-        let block = self.comm.options.block_lines;
-        let mut start = 0;
-        while start < total {
-            let lines = start..(start + block).min(total);
-            if let Some(p) = tree.parent {
-                self.recv_stream(p, header, buf, lines.clone())?;
+        let key = self.comm.program_key(root, buf.len());
+        let program = match self.programs.get(&key) {
+            Some(p) => Arc::clone(p),
+            None => {
+                let p = self.comm.default_program(root, buf.len())?;
+                if self.programs.len() >= MAX_CACHED_PROGRAMS {
+                    self.programs.clear();
+                }
+                self.programs.insert(key, Arc::clone(&p));
+                p
             }
-            for &to in &tree.children {
-                self.send_stream(to, header, buf, lines.clone())?;
-            }
-            start = lines.end;
+        };
+        self.execute(&program, header, buf)
+    }
+
+    /// Runs this rank's part of `program` on `header ‖ buf`.
+    fn execute(
+        &mut self,
+        program: &Program,
+        header: u64,
+        buf: &mut [u8],
+    ) -> Result<(), CollectiveError> {
+        let (comm, me) = (self.comm, self.rank);
+        let prog = program.rank(me as u32);
+        for &(to, _) in &prog.sends {
+            let to = to as usize;
+            self.out[to].get_or_insert_with(|| comm.take_sender(me, to));
         }
-        Ok(())
+        for (from, _) in &prog.incoming {
+            let from = *from as usize;
+            self.inc[from].get_or_insert_with(|| comm.take_receiver(from, me));
+        }
+        let links = CommLinks {
+            out: &self.out,
+            inc: &self.inc,
+        };
+        let framing = Framing::stream(header, buf.len(), program.blocks());
+        let is_root = me == program.root() as usize;
+        let mut exec = Exec::new(
+            prog,
+            program.blocks(),
+            is_root,
+            framing,
+            &links,
+            buf,
+            &comm.signals,
+            me,
+            &mut self.scratch,
+        );
+        let hook = || {
+            let peers = prog
+                .incoming
+                .iter()
+                .map(|(f, _)| *f)
+                .chain(prog.sends.iter().map(|s| s.0));
+            peers
+                .into_iter()
+                .find_map(|peer| comm.check_peer(me, peer as usize, header))
+        };
+        match exec.run(hook) {
+            Ok(()) => Ok(()),
+            Err(Stop::Hook(e)) => Err(e),
+            Err(Stop::Header(from, found)) => Err(comm.mismatch(me, from as usize, header, found)),
+        }
     }
 
     /// Combines every rank's value up the rank-ordered binomial tree rooted at 0. Returns this
@@ -730,7 +816,7 @@ impl CommRank<'_> {
         let header = self.begin(CollectiveKind::Allreduce, 0, size)?;
         let mut acc = self.reduce_up(header, value, &op, None)?;
         let bytes = bytemuck::bytes_of_mut(&mut acc);
-        self.with_tree(0, |me, tree| me.stream_broadcast(tree, header, bytes))?;
+        self.broadcast_default(0, header, bytes)?;
         Ok(acc)
     }
 
@@ -791,7 +877,7 @@ impl CommRank<'_> {
             self.send_stream(parent, header, bytes, 0..lines_for(bytes.len()))?;
         }
         let bytes = bytemuck::cast_slice_mut(&mut all);
-        self.with_tree(0, |me, tree| me.stream_broadcast(tree, header, bytes))?;
+        self.broadcast_default(0, header, bytes)?;
         Ok(all)
     }
 
@@ -803,7 +889,7 @@ impl CommRank<'_> {
     pub fn barrier(&mut self) -> Result<(), CollectiveError> {
         let header = self.begin(CollectiveKind::Barrier, 0, 0)?;
         self.reduce_up(header, (), &|(), ()| (), None)?;
-        self.with_tree(0, |me, tree| me.stream_broadcast(tree, header, &mut []))
+        self.broadcast_default(0, header, &mut [])
     }
 }
 

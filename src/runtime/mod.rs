@@ -11,6 +11,7 @@
 
 mod channel;
 mod collective;
+mod exec;
 mod line;
 mod program;
 mod sync;
@@ -22,7 +23,8 @@ pub use channel::{
     MAX_BATCH,
 };
 pub use collective::{
-    CallInfo, CollectiveError, CollectiveKind, Comm, CommOptions, CommRank, MAX_COMM_RANKS,
+    CallInfo, CollectiveError, CollectiveKind, Comm, CommOptions, CommRank, DefaultSchedule,
+    MAX_COMM_RANKS,
 };
 pub use line::Line;
 pub use program::{Blocking, Network, Program, ProgramError, RankProgram, RankTiming, Spread};

@@ -4,22 +4,21 @@
 //! in its send order, and for every processor it hears from, the blocks that edge carries in
 //! send order (each edge is a FIFO ring). Channels exist only for the edges the schedule uses.
 //!
-//! Execution moves real bytes: the payload is cut into `m` blocks of whole 56-byte lines; a
-//! send streams the block's lines into the edge's ring; a receive copies lines straight into the
-//! receiver's buffer. A rank never blocks on one operation: while its next send waits for its
-//! block or for ring space, it drains every incoming ring, so two ranks streaming large blocks
-//! to each other cannot deadlock, whatever the ring capacity. When nothing moves it waits on its
-//! [`Signal`] (spin, yield, park); every push notifies the receiver and every pop the sender.
+//! Execution moves real bytes: the payload is cut into `m` blocks of whole 56-byte lines, and
+//! every rank runs its program with the shared executor (`runtime/exec.rs`: line-by-line
+//! forwarding, never blocking on one operation, waiting spin → yield → park).
 //!
 //! Compilation demands a causal schedule in a model-free sense: a rank forwards a block only if
 //! some send of that block to it starts strictly earlier. Then every dependency points back in
 //! time, so the execution cannot wait in a cycle.
 
 use super::channel::{channel, Receiver, Sender};
+use super::exec::{Exec, Framing, Links, Scratch, Stop};
 use super::line::Line;
 use super::team::Team;
 use super::wait::{Aborted, Signal};
 use crate::schedule::{Collective, Schedule};
+use crossbeam_utils::CachePadded;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -258,7 +257,7 @@ pub struct Network {
     /// Per rank: its channel ends.
     ends: Vec<RankEnds>,
     /// One signal per rank.
-    signals: Vec<Signal>,
+    signals: Vec<CachePadded<Signal>>,
 }
 
 /// A rank's channel ends.
@@ -268,6 +267,19 @@ struct RankEnds {
     out: Vec<(u32, Sender)>,
     /// `(sender, its receiving end)`, in the order of `RankProgram::incoming`.
     inc: Vec<(u32, Receiver)>,
+    /// The executor's reusable state.
+    scratch: Scratch,
+}
+
+impl Links for RankEnds {
+    fn sender(&self, to: u32) -> &Sender {
+        let found = self.out.iter().find(|(t, _)| *t == to);
+        &found.expect("compile guarantees an edge per send").1
+    }
+
+    fn receiver(&self, e: usize, _from: u32) -> &Receiver {
+        &self.inc[e].1
+    }
 }
 
 /// One rank's result of a broadcast.
@@ -291,7 +303,7 @@ impl Network {
                 ends[to].inc.push((*from, rx));
             }
         }
-        let signals = (0..n).map(|_| Signal::new()).collect();
+        let signals = (0..n).map(|_| CachePadded::new(Signal::new())).collect();
         Network {
             program,
             ends,
@@ -341,7 +353,7 @@ impl Network {
                 want: bytes,
             });
         }
-        let blocking = Blocking::new(bytes, self.program.blocks);
+        let framing = Framing::Plain(Blocking::new(bytes, self.program.blocks));
         let barrier = std::sync::Barrier::new(n);
         let mut states: Vec<(&mut RankEnds, &mut Vec<u8>)> =
             self.ends.iter_mut().zip(buffers.iter_mut()).collect();
@@ -350,161 +362,32 @@ impl Network {
             barrier.wait();
             let start = Instant::now();
             let rank = ctx.rank();
-            let mut exec = Exec::new(program, rank, blocking, ends, buf, signals);
-            exec.run()?;
-            Ok(RankTiming {
-                start,
-                done: Instant::now(),
-            })
+            let is_root = rank == program.root as usize;
+            let mut scratch = std::mem::take(&mut ends.scratch);
+            let prog = &program.ranks[rank];
+            let mut exec = Exec::new(
+                prog,
+                program.blocks,
+                is_root,
+                framing,
+                &**ends,
+                buf,
+                signals,
+                rank,
+                &mut scratch,
+            );
+            let result = exec.run(|| None::<ProgramError>);
+            ends.scratch = scratch;
+            match result {
+                Ok(()) => Ok(RankTiming {
+                    start,
+                    done: Instant::now(),
+                }),
+                Err(Stop::Hook(e)) => Err(e),
+                Err(Stop::Header(..)) => unreachable!("plain framing has no headers"),
+            }
         });
         results.into_iter().collect()
-    }
-}
-
-/// One rank's execution state.
-struct Exec<'a> {
-    /// This rank's program.
-    prog: &'a RankProgram,
-    /// Signals of all ranks.
-    signals: &'a [Signal],
-    /// This rank.
-    rank: usize,
-    /// Payload cut.
-    blocking: Blocking,
-    /// Channel ends.
-    ends: &'a mut RankEnds,
-    /// The buffer.
-    buf: &'a mut [u8],
-    /// Lines of each block held.
-    held: Vec<usize>,
-    /// Next send, and lines of it pushed.
-    send: (usize, usize),
-    /// Per incoming edge: next block index and lines of it received.
-    recv: Vec<(usize, usize)>,
-}
-
-impl<'a> Exec<'a> {
-    /// The state at the start of a broadcast.
-    fn new(
-        program: &'a Program,
-        rank: usize,
-        blocking: Blocking,
-        ends: &'a mut RankEnds,
-        buf: &'a mut [u8],
-        signals: &'a [Signal],
-    ) -> Exec<'a> {
-        let is_root = rank == program.root as usize;
-        let held = (0..blocking.blocks)
-            .map(|b| if is_root { blocking.lines(b) } else { 0 })
-            .collect();
-        let prog = &program.ranks[rank];
-        let recv = vec![(0, 0); prog.incoming.len()];
-        Exec {
-            prog,
-            signals,
-            rank,
-            blocking,
-            ends,
-            buf,
-            held,
-            send: (0, 0),
-            recv,
-        }
-    }
-
-    /// Whether every send is done and every expected line received.
-    fn finished(&self) -> bool {
-        self.send.0 == self.prog.sends.len()
-            && self
-                .recv
-                .iter()
-                .zip(&self.prog.incoming)
-                .all(|(st, (_, bl))| st.0 == bl.len())
-    }
-
-    /// Runs to completion.
-    fn run(&mut self) -> Result<(), ProgramError> {
-        while !self.finished() {
-            if !self.step() {
-                let signals = self.signals;
-                signals[self.rank].wait_until(|| self.step().then_some(()))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// One pass: drain incoming rings, push the current send. Whether anything moved.
-    fn step(&mut self) -> bool {
-        let mut moved = false;
-        for e in 0..self.recv.len() {
-            moved |= self.drain(e);
-        }
-        moved | self.push()
-    }
-
-    /// Receives what edge `e` has.
-    fn drain(&mut self, e: usize) -> bool {
-        let (from, ref blocks) = self.prog.incoming[e];
-        let mut got = false;
-        while let Some(&block) = blocks.get(self.recv[e].0) {
-            let range = self.blocking.range(block);
-            let off = range.start + self.recv[e].1 * Line::PAYLOAD;
-            let len = range.end.saturating_sub(off).min(Line::PAYLOAD);
-            let dst = &mut self.buf[off..off + len];
-            if self.ends.inc[e]
-                .1
-                .try_recv_with(|p| dst.copy_from_slice(&p[..len]))
-                .is_err()
-            {
-                break;
-            }
-            got = true;
-            self.recv[e].1 += 1;
-            if self.recv[e].1 == self.blocking.lines(block) {
-                self.held[block as usize] = self.blocking.lines(block);
-                self.recv[e] = (self.recv[e].0 + 1, 0);
-            }
-        }
-        if got {
-            self.signals[from as usize].notify(); // room in its ring
-        }
-        got
-    }
-
-    /// Pushes lines of the current send while its block is held and its ring has room.
-    fn push(&mut self) -> bool {
-        let mut moved = false;
-        while let Some(&(to, block)) = self.prog.sends.get(self.send.0) {
-            let lines = self.blocking.lines(block);
-            if self.held[block as usize] < lines {
-                break;
-            }
-            let tx = match self.ends.out.iter().find(|(t, _)| *t == to) {
-                Some((_, tx)) => tx,
-                None => break, // compile guarantees an edge per send
-            };
-            let mut pushed = false;
-            while self.send.1 < lines {
-                let range = self.blocking.range(block);
-                let off = range.start + self.send.1 * Line::PAYLOAD;
-                let len = range.end.saturating_sub(off).min(Line::PAYLOAD);
-                let src = &self.buf[off..off + len];
-                if tx.try_send_with(|p| p[..len].copy_from_slice(src)).is_err() {
-                    break;
-                }
-                self.send.1 += 1;
-                pushed = true;
-            }
-            if pushed {
-                self.signals[to as usize].notify();
-                moved = true;
-            }
-            if self.send.1 < lines {
-                break;
-            }
-            self.send = (self.send.0 + 1, 0);
-        }
-        moved
     }
 }
 

@@ -209,3 +209,31 @@ fn compile_rejects_what_cannot_run() {
         Err(herald::ProgramError::Collective("reduce"))
     ));
 }
+
+#[test]
+fn every_ring_capacity_streams_large_blocks() {
+    // Receivers read in bursts (they wait for a line further ahead); with any ring capacity a
+    // rank must still get every line, never wait for a line its producer cannot write.
+    watchdog(|| {
+        let model = Model::from(OnePort);
+        let schedules = [
+            (Algorithm::Chain, 1),
+            (Algorithm::Optimal, 3),
+            (Algorithm::Binomial, 2),
+        ];
+        let mut team = Team::new(5).unwrap();
+        for capacity in 1..=9 {
+            for &(alg, m) in &schedules {
+                let s = generate(&Request::broadcast(alg, 5, m, 1), &model).unwrap();
+                let mut net = Network::new(Program::compile(&s).unwrap(), capacity);
+                let want = payload(20_000 + capacity, capacity as u64);
+                let mut bufs = vec![vec![0u8; want.len()]; 5];
+                bufs[1].copy_from_slice(&want);
+                net.broadcast(&mut team, &mut bufs).unwrap();
+                for (r, b) in bufs.iter().enumerate() {
+                    assert!(*b == want, "{alg} m={m} capacity={capacity} rank {r}");
+                }
+            }
+        }
+    });
+}

@@ -8,6 +8,10 @@
 //! once. (The cost models treat a block as one message; on more than one hop the runtime is
 //! therefore no slower than the model's block-level schedule, and usually faster.)
 //!
+//! A receiver reads in bursts: it waits until the line [`SLIP`] ahead of its next one (or the
+//! block's last line, if nearer) is written, so it never polls the line the producer is writing
+//! (which would make every line a contended transfer).
+//!
 //! A rank never blocks on one operation: while its next send waits for data or for ring space
 //! it drains every incoming ring, so ranks streaming to each other cannot deadlock whatever the
 //! ring capacity. When nothing moves it waits on its [`Signal`] (spin, yield, park); every push
@@ -153,6 +157,9 @@ pub(crate) enum Stop<E> {
     Hook(E),
 }
 
+/// How far ahead of its next line a receiver waits for the producer before reading a burst.
+const SLIP: usize = 16;
+
 /// Reusable per-rank scratch state (so a call allocates nothing once warm).
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
@@ -250,11 +257,21 @@ impl<'a, L: Links> Exec<'a, L> {
         Ok(moved | self.push())
     }
 
-    /// Receives what edge `e` has.
+    /// Receives what edge `e` has, in bursts: it reads only once the line `SLIP` lines ahead
+    /// (or the block's last line, if nearer) is written (see [`Receiver::is_written`]).
     fn drain<E>(&mut self, e: usize) -> Result<bool, Stop<E>> {
         let (from, ref blocks) = self.prog.incoming[e];
         let rx = self.links.receiver(e, from);
         let mut got = false;
+        if let Some(&block) = blocks.get(self.recv[e].0) {
+            let remaining = self.framing.lines(block) - self.recv[e].1;
+            // At most half the ring: the producer must be able to write the awaited line even
+            // while up to a quarter of the ring is read but not yet published back to it.
+            let ahead = (remaining - 1).min(SLIP).min(rx.capacity() / 2);
+            if ahead > 0 && !rx.is_written(ahead) {
+                return Ok(false);
+            }
+        }
         while let Some(&block) = blocks.get(self.recv[e].0) {
             let j = self.recv[e].1;
             let (framing, buf) = (self.framing, &mut *self.buf);

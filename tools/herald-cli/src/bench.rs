@@ -79,6 +79,42 @@ fn put(map: &mut Map<String, Value>, name: &str, v: &[f64]) {
     map.insert(format!("{name}_p90"), json!(p90));
 }
 
+/// The figures again, per mode of the raw hop: the VM's core-to-core latency is bimodal, so
+/// every slice is assigned to the nearest mode of the slices' raw-hop times (herald's mode
+/// finder) and each series is summarized per mode. Ratios are never averaged across modes.
+fn by_mode(raw: &[f64], series: &[(&str, Vec<f64>)]) -> Value {
+    let samples: Vec<(f64, f64)> = raw.iter().map(|&x| (x, 1.0)).collect();
+    let modes = herald::find_modes(&samples);
+    let nearest = |x: f64| {
+        (0..modes.len())
+            .min_by(|&i, &j| {
+                let d = |k: usize| (x.ln() - modes[k].center.ln()).abs();
+                d(i).total_cmp(&d(j))
+            })
+            .unwrap_or(0)
+    };
+    let owner: Vec<usize> = raw.iter().map(|&x| nearest(x)).collect();
+    let rows: Vec<Value> = modes
+        .iter()
+        .enumerate()
+        .map(|(i, mode)| {
+            let mut m = Map::new();
+            m.insert("raw_ns_center".into(), json!(mode.center));
+            m.insert("share".into(), json!(mode.share));
+            let mine: Vec<usize> = (0..raw.len()).filter(|&s| owner[s] == i).collect();
+            m.insert("slices".into(), json!(mine.len()));
+            for (name, v) in series {
+                let vals: Vec<f64> = mine.iter().map(|&s| v[s]).collect();
+                if !vals.is_empty() {
+                    put(&mut m, name, &vals);
+                }
+            }
+            Value::Object(m)
+        })
+        .collect();
+    Value::Array(rows)
+}
+
 fn ratios(a: &[f64], b: &[f64]) -> Vec<f64> {
     a.iter().zip(b).map(|(x, y)| x / y).collect()
 }
@@ -425,21 +461,38 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
             for (c, v) in cs.iter().zip(&v) {
                 put(&mut out, c.0, v);
             }
-            put(&mut out, "ratio_raw", &ratios(&v[1], &v[0]));
-            put(&mut out, "ratio_rtrb", &ratios(&v[1], &v[2]));
+            let (r_raw, r_rtrb) = (ratios(&v[1], &v[0]), ratios(&v[1], &v[2]));
+            put(&mut out, "ratio_raw", &r_raw);
+            put(&mut out, "ratio_rtrb", &r_rtrb);
+            let series = [
+                ("herald_ns", v[1].clone()),
+                ("ratio_raw", r_raw),
+                ("ratio_rtrb", r_rtrb),
+            ];
+            out.insert("modes".into(), by_mode(&v[0], &series));
         }
         What::Stream => {
             let mut cs: Vec<Contestant<'_>> = vec![
                 ("herald_mps", Box::new(herald_stream)),
                 ("rtrb_mps", Box::new(rtrb_stream)),
                 ("arrayqueue_mps", Box::new(aq_stream)),
+                // Labels each slice with the latency mode it ran in.
+                ("raw_ns", Box::new(|t: &mut Team| raw_hop(t, HOPS / 4))),
             ];
             let v = interleave(&mut team, a.slices, &mut cs);
             for (c, v) in cs.iter().zip(&v) {
                 put(&mut out, c.0, v);
             }
-            put(&mut out, "ratio_rtrb", &ratios(&v[0], &v[1]));
-            put(&mut out, "ratio_arrayqueue", &ratios(&v[0], &v[2]));
+            let (r_rtrb, r_aq) = (ratios(&v[0], &v[1]), ratios(&v[0], &v[2]));
+            put(&mut out, "ratio_rtrb", &r_rtrb);
+            put(&mut out, "ratio_arrayqueue", &r_aq);
+            let series = [
+                ("herald_mps", v[0].clone()),
+                ("rtrb_mps", v[1].clone()),
+                ("ratio_rtrb", r_rtrb),
+                ("ratio_arrayqueue", r_aq),
+            ];
+            out.insert("modes".into(), by_mode(&v[3], &series));
         }
         What::Bcast => {
             let pool = rayon::ThreadPoolBuilder::new()
@@ -475,9 +528,19 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 for (c, v) in cs.iter().zip(&v) {
                     put(&mut m, c.0, v);
                 }
-                put(&mut m, "ratio_raw", &ratios(&v[1], &v[0]));
-                put(&mut m, "ratio_rayon", &ratios(&v[2], &v[1]));
-                put(&mut m, "ratio_xcopy", &ratios(&v[5], &v[1]));
+                let r_raw = ratios(&v[1], &v[0]);
+                let r_rayon = ratios(&v[2], &v[1]);
+                let r_xcopy = ratios(&v[5], &v[1]);
+                put(&mut m, "ratio_raw", &r_raw);
+                put(&mut m, "ratio_rayon", &r_rayon);
+                put(&mut m, "ratio_xcopy", &r_xcopy);
+                let series = [
+                    ("herald_ns", v[1].clone()),
+                    ("ratio_raw", r_raw),
+                    ("ratio_rayon", r_rayon),
+                    ("ratio_xcopy", r_xcopy),
+                ];
+                m.insert("modes".into(), by_mode(&v[0], &series));
                 m.insert(
                     "rayon_note".into(),
                     json!("rayon is a round trip per call, as measured"),
@@ -507,19 +570,59 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
     if a.json {
         println!("{}", Value::Object(out));
     } else {
-        print_table(&Value::Object(out), "");
+        print_table(&Value::Object(out), 0);
     }
     Ok(())
 }
 
-fn print_table(v: &Value, prefix: &str) {
-    if let Value::Object(m) = v {
-        for (k, v) in m {
-            match v {
-                Value::Object(_) => print_table(v, &format!("{prefix}{k}.")),
-                Value::Number(x) => println!("{prefix}{k:<22} {:>14.2}", x.as_f64().unwrap_or(0.0)),
-                other => println!("{prefix}{k:<22} {other}"),
+/// Prints `name  median  (p10 … p90)` per figure, nested objects and modes indented.
+fn print_table(v: &Value, indent: usize) {
+    let pad = " ".repeat(indent);
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                if k.ends_with("_p10") || k.ends_with("_p90") {
+                    continue;
+                }
+                match x {
+                    Value::Number(n) => {
+                        let f = |key: String| m.get(&key).and_then(Value::as_f64);
+                        let med = n.as_f64().unwrap_or(f64::NAN);
+                        match (f(format!("{k}_p10")), f(format!("{k}_p90"))) {
+                            (Some(lo), Some(hi)) => println!(
+                                "{pad}{k:<24} {:>14}  ({} … {})",
+                                num(med),
+                                num(lo),
+                                num(hi)
+                            ),
+                            _ => println!("{pad}{k:<24} {:>14}", num(med)),
+                        }
+                    }
+                    Value::String(t) => println!("{pad}{k:<24} {t}"),
+                    other => {
+                        println!("{pad}{k}:");
+                        print_table(other, indent + 2);
+                    }
+                }
             }
         }
+        Value::Array(rows) => {
+            for (i, row) in rows.iter().enumerate() {
+                println!("{pad}mode {}:", i + 1);
+                print_table(row, indent + 2);
+            }
+        }
+        other => println!("{pad}{other}"),
+    }
+}
+
+/// A figure with three significant digits (large rates in scientific-free plain form).
+fn num(x: f64) -> String {
+    if x.abs() >= 1e6 {
+        format!("{:.1} M", x / 1e6)
+    } else if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.3}")
     }
 }

@@ -522,9 +522,13 @@ impl Receiver {
         if ahead >= capacity {
             return false;
         }
-        let position = self.head.get() + ahead as u64;
-        let index = (self.index.get() + ahead) % capacity;
-        self.ring.slots[index].seq.load(Ordering::Acquire) == position + 1
+        let (head, index) = (self.head.get(), self.index.get());
+        let far = (index + ahead) % capacity;
+        // Load the next line's word too: when both lines have been written, the two misses
+        // overlap instead of the next line's coming only after the far one's.
+        let next = self.ring.slots[index].seq.load(Ordering::Acquire);
+        let written = self.ring.slots[far].seq.load(Ordering::Acquire) == head + ahead as u64 + 1;
+        written && next == head + 1
     }
 
     /// Lines received so far (always counted; it is the consumer's position).

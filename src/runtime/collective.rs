@@ -324,7 +324,8 @@ impl Comm {
                 seq: 0,
                 out: (0..comm.size).map(|_| None).collect(),
                 inc: (0..comm.size).map(|_| None).collect(),
-                programs: HashMap::new(),
+                programs: Vec::new(),
+                last: 0,
                 scratch: Scratch::default(),
             })
             .collect()
@@ -454,7 +455,9 @@ pub struct CommRank<'c> {
     inc: Vec<Option<Receiver>>,
     /// The default programs this rank has used, by (root, size key): its own `Arc`s, so a
     /// call touches no reference count shared with other ranks.
-    programs: HashMap<(u32, u64), Arc<Program>>,
+    programs: Vec<((u32, u64), Arc<Program>)>,
+    /// The index in `programs` of the last one used.
+    last: usize,
     /// The executor's reusable state.
     scratch: Scratch,
 }
@@ -683,18 +686,26 @@ impl CommRank<'_> {
         buf: &mut [u8],
     ) -> Result<(), CollectiveError> {
         let key = self.comm.program_key(root, buf.len());
-        let program = match self.programs.get(&key) {
-            Some(p) => Arc::clone(p),
+        let found = match self.programs.get(self.last) {
+            Some((k, _)) if *k == key => Some(self.last),
+            _ => self.programs.iter().position(|(k, _)| *k == key),
+        };
+        let at = match found {
+            Some(at) => at,
             None => {
                 let p = self.comm.default_program(root, buf.len())?;
                 if self.programs.len() >= MAX_CACHED_PROGRAMS {
                     self.programs.clear();
                 }
-                self.programs.insert(key, Arc::clone(&p));
-                p
+                self.programs.push((key, p));
+                self.programs.len() - 1
             }
         };
-        self.execute(&program, header, buf)
+        self.last = at;
+        // No `Arc` clone per call: its count is shared by every rank's copy.
+        let program = &*self.programs[at].1;
+        let ends = (&mut self.out, &mut self.inc, &mut self.scratch);
+        run_program(self.comm, self.rank, ends, program, header, buf)
     }
 
     /// Runs this rank's part of `program` on `header ‖ buf`.
@@ -704,48 +715,8 @@ impl CommRank<'_> {
         header: u64,
         buf: &mut [u8],
     ) -> Result<(), CollectiveError> {
-        let (comm, me) = (self.comm, self.rank);
-        let prog = program.rank(me as u32);
-        for &(to, _) in &prog.sends {
-            let to = to as usize;
-            self.out[to].get_or_insert_with(|| comm.take_sender(me, to));
-        }
-        for (from, _) in &prog.incoming {
-            let from = *from as usize;
-            self.inc[from].get_or_insert_with(|| comm.take_receiver(from, me));
-        }
-        let links = CommLinks {
-            out: &self.out,
-            inc: &self.inc,
-        };
-        let framing = Framing::stream(header, buf.len(), program.blocks());
-        let is_root = me == program.root() as usize;
-        let mut exec = Exec::new(
-            prog,
-            program.blocks(),
-            is_root,
-            framing,
-            &links,
-            buf,
-            &comm.signals,
-            me,
-            &mut self.scratch,
-        );
-        let hook = || {
-            let peers = prog
-                .incoming
-                .iter()
-                .map(|(f, _)| *f)
-                .chain(prog.sends.iter().map(|s| s.0));
-            peers
-                .into_iter()
-                .find_map(|peer| comm.check_peer(me, peer as usize, header))
-        };
-        match exec.run(hook) {
-            Ok(()) => Ok(()),
-            Err(Stop::Hook(e)) => Err(e),
-            Err(Stop::Header(from, found)) => Err(comm.mismatch(me, from as usize, header, found)),
-        }
+        let ends = (&mut self.out, &mut self.inc, &mut self.scratch);
+        run_program(self.comm, self.rank, ends, program, header, buf)
     }
 
     /// Combines every rank's value up the rank-ordered binomial tree rooted at 0. Returns this
@@ -890,6 +861,60 @@ impl CommRank<'_> {
         let header = self.begin(CollectiveKind::Barrier, 0, 0)?;
         self.reduce_up(header, (), &|(), ()| (), None)?;
         self.broadcast_default(0, header, &mut [])
+    }
+}
+
+/// A rank's channel ends and executor state, borrowed apart from its program cache.
+type Ends<'e> = (
+    &'e mut Vec<Option<Sender>>,
+    &'e mut Vec<Option<Receiver>>,
+    &'e mut Scratch,
+);
+
+/// Runs rank `me`'s part of `program` on `header ‖ buf`, taking the ends it needs first.
+fn run_program(
+    comm: &Comm,
+    me: usize,
+    (out, inc, scratch): Ends<'_>,
+    program: &Program,
+    header: u64,
+    buf: &mut [u8],
+) -> Result<(), CollectiveError> {
+    let prog = program.rank(me as u32);
+    for &(to, _) in &prog.sends {
+        let to = to as usize;
+        out[to].get_or_insert_with(|| comm.take_sender(me, to));
+    }
+    for (from, _) in &prog.incoming {
+        let from = *from as usize;
+        inc[from].get_or_insert_with(|| comm.take_receiver(from, me));
+    }
+    let links = CommLinks { out, inc };
+    let framing = Framing::stream(header, buf.len(), program.blocks());
+    let is_root = me == program.root() as usize;
+    let mut exec = Exec::new(
+        prog,
+        program.blocks(),
+        is_root,
+        framing,
+        &links,
+        buf,
+        &comm.signals,
+        me,
+        scratch,
+    );
+    let hook = || {
+        let mut peers = prog
+            .incoming
+            .iter()
+            .map(|(f, _)| *f)
+            .chain(prog.sends.iter().map(|s| s.0));
+        peers.find_map(|peer| comm.check_peer(me, peer as usize, header))
+    };
+    match exec.run(hook) {
+        Ok(()) => Ok(()),
+        Err(Stop::Hook(e)) => Err(e),
+        Err(Stop::Header(from, found)) => Err(comm.mismatch(me, from as usize, header, found)),
     }
 }
 

@@ -157,6 +157,9 @@ pub(crate) enum Stop<E> {
     Hook(E),
 }
 
+/// A waiting rank consults its run's hook once every this many polls.
+const HOOK_EVERY: u32 = 64;
+
 /// How far ahead of its next line a receiver waits for the producer before reading a burst.
 const SLIP: usize = 16;
 
@@ -234,9 +237,19 @@ impl<'a, L: Links> Exec<'a, L> {
         while !self.finished() {
             if !self.step()? {
                 let signals = self.signals;
+                // The hook reads other ranks' lines: consult it only every few polls, so
+                // waiting does not pull lines its peers are about to write.
+                let mut polls = 0u32;
                 let waited = signals[self.rank].wait_until(|| match self.step() {
                     Ok(true) => Some(Ok(())),
-                    Ok(false) => hook().map(|e| Err(Stop::Hook(e))),
+                    Ok(false) => {
+                        polls = polls.wrapping_add(1);
+                        if polls % HOOK_EVERY == 0 {
+                            hook().map(|e| Err(Stop::Hook(e)))
+                        } else {
+                            None
+                        }
+                    }
                     Err(stop) => Some(Err(stop)),
                 });
                 match waited {

@@ -116,6 +116,7 @@ fn broadcast_small_blocks_and_rings() {
             let opts = CommOptions {
                 capacity: 4,
                 schedule: DefaultSchedule::Fixed(alg),
+                ..CommOptions::default()
             };
             let mut team = Team::new(n).unwrap();
             let mut comm = Comm::with_options(n, opts).unwrap();
@@ -352,6 +353,120 @@ fn mismatched_collectives_do_not_deadlock() {
             if n > 1 {
                 assert!(res.iter().any(|r| r.is_err()), "n={n}: {res:?}");
             }
+        }
+    });
+}
+
+/// Options that send every broadcast by single copy, in chunks of 200 bytes.
+fn single_copy() -> CommOptions {
+    CommOptions {
+        direct_min_bytes: 1,
+        direct_chunk_bytes: 200,
+        ..CommOptions::default()
+    }
+}
+
+#[test]
+fn single_copy_broadcasts_every_schedule() {
+    // Each receiver copies chunk by chunk from its sender's buffer, forwarding as it goes:
+    // trees, and multi-block schedules in which ranks read from several senders.
+    watchdog(|| {
+        let postal = Model::from(Postal::new(Ratio::integer(2)).unwrap());
+        let oneport = Model::from(OnePort);
+        for n in [2, 3, 5, 8, 16] {
+            let mut team = Team::new(n).unwrap();
+            for alg in [Algorithm::Binomial, Algorithm::Chain, Algorithm::Star] {
+                let opts = CommOptions {
+                    schedule: DefaultSchedule::Fixed(alg),
+                    ..single_copy()
+                };
+                let mut comm = Comm::with_options(n, opts).unwrap();
+                let mut ranks = comm.ranks();
+                let ok = team.run_with(&mut ranks, |_, c| {
+                    let mut good = true;
+                    for (i, len) in [1usize, 200, 201, 5000, 70_000].into_iter().enumerate() {
+                        for root in roots(c.size()) {
+                            let want = payload(len, (i * 7 + root) as u64);
+                            let mut buf = if c.rank() == root {
+                                want.clone()
+                            } else {
+                                vec![0x55; len]
+                            };
+                            c.broadcast(root, &mut buf).unwrap();
+                            good &= buf == want;
+                        }
+                    }
+                    // Combining collectives broadcast their result the same way.
+                    let sum = c.allreduce([c.rank() as u64; 32], |a, b| {
+                        std::array::from_fn(|i| a[i] + b[i])
+                    });
+                    good &= sum.unwrap() == [(n * (n - 1) / 2) as u64; 32];
+                    good
+                });
+                assert!(ok.iter().all(|&b| b), "n={n} {alg}");
+            }
+            let mut comm = Comm::with_options(n, single_copy()).unwrap();
+            let mut ranks = comm.ranks();
+            for (alg, m, model) in [
+                (Algorithm::Optimal, 4, &oneport),
+                (Algorithm::ScatterAllgather, 8, &postal),
+                (Algorithm::Fibonacci { d: None }, 5, &oneport),
+            ] {
+                let req = Request::broadcast(alg, n as u32, m, (n / 2) as u32);
+                let p = Program::compile(&generate(&req, model).unwrap()).unwrap();
+                let want = payload(9_999, n as u64);
+                let ok = team.run_with(&mut ranks, |_, c| {
+                    (0..20).all(|_| {
+                        let mut buf = if c.rank() == p.root() as usize {
+                            want.clone()
+                        } else {
+                            vec![0; want.len()]
+                        };
+                        c.broadcast_with(&p, &mut buf).unwrap();
+                        buf == want
+                    })
+                });
+                assert!(ok.iter().all(|&b| b), "n={n} {alg} m={m}");
+            }
+        }
+    });
+}
+
+#[test]
+fn single_copy_mismatches_and_panics_do_not_hang() {
+    watchdog(|| {
+        for n in [2, 3, 8] {
+            let mut team = Team::new(n).unwrap();
+            let mut comm = Comm::with_options(n, single_copy()).unwrap();
+            let mut ranks = comm.ranks();
+            // Different sizes: reported, and the root does not wait for a reader that never
+            // starts reading.
+            let res = team.run_with(&mut ranks, |_, c| {
+                let len = if c.rank() == 0 { 10_000 } else { 999 };
+                c.broadcast(0, &mut vec![1; len])
+            });
+            assert!(res.iter().any(|r| r.is_err()), "n={n}: {res:?}");
+            drop(ranks);
+            // A rank panics instead of joining a single-copy broadcast: the panic reaches
+            // the caller, no rank is left waiting, and the communicator still works after.
+            let mut ranks = comm.ranks();
+            let hit = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                team.run_with(&mut ranks, |_, c| {
+                    if c.rank() == n - 1 {
+                        panic!("rank {} gives up", c.rank());
+                    }
+                    let _ = c.broadcast(0, &mut vec![3u8; 50_000]);
+                })
+            }));
+            assert!(hit.is_err());
+            drop(ranks);
+            let mut ranks = comm.ranks();
+            let ok = team.run_with(&mut ranks, |_, c| {
+                let mut buf = vec![c.rank() as u8; 30_000];
+                c.broadcast(n - 1, &mut buf).unwrap();
+                buf.iter().all(|&b| b == (n - 1) as u8)
+            });
+            assert!(ok.iter().all(|&b| b));
         }
     });
 }

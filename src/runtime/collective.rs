@@ -36,7 +36,7 @@
 use super::channel::{channel, Receiver, Sender, TrySendWithError};
 use super::exec::{fill_line, store_line, Exec, Framing, Links, Scratch, Stop};
 use super::line::Line;
-use super::program::{Program, ProgramError};
+use super::program::{Program, ProgramError, RankProgram};
 use super::team::RuntimeError;
 use super::wait::{Aborted, Signal};
 use crate::model::{Model, Postal};
@@ -45,7 +45,7 @@ use crate::time::Ratio;
 use bytemuck::Pod;
 use crossbeam_utils::CachePadded;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// The largest rank count a header can name (the root field has 20 bits).
@@ -202,6 +202,13 @@ pub struct CommOptions {
     /// The broadcast schedule of [`CommRank::broadcast`] and of the broadcast phases of
     /// allreduce, allgather and barrier (default: binomial).
     pub schedule: DefaultSchedule,
+    /// Broadcasts of at least this many bytes move by single copy: the rings carry one
+    /// descriptor line per chunk and each receiver copies the chunk straight from its
+    /// sender's buffer (`usize::MAX`: never). Default 64 KiB, where single copy overtook the
+    /// line stream in `herald bench bcast` on the development machine.
+    pub direct_min_bytes: usize,
+    /// The chunk size of single-copy broadcasts (the unit a rank copies before forwarding).
+    pub direct_chunk_bytes: usize,
 }
 
 impl Default for CommOptions {
@@ -209,6 +216,8 @@ impl Default for CommOptions {
         CommOptions {
             capacity: 256,
             schedule: DefaultSchedule::Fixed(Algorithm::Binomial),
+            direct_min_bytes: 64 << 10,
+            direct_chunk_bytes: 64 << 10,
         }
     }
 }
@@ -246,6 +255,10 @@ pub struct Comm {
     calls: Box<[CachePadded<AtomicU64>]>,
     /// Raised by the first detected mismatch.
     poisoned: AtomicBool,
+    /// Each rank's current call number (full width, unlike the header's 8 bits).
+    seqs: Box<[CachePadded<AtomicU64>]>,
+    /// Per rank: the last call number whose single-copy reads it has finished.
+    reads_done: Box<[CachePadded<AtomicU64>]>,
     /// Default broadcast programs by (root, size key).
     programs: Mutex<HashMap<(u32, u64), Arc<Program>>>,
 }
@@ -279,6 +292,7 @@ impl Comm {
         }
         let options = CommOptions {
             capacity: options.capacity.max(4),
+            direct_chunk_bytes: options.direct_chunk_bytes.max(Line::PAYLOAD),
             ..options
         };
         Ok(Comm {
@@ -290,6 +304,12 @@ impl Comm {
                 .map(|_| CachePadded::new(AtomicU64::new(0)))
                 .collect(),
             poisoned: AtomicBool::new(false),
+            seqs: (0..size)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+            reads_done: (0..size)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
             programs: Mutex::new(HashMap::new()),
         })
     }
@@ -313,7 +333,12 @@ impl Comm {
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
         *self.poisoned.get_mut() = false;
-        for c in self.calls.iter() {
+        for c in self
+            .calls
+            .iter()
+            .chain(&*self.seqs)
+            .chain(&*self.reads_done)
+        {
             c.store(0, Ordering::Relaxed);
         }
         let comm: &Comm = self;
@@ -512,6 +537,7 @@ impl CommRank<'_> {
         self.seq += 1;
         let header = CallInfo::header(kind, self.seq, root, bytes);
         self.comm.calls[self.rank].store(header, Ordering::Release);
+        self.comm.seqs[self.rank].store(self.seq, Ordering::SeqCst);
         Ok(header)
     }
 
@@ -705,7 +731,8 @@ impl CommRank<'_> {
         // No `Arc` clone per call: its count is shared by every rank's copy.
         let program = &*self.programs[at].1;
         let ends = (&mut self.out, &mut self.inc, &mut self.scratch);
-        run_program(self.comm, self.rank, ends, program, header, buf)
+        let call = (header, self.seq);
+        run_program(self.comm, self.rank, ends, program, call, buf)
     }
 
     /// Runs this rank's part of `program` on `header ‖ buf`.
@@ -716,7 +743,8 @@ impl CommRank<'_> {
         buf: &mut [u8],
     ) -> Result<(), CollectiveError> {
         let ends = (&mut self.out, &mut self.inc, &mut self.scratch);
-        run_program(self.comm, self.rank, ends, program, header, buf)
+        let call = (header, self.seq);
+        run_program(self.comm, self.rank, ends, program, call, buf)
     }
 
     /// Combines every rank's value up the rank-ordered binomial tree rooted at 0. Returns this
@@ -871,13 +899,14 @@ type Ends<'e> = (
     &'e mut Scratch,
 );
 
-/// Runs rank `me`'s part of `program` on `header ‖ buf`, taking the ends it needs first.
+/// Runs rank `me`'s part of `program` for the call `(header, seq)` on `buf`, taking the ends
+/// it needs first: as a line stream, or by single copy for large payloads.
 fn run_program(
     comm: &Comm,
     me: usize,
     (out, inc, scratch): Ends<'_>,
     program: &Program,
-    header: u64,
+    (header, seq): (u64, u64),
     buf: &mut [u8],
 ) -> Result<(), CollectiveError> {
     let prog = program.rank(me as u32);
@@ -890,19 +919,7 @@ fn run_program(
         inc[from].get_or_insert_with(|| comm.take_receiver(from, me));
     }
     let links = CommLinks { out, inc };
-    let framing = Framing::stream(header, buf.len(), program.blocks());
     let is_root = me == program.root() as usize;
-    let mut exec = Exec::new(
-        prog,
-        program.blocks(),
-        is_root,
-        framing,
-        &links,
-        buf,
-        &comm.signals,
-        me,
-        scratch,
-    );
     let hook = || {
         let mut peers = prog
             .incoming
@@ -911,11 +928,110 @@ fn run_program(
             .chain(prog.sends.iter().map(|s| s.0));
         peers.find_map(|peer| comm.check_peer(me, peer as usize, header))
     };
-    match exec.run(hook) {
-        Ok(()) => Ok(()),
-        Err(Stop::Hook(e)) => Err(e),
-        Err(Stop::Header(from, found)) => Err(comm.mismatch(me, from as usize, header, found)),
+    let stopped = |stop| match stop {
+        Stop::Hook(e) => e,
+        Stop::Header(from, found) => comm.mismatch(me, from as usize, header, found),
+        Stop::Stopped if comm.is_poisoned() => CollectiveError::Poisoned,
+        Stop::Stopped => CollectiveError::Aborted,
+    };
+    // Marks this call's reads done on every way out, in both modes (a rank that streams
+    // reads no buffer; marking anyway keeps a single-copy sender from waiting on it should
+    // ranks disagree on the mode).
+    let _done = ReadsDone {
+        comm,
+        me,
+        seq,
+        senders: prog,
+    };
+    if buf.len() < comm.options.direct_min_bytes {
+        let framing = Framing::stream(header, buf.len(), program.blocks());
+        let mut exec = Exec::new(
+            prog,
+            program.blocks(),
+            is_root,
+            framing,
+            &links,
+            buf,
+            &comm.signals,
+            me,
+            scratch,
+        );
+        return exec.run(hook).map_err(stopped);
     }
+    // Single copy. From here on this rank's buffer is reached only through `base`: its
+    // receivers read it, by descriptor, while this rank fills other parts of it.
+    let (base, bytes) = (buf.as_mut_ptr(), buf.len());
+    let geometry = (program.blocks(), comm.options.direct_chunk_bytes);
+    let framing = Framing::direct(header, base, bytes, geometry, &comm.poisoned);
+    // Dekker with the senders' final wait (`wait_for_readers`): the call number published by
+    // `begin` is visible before this rank reads the poison and abort flags before a copy.
+    fence(Ordering::SeqCst);
+    let result = {
+        let _done = _done; // dropped (reads marked done) before waiting for this rank's readers
+        let mut exec = Exec::new(
+            prog,
+            program.blocks(),
+            is_root,
+            framing,
+            &links,
+            &mut [],
+            &comm.signals,
+            me,
+            scratch,
+        );
+        exec.run(hook).map_err(stopped)
+    };
+    wait_for_readers(comm, me, (header, seq), prog);
+    result
+}
+
+/// Marks, when dropped (on every way out of a single-copy run, unwinding included), that rank
+/// `me` will read no other rank's buffer in call `seq`, and wakes the ranks it reads from.
+struct ReadsDone<'p> {
+    comm: &'p Comm,
+    me: usize,
+    seq: u64,
+    senders: &'p RankProgram,
+}
+
+impl Drop for ReadsDone<'_> {
+    fn drop(&mut self) {
+        self.comm.reads_done[self.me].store(self.seq, Ordering::Release);
+        for (from, _) in &self.senders.incoming {
+            self.comm.signals[*from as usize].notify();
+        }
+    }
+}
+
+/// Waits until no receiver of rank `me` can read its buffer in call `seq` any more: each has
+/// finished its reads, or the run was stopped (poison, abort) while the receiver was not in
+/// this call, or in it with another header (then it never starts a read of this call: it
+/// copies only for descriptors with its own header, it checks the flags after publishing its
+/// call, and this wait reads its call after the flags, both behind `SeqCst` fences).
+///
+/// Not abortable: returning while a receiver copies from the buffer would free it under the
+/// copy. Every receiver leaves the call in bounded time once the run is stopped, because all
+/// of its own waits are abortable.
+fn wait_for_readers(comm: &Comm, me: usize, (header, seq): (u64, u64), prog: &RankProgram) {
+    let done = |to: usize| {
+        if comm.reads_done[to].load(Ordering::Acquire) >= seq {
+            return true;
+        }
+        if comm.poisoned.load(Ordering::SeqCst) || super::wait::thread_aborted() {
+            fence(Ordering::SeqCst);
+            // `seqs` is stored after `calls` in `begin`: seeing the call number, this also
+            // sees that call's header.
+            return comm.seqs[to].load(Ordering::SeqCst) != seq
+                || comm.calls[to].load(Ordering::Acquire) != header;
+        }
+        false
+    };
+    comm.signals[me].wait_until_unabortable(|| {
+        prog.sends
+            .iter()
+            .all(|&(to, _)| done(to as usize))
+            .then_some(())
+    });
 }
 
 /// Waits for room in `tx` (to `to`) and sends the line `fill` writes.

@@ -24,8 +24,9 @@
 use super::channel::{Receiver, Sender};
 use super::line::Line;
 use super::program::{Blocking, RankProgram};
-use super::wait::Signal;
+use super::wait::{thread_aborted, Signal};
 use crossbeam_utils::CachePadded;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How the blocks of a broadcast map onto lines and bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +43,35 @@ pub(crate) enum Framing {
         /// Lines per block.
         per_block: usize,
     },
+    /// Single copy: block `b` is bytes `b·per_block .. min((b + 1)·per_block, bytes)` of the
+    /// buffer at `base`, in chunks of `chunk` bytes; a "line" is a descriptor of one chunk
+    /// (header, the sender's buffer address, offset, length), and receiving it copies the chunk
+    /// straight from the sender's buffer into this rank's. The caller guarantees the protocol
+    /// that makes those copies sound (`collective.rs`, *Single copy*).
+    Direct {
+        /// The call's header (every descriptor carries it).
+        header: u64,
+        /// This rank's buffer.
+        base: *mut u8,
+        /// Payload length.
+        bytes: usize,
+        /// Bytes per block.
+        per_block: usize,
+        /// Bytes per chunk.
+        chunk: usize,
+        /// Raised when the run must stop (the communicator's poison flag): checked, with the
+        /// team's abort flag, before every copy.
+        stop: *const AtomicBool,
+    },
+}
+
+/// Why a line was not stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// It is another call's (its header, as found).
+    Header(u64),
+    /// The run was stopped (poison or abort) before a single-copy read.
+    Stopped,
 }
 
 impl Framing {
@@ -55,10 +85,44 @@ impl Framing {
         }
     }
 
+    /// The single-copy framing of `bytes` bytes at `base` in `blocks` blocks of `chunk`-byte
+    /// chunks.
+    pub(crate) fn direct(
+        header: u64,
+        base: *mut u8,
+        bytes: usize,
+        (blocks, chunk): (u32, usize),
+        stop: &AtomicBool,
+    ) -> Framing {
+        Framing::Direct {
+            header,
+            base,
+            bytes,
+            per_block: bytes.div_ceil(blocks.max(1) as usize).max(1),
+            chunk: chunk.max(1),
+            stop,
+        }
+    }
+
+    /// Bytes of block `b` in the single-copy framing.
+    fn direct_block(bytes: usize, per_block: usize, b: u32) -> std::ops::Range<usize> {
+        let start = (b as usize * per_block).min(bytes);
+        start..(start + per_block).min(bytes)
+    }
+
     /// Lines of block `b` (at least 1).
     #[inline]
     fn lines(&self, b: u32) -> usize {
         match *self {
+            Framing::Direct {
+                bytes,
+                per_block,
+                chunk,
+                ..
+            } => Framing::direct_block(bytes, per_block, b)
+                .len()
+                .div_ceil(chunk)
+                .max(1),
             Framing::Plain(blocking) => blocking.lines(b),
             Framing::Stream {
                 total, per_block, ..
@@ -82,13 +146,35 @@ impl Framing {
             Framing::Stream {
                 header, per_block, ..
             } => fill_line(b as usize * per_block + j, header, buf, p),
+            Framing::Direct {
+                header,
+                base,
+                bytes,
+                per_block,
+                chunk,
+                ..
+            } => {
+                let block = Framing::direct_block(bytes, per_block, b);
+                let off = (block.start + j * chunk).min(block.end);
+                let len = (block.end - off).min(chunk);
+                let words = [header, base as u64, off as u64, len as u64];
+                for (i, word) in words.into_iter().enumerate() {
+                    p[8 * i..8 * i + 8].copy_from_slice(&word.to_le_bytes());
+                }
+            }
         }
     }
 
-    /// Stores line `j` of block `b` into `buf`; `Err(found)` if it is line 0 of a stream and
-    /// its header is not this call's.
+    /// Stores line `j` of block `b` into `buf`; refused if it is line 0 of a stream or a
+    /// descriptor and its header is not this call's, or if a single-copy run was stopped.
     #[inline]
-    fn store(&self, b: u32, j: usize, p: &[u8; Line::PAYLOAD], buf: &mut [u8]) -> Result<(), u64> {
+    fn store(
+        &self,
+        b: u32,
+        j: usize,
+        p: &[u8; Line::PAYLOAD],
+        buf: &mut [u8],
+    ) -> Result<(), Refused> {
         match *self {
             Framing::Plain(blocking) => {
                 let range = blocking.range(b);
@@ -102,9 +188,41 @@ impl Framing {
             } => {
                 let k = b as usize * per_block + j;
                 match store_line(k, p, buf) {
-                    got if k == 0 && got != header => Err(got),
+                    got if k == 0 && got != header => Err(Refused::Header(got)),
                     _ => Ok(()),
                 }
+            }
+            Framing::Direct {
+                header,
+                base,
+                bytes,
+                per_block,
+                chunk,
+                stop,
+            } => {
+                // SAFETY: `stop` points at the communicator's flag, which outlives the run.
+                if unsafe { &*stop }.load(Ordering::SeqCst) || thread_aborted() {
+                    return Err(Refused::Stopped);
+                }
+                let word =
+                    |i: usize| u64::from_le_bytes(p[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+                let (got, src, off, len) = (word(0), word(1), word(2) as usize, word(3) as usize);
+                let block = Framing::direct_block(bytes, per_block, b);
+                let want_off = (block.start + j * chunk).min(block.end);
+                let want_len = (block.end - want_off).min(chunk);
+                if got != header || off != want_off || len != want_len {
+                    return Err(Refused::Header(got));
+                }
+                // SAFETY: the descriptor carries this call's header, so its sender is in this
+                // call and keeps `src[off..off + len]` written and unchanged until this rank
+                // reports its reads done (`collective.rs`, *Single copy*); `base[off..off +
+                // len]` lies in this rank's buffer (`off + len <= bytes`: the framing's own
+                // ranges, checked above) and no other thread touches it before this rank
+                // forwards it.
+                unsafe {
+                    std::ptr::copy_nonoverlapping((src as *const u8).add(off), base.add(off), len);
+                }
+                Ok(())
             }
         }
     }
@@ -153,6 +271,8 @@ pub(crate) trait Links {
 pub(crate) enum Stop<E> {
     /// A stream's first line carried another call's header: `(from, found)`.
     Header(u32, u64),
+    /// A single-copy run found the poison or abort flag raised before a copy.
+    Stopped,
     /// The wait hook reported an error (abort, poison, a peer's mismatched call).
     Hook(E),
 }
@@ -278,9 +398,13 @@ impl<'a, L: Links> Exec<'a, L> {
         let mut got = false;
         if let Some(&block) = blocks.get(self.recv[e].0) {
             let remaining = self.framing.lines(block) - self.recv[e].1;
+            let slip = match self.framing {
+                Framing::Direct { .. } => 0, // a descriptor is worth acting on at once
+                _ => SLIP,
+            };
             // At most half the ring: the producer must be able to write the awaited line even
             // while up to a quarter of the ring is read but not yet published back to it.
-            let ahead = (remaining - 1).min(SLIP).min(rx.capacity() / 2);
+            let ahead = (remaining - 1).min(slip).min(rx.capacity() / 2);
             if ahead > 0 && !rx.is_written(ahead) {
                 return Ok(false);
             }
@@ -290,7 +414,8 @@ impl<'a, L: Links> Exec<'a, L> {
             let (framing, buf) = (self.framing, &mut *self.buf);
             match rx.try_recv_with(|p| framing.store(block, j, p, buf)) {
                 Ok(Ok(())) => {}
-                Ok(Err(found)) => return Err(Stop::Header(from, found)),
+                Ok(Err(Refused::Header(found))) => return Err(Stop::Header(from, found)),
+                Ok(Err(Refused::Stopped)) => return Err(Stop::Stopped),
                 Err(_) => break,
             }
             got = true;

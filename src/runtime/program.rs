@@ -353,7 +353,7 @@ impl Network {
                 want: bytes,
             });
         }
-        let framing = Framing::Plain(Blocking::new(bytes, self.program.blocks));
+        let blocking = Blocking::new(bytes, self.program.blocks);
         let barrier = std::sync::Barrier::new(n);
         let mut states: Vec<(&mut RankEnds, &mut Vec<u8>)> =
             self.ends.iter_mut().zip(buffers.iter_mut()).collect();
@@ -369,7 +369,7 @@ impl Network {
                 prog,
                 program.blocks,
                 is_root,
-                framing,
+                Framing::Plain(blocking),
                 &**ends,
                 buf,
                 signals,
@@ -384,7 +384,9 @@ impl Network {
                     done: Instant::now(),
                 }),
                 Err(Stop::Hook(e)) => Err(e),
-                Err(Stop::Header(..)) => unreachable!("plain framing has no headers"),
+                Err(Stop::Header(..) | Stop::Stopped) => {
+                    unreachable!("plain framing has no headers and never stops")
+                }
             }
         });
         results.into_iter().collect()

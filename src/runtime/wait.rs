@@ -65,7 +65,9 @@ pub(crate) struct AbortFlag(std::sync::atomic::AtomicBool);
 impl AbortFlag {
     /// Whether the flag is raised.
     pub(crate) fn is_raised(&self) -> bool {
-        self.0.load(std::sync::atomic::Ordering::Acquire)
+        // SeqCst: the single-copy protocol (`collective.rs`) orders this load against a
+        // published call number with fences, Dekker style.
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Raises (`true`) or clears (`false`) the flag.

@@ -84,6 +84,12 @@ pub enum Algorithm {
     Product,
     /// The fat-tree prefix: rank-ordered up-sweep and down-sweep.
     Prefix,
+    /// Leaders per node of the hierarchy, each stage its own tree (hierarchical model; by
+    /// [`generate`]: split wherever the ranks divide, binomial stages; the planner chooses the
+    /// split and each stage's algorithm, see [`leaders`](crate::leaders)).
+    Leaders,
+    /// The greedy earliest-arrival tree on per-pair costs (hierarchical model).
+    Earliest,
 }
 
 impl Algorithm {
@@ -116,6 +122,8 @@ impl Algorithm {
         "pipelined",
         "product",
         "prefix",
+        "leaders",
+        "earliest",
     ];
 
     /// The algorithm with its parameters set: `radix` for `knomial`, `d` for `dtree` and
@@ -163,6 +171,8 @@ impl fmt::Display for Algorithm {
             Algorithm::Pipelined => f.write_str("pipelined"),
             Algorithm::Product => f.write_str("product"),
             Algorithm::Prefix => f.write_str("prefix"),
+            Algorithm::Leaders => f.write_str("leaders"),
+            Algorithm::Earliest => f.write_str("earliest"),
         }
     }
 }
@@ -199,6 +209,8 @@ impl FromStr for Algorithm {
             "pipelined" => Algorithm::Pipelined,
             "product" => Algorithm::Product,
             "prefix" => Algorithm::Prefix,
+            "leaders" => Algorithm::Leaders,
+            "earliest" => Algorithm::Earliest,
             other => {
                 return Err(ScheduleError::NotApplicable {
                     algorithm: other.to_owned(),
@@ -282,6 +294,12 @@ pub fn generate(req: &Request, model: &Model) -> Result<Schedule, ScheduleError>
     let single = |s: &str| if m == 1 { Ok(()) } else { Err(not(s)) };
     let timing =
         || -> Result<crate::model::Timing, ScheduleError> { Ok(model.timing(model.time_base()?)?) };
+    if let Model::Hier(h) = model {
+        return super::hier::generate(req, h);
+    }
+    if let Algorithm::Leaders | Algorithm::Earliest = algorithm {
+        return Err(not("defined for the hierarchical model"));
+    }
     match (algorithm, model) {
         (Algorithm::KTree, Model::KPort(k)) => {
             return super::kport::ktree(n, m, k)?.rooted_at(root)

@@ -92,7 +92,7 @@ proptest! {
     ) {
         let h = hierarchy(&[(Package, 2), (Core, cores), (Pu, pus)]);
         let hier = Model::from(Hier::compact(h.clone(), equal_levels(&h, cost)).unwrap());
-        let flat = Model::from(match cost { LevelCost::Postal(p) => Model::from(p), LevelCost::LogP(l) => Model::from(l) });
+        let flat = match cost { LevelCost::Postal(p) => Model::from(p), LevelCost::LogP(l) => Model::from(l) };
         // arbitrary sends
         let s = random_schedule(n, m, &sends);
         prop_assert_eq!(report_key(&check(&s, &hier).unwrap()), report_key(&check(&s, &flat).unwrap()));

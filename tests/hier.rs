@@ -490,3 +490,62 @@ fn profiles_fill_unmeasured_levels_by_a_stated_assumption() {
     empty.levels.retain(|l| l.name != "l3");
     assert!(Hier::from_profile(&empty, h, &cpus, &Assumptions::default()).is_err());
 }
+
+fn level_cost(postal: bool) -> impl Strategy<Value = LevelCost> {
+    let postal_cost =
+        (2u64..40).prop_map(|l| LevelCost::Postal(Postal::new(Ratio::new(l, 2).unwrap()).unwrap()));
+    let logp_cost = (0u64..30, 0u64..6, 0u64..8, 0u64..3).prop_map(|(l, o, g, big)| {
+        LevelCost::LogP(
+            LogP::new(
+                Ratio::integer(l),
+                Ratio::integer(o + 1),
+                Ratio::integer(g),
+                Ratio::new(big, 2).unwrap(),
+            )
+            .unwrap()
+            .with_bytes(8)
+            .unwrap(),
+        )
+    });
+    if postal {
+        postal_cost.boxed()
+    } else {
+        logp_cost.boxed()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    /// Every schedule generated under random per-level costs and boundary capacities is legal
+    /// under the checker, never beats the lower bound, and compiles for the runtime.
+    #[test]
+    fn generated_schedules_are_legal_under_random_levels(
+        postal in any::<bool>(),
+        picks in prop::collection::vec((any::<bool>(), 1u32..3), 5),
+        seed_costs in prop::collection::vec(level_cost(true), 5),
+        seed_logp in prop::collection::vec(level_cost(false), 5),
+        n in 2u32..17,
+        m in 1u32..3,
+        root_seed in any::<u32>(),
+    ) {
+        let h = hierarchy(&[(Package, 2), (Cache(3), 2), (Core, 2), (Pu, 2)]);
+        let levels: Vec<HierLevel> = (0..h.depth()).map(|d| {
+            let cost = if postal { seed_costs[d] } else { seed_logp[d] };
+            let (bounded, w) = picks[d];
+            HierLevel { cost: Some(cost), capacity: (d > 0 && bounded).then_some(w) }
+        }).collect();
+        let hier = Hier::compact(h, levels).unwrap();
+        let model = Model::from(hier.clone());
+        let root = root_seed % n;
+        let algorithms = [Algorithm::Binomial, Algorithm::Star, Algorithm::Chain, Algorithm::Binary,
+            Algorithm::ScatterAllgather, Algorithm::Knomial { radix: 3 }, Algorithm::Leaders, Algorithm::Earliest];
+        for a in algorithms {
+            let s = generate(&Request::broadcast(a, n, m, root), &model).unwrap();
+            let r = check(&s, &model).unwrap();
+            prop_assert!(r.legal(), "{a} n={n} m={m} root={root}: {:?}", r.violations().first());
+            prop_assert!(r.makespan() >= r.lower_bound().unwrap(), "{a} beats the bound");
+            prop_assert!(Program::compile(&s).is_ok());
+        }
+    }
+}

@@ -400,6 +400,10 @@ impl Placer<'_> {
         let (tr0, tr1) = timing.transit;
         let cap = timing.capacity.unwrap_or(u32::MAX);
         let n = self.procs.len() as u32;
+        // Lists shared with other senders (the receiver's, the boundaries') are pruned only up
+        // to the start `t` was popped with: another sender may still place a message earlier
+        // than this send's final start.
+        let floor = t;
         self.crossings.clear();
         if let Some((rules, _)) = self.pairs {
             if to < n && rules.has_boundaries() {
@@ -422,7 +426,7 @@ impl Placer<'_> {
             }
             if tr1 > tr0 {
                 if let Some(q) = self.lists.out_flight.get_mut(p as usize) {
-                    t = fit(q, t, tr0, cap);
+                    t = fit(q, t, t, tr0, cap);
                 }
             }
             if let Some(rs) = self.procs.get(to as usize) {
@@ -439,13 +443,13 @@ impl Placer<'_> {
                 }
                 if tr1 > tr0 {
                     if let Some(q) = self.lists.in_flight.get_mut(to as usize) {
-                        t = fit(q, t, tr0, cap);
+                        t = fit(q, floor, t, tr0, cap);
                     }
                 }
             }
             for &(key, w) in &self.crossings {
                 if let Some(q) = self.lists.boundaries.get_mut(&key) {
-                    t = fit(q, t, 0, w);
+                    t = fit(q, floor, t, 0, w);
                 }
             }
             if t == before {
@@ -456,11 +460,12 @@ impl Placer<'_> {
 }
 
 /// The earliest start `≥ t` of a message whose interval begins `offset` after it, given the
-/// intervals of `q` (pruned of those ended by `t`): it begins no earlier than any interval of `q`,
+/// intervals of `q` (pruned of those ended by `floor ≤ t`, the earliest any later placement
+/// starts): it begins no earlier than any interval of `q`,
 /// and when it begins, the intervals then open plus itself number at most the least capacity
 /// among them and `cap` (the in-flight and boundary rules, counted at each start).
-fn fit(q: &mut Vec<Span>, t: Ticks, offset: Ticks, cap: u32) -> Ticks {
-    q.retain(|&(_, end, _)| end > t);
+fn fit(q: &mut Vec<Span>, floor: Ticks, t: Ticks, offset: Ticks, cap: u32) -> Ticks {
+    q.retain(|&(_, end, _)| end > floor);
     let mut a = q.iter().map(|s| s.0).fold(t + offset, Ticks::max);
     loop {
         let open = q.iter().filter(|s| s.1 > a);

@@ -66,8 +66,8 @@ pub use model::{
 };
 pub use model::{FatTree, FatTreeCapacity, KPort};
 pub use plan::{
-    best_stage_tree, candidates, hier_candidates, plan, plan_profile, schedule_of, Candidate, Plan,
-    PlanError, PlanRequest,
+    best_stage_tree, candidate_model, candidates, hier_candidates, plan, plan_profile, schedule_of,
+    Candidate, Plan, PlanError, PlanRequest,
 };
 pub use runtime::*;
 pub use schedule::{

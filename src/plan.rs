@@ -417,15 +417,24 @@ pub fn best_stage_tree(
         .map_or(Algorithm::Binomial, |(_, _, a)| a))
 }
 
+/// The model a candidate was simulated under: `model` as given to [`plan`] with the candidate's
+/// message (block) size — check [`schedule_of`]'s schedule under this one.
+///
+/// # Errors
+/// [`PlanError`] for an invalid block size.
+pub fn candidate_model(model: &Model, c: &Candidate) -> Result<Model, PlanError> {
+    // the block size is ⌈bytes / blocks⌉, so this reproduces the planned message size
+    let bytes = c.block_bytes.saturating_mul(u64::from(c.blocks));
+    Ok(model_for(model, bytes, c.blocks)?.0)
+}
+
 /// The schedule of a planned candidate: `model` as given to [`plan`] (the candidate's block
 /// size is applied), `n` ranks, `root`.
 ///
 /// # Errors
 /// [`PlanError`] if the candidate does not apply.
 pub fn schedule_of(model: &Model, c: &Candidate, n: u32, root: u32) -> Result<Schedule, PlanError> {
-    // the block size is ⌈bytes / blocks⌉, so this reproduces the planned message size
-    let bytes = c.block_bytes.saturating_mul(u64::from(c.blocks));
-    let (mm, _) = model_for(model, bytes, c.blocks)?;
+    let mm = candidate_model(model, c)?;
     Ok(match (&c.leaders, &mm) {
         (Some(spec), Model::Hier(h)) => leaders(h, n, c.blocks, root, spec)?,
         _ => generate(&Request::broadcast(c.algorithm, n, c.blocks, root), &mm)?,

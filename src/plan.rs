@@ -93,7 +93,13 @@ impl Plan {
         match (self.ranked.first(), self.ranked.get(1)) {
             (Some(a), Some(b)) => format!(
                 "{} with {} block(s) finishes at {}{unit}, the runner-up {} with {} block(s) at {}{unit}; lower bound {}{unit}",
-                a.label, a.blocks, a.makespan, b.label, b.blocks, b.makespan, a.lower_bound,
+                a.label,
+                a.blocks,
+                a.makespan.decimal(),
+                b.label,
+                b.blocks,
+                b.makespan.decimal(),
+                a.lower_bound.decimal(),
             ),
             (Some(a), None) => format!("{} is the only legal candidate", a.label),
             _ => "no candidate applies".into(),

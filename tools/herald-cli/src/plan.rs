@@ -7,8 +7,8 @@
 use crate::sim::ModelArgs;
 use crate::CliError;
 use herald::{
-    load_profile, plan, Assumptions, Hier, HierLevel, LevelCost, LogP, Model, Plan, PlanRequest,
-    Postal, RankMap, Ratio, TopologySource,
+    load_profile, plan, Assumptions, Hier, HierLevel, LevelCost, LevelSource, LogP, Model, Plan,
+    PlanRequest, Postal, RankMap, Ratio, TopologySource,
 };
 use serde_json::json;
 use std::path::PathBuf;
@@ -215,8 +215,8 @@ pub(crate) fn run(a: &PlanArgs) -> Result<(), CliError> {
             c.label,
             c.blocks,
             c.block_bytes,
-            format!("{}{unit}", c.makespan),
-            format!("{}{unit}", c.lower_bound)
+            format!("{}{unit}", c.makespan.decimal()),
+            format!("{}{unit}", c.lower_bound.decimal())
         );
     }
     println!("why: {}", p.why_in(unit));
@@ -234,8 +234,12 @@ fn print_levels(h: &Hier, n: u32, unit: &str) {
         let w = level
             .capacity
             .map_or_else(|| "unbounded".to_owned(), |w| format!("w={w}"));
-        let usage = if used[d] { "ranks meet here" } else { "unused" };
-        println!("#   {name:<8} {cost:<40} {w:<10} {source}; {usage}");
+        let usage = match (used[d], source) {
+            (true, _) => format!("{source}; ranks meet here"),
+            (false, LevelSource::Unused) => "no rank pair meets here".to_owned(),
+            (false, _) => format!("{source}; no rank pair meets here"),
+        };
+        println!("#   {name:<8} {cost:<40} {w:<10} {usage}");
     }
 }
 

@@ -62,7 +62,13 @@ fn flat_cost() -> impl Strategy<Value = LevelCost> {
     ]
 }
 
-/// Random broadcast schedules: mostly illegal, some tree-shaped and placed (legal).
+/// A broadcast of one block from rank 0 to 4 ranks with the given `(from, to, what, at)` sends.
+fn sends(list: &[(u32, u32, u32, u64)]) -> Schedule {
+    random_schedule(4, 1, list)
+}
+
+/// A broadcast from rank 0 with the given `(from, to, what, at)` sends (ranks and blocks taken
+/// modulo `n` and `m`): mostly illegal when random.
 fn random_schedule(n: u32, m: u32, sends: &[(u32, u32, u32, u64)]) -> Schedule {
     let mut b = Schedule::builder(
         n,
@@ -173,71 +179,36 @@ fn per_level_overheads_and_boundaries_are_enforced() {
         HierLevel::default(),
     ];
     let model = Model::from(Hier::compact(h.clone(), levels).unwrap());
-    let mut b = Schedule::builder(
-        4,
-        Collective::Broadcast { root: 0, blocks: 1 },
-        TimeBase::UNIT,
-    )
-    .unwrap();
-    b.push(0, 0, 2, 0); // 0 → 2 across: 2 busy receiving during [9, 14)
-    b.push(5, 0, 1, 0); // 0 → 1 inside: arrives at 5 + 3 = 8
-    b.push(14, 2, 3, 0);
-    let r = check(&b.build().unwrap(), &model).unwrap();
+    let s = sends(&[
+        (0, 2, 0, 0), // 0 → 2 across: 2 busy receiving during [9, 14)
+        (0, 1, 0, 5), // 0 → 1 inside: arrives at 5 + 3 = 8
+        (2, 3, 0, 14),
+    ]);
+    let r = check(&s, &model).unwrap();
     assert!(r.legal(), "{:?}", r.violations());
     assert_eq!(r.makespan(), 17);
     // the same sender sends to 1 while its 5-unit send overhead runs: send overlap
-    let mut b = Schedule::builder(
-        4,
-        Collective::Broadcast { root: 0, blocks: 1 },
-        TimeBase::UNIT,
-    )
-    .unwrap();
-    b.push(0, 0, 2, 0);
-    b.push(4, 0, 1, 0);
-    b.push(14, 2, 3, 0);
-    assert!(check(&b.build().unwrap(), &model)
-        .unwrap()
-        .breaks(Rule::SendOverlap));
+    let s = sends(&[(0, 2, 0, 0), (0, 1, 0, 4), (2, 3, 0, 14)]);
+    assert!(check(&s, &model).unwrap().breaks(Rule::SendOverlap));
     // 0 sends across to 2 again at 6: 2 receives during [6 + 9, 6 + 14) = [15, 20), which meets
     // its own inner send overhead [15, 16) (one CPU); with the inner costs it would be [8, 9).
-    let mut b = Schedule::builder(
-        4,
-        Collective::Broadcast { root: 0, blocks: 1 },
-        TimeBase::UNIT,
-    )
-    .unwrap();
-    b.push(0, 0, 2, 0);
-    b.push(5, 0, 1, 0);
-    b.push(6, 0, 2, 0);
-    b.push(15, 2, 3, 0);
-    let r = check(&b.build().unwrap(), &model).unwrap();
+    let s = sends(&[(0, 2, 0, 0), (0, 1, 0, 5), (0, 2, 0, 6), (2, 3, 0, 15)]);
+    let r = check(&s, &model).unwrap();
     assert!(r.breaks(Rule::CpuOverlap), "{:?}", r.violations());
     assert_eq!(r.violation_count(), 1);
     // boundary capacity 1 at the package level: two messages into package 1 at once
     let mut levels = postal_levels(&[Some(10), Some(2), None, None]);
     levels[1].capacity = Some(1);
     let model = Model::from(Hier::compact(h, levels).unwrap());
-    let mut b = Schedule::builder(
-        4,
-        Collective::Broadcast { root: 0, blocks: 1 },
-        TimeBase::UNIT,
-    )
-    .unwrap();
-    b.push(0, 0, 1, 0);
-    b.push(1, 0, 2, 0); // out of package 0 during [1, 11)
-    b.push(2, 1, 3, 0); // also out of package 0 during [2, 12): two at once
-    let r = check(&b.build().unwrap(), &model).unwrap();
+    let s = sends(&[
+        (0, 1, 0, 0),
+        (0, 2, 0, 1), // out of package 0 during [1, 11)
+        (1, 3, 0, 2), // also out of package 0 during [2, 12): two at once
+    ]);
+    let r = check(&s, &model).unwrap();
     assert!(r.breaks(Rule::ChannelCapacity), "{:?}", r.violations());
-    let mut b = Schedule::builder(
-        4,
-        Collective::Broadcast { root: 0, blocks: 1 },
-        TimeBase::UNIT,
-    )
-    .unwrap();
-    b.push(0, 0, 2, 0);
-    b.push(1, 0, 1, 0);
-    b.push(10, 2, 3, 0);
-    let r = check(&b.build().unwrap(), &model).unwrap();
+    let s = sends(&[(0, 2, 0, 0), (0, 1, 0, 1), (2, 3, 0, 10)]);
+    let r = check(&s, &model).unwrap();
     assert!(r.legal(), "{:?}", r.violations());
 }
 

@@ -100,10 +100,15 @@ fn many_blocks_go_pipelined_or_round_optimal() {
         )
         .unwrap(),
     );
+    blocks_pay_off(&logp, 16);
+}
+
+/// Under `model`, cutting 64 KiB into blocks beats every single-message candidate.
+fn blocks_pay_off(model: &Model, n: u32) {
     let p = plan(
-        &logp,
+        model,
         &PlanRequest {
-            n: 16,
+            n,
             root: 0,
             bytes: 1 << 16,
             blocks: None,
@@ -250,6 +255,17 @@ fn slow_packages_get_exactly_one_crossing_each() {
     }
 }
 
+/// The plan for `n` ranks, root 0, 64 bytes.
+fn plan_from_root_0(model: &Model, n: u32) -> herald::Plan {
+    let req = PlanRequest {
+        n,
+        root: 0,
+        bytes: 64,
+        blocks: None,
+    };
+    plan(model, &req).unwrap()
+}
+
 #[test]
 fn equal_levels_plan_like_the_flat_model() {
     // every level λ = 1: nothing beats ⌈log2 n⌉ (binomial); λ = 50: wide trees
@@ -262,16 +278,7 @@ fn equal_levels_plan_like_the_flat_model() {
         .unwrap();
         let levels = vec![HierLevel::postal(Ratio::integer(lambda)).unwrap(); 4];
         let model = Model::from(Hier::compact(h, levels).unwrap());
-        let p = plan(
-            &model,
-            &PlanRequest {
-                n,
-                root: 0,
-                bytes: 64,
-                blocks: None,
-            },
-        )
-        .unwrap();
+        let p = plan_from_root_0(&model, n);
         let best = p.best().unwrap();
         if lambda == 1 {
             assert_eq!(best.makespan, Ratio::integer(4));
@@ -310,27 +317,7 @@ fn many_blocks_pipeline_under_a_hierarchical_logp() {
         HierLevel::default(),
         HierLevel::default(),
     ];
-    let model = Model::from(Hier::compact(h, levels).unwrap());
-    let p = plan(
-        &model,
-        &PlanRequest {
-            n: 8,
-            root: 0,
-            bytes: 1 << 16,
-            blocks: None,
-        },
-    )
-    .unwrap();
-    let best = p.best().unwrap();
-    assert!(best.blocks > 1, "{best:?}");
-    let single = p
-        .ranked
-        .iter()
-        .filter(|c| c.blocks == 1)
-        .map(|c| c.makespan)
-        .min()
-        .unwrap();
-    assert!(best.makespan < single);
+    blocks_pay_off(&Model::from(Hier::compact(h, levels).unwrap()), 8);
 }
 
 /// A random hierarchical postal model: 2 packages × 2 l3 × 2 cores, λ per level.

@@ -1,6 +1,6 @@
 //! Choosing a generator by name.
 
-use super::classic::{self, Dary, Knomial, Star};
+use super::classic;
 use super::{place, postal, Collective, Schedule, ScheduleError};
 use crate::model::{CostModel, Model};
 use std::fmt;
@@ -388,15 +388,8 @@ pub fn generate(req: &Request, model: &Model) -> Result<Schedule, ScheduleError>
         (Algorithm::Dtree { d: 0 }, _) => return Err(not("the degree of DTREE(d) is at least 1")),
         (Algorithm::Dtree { d }, Model::Postal(p)) => super::multi::dtree(n, m, d, p)?,
         _ => {
-            let orders = match algorithm {
-                Algorithm::Binomial => classic::tree_orders(&Knomial(2), n, m)?,
-                Algorithm::Knomial { radix } => classic::tree_orders(&Knomial(radix), n, m)?,
-                Algorithm::Binary => classic::tree_orders(&Dary(2), n, m)?,
-                Algorithm::Dtree { d } => classic::tree_orders(&Dary(d), n, m)?,
-                Algorithm::Chain => classic::tree_orders(&Dary(1), n, m)?,
-                Algorithm::Star => classic::tree_orders(&Star, n, m)?,
-                Algorithm::ScatterAllgather => classic::scatter_allgather_orders(n, m)?,
-                _ => return Err(not("does not apply to this model")),
+            let Some(orders) = classic::orders(algorithm, n, m)? else {
+                return Err(not("does not apply to this model"));
             };
             let timing = model.timing(model.time_base()?)?;
             place(

@@ -31,7 +31,7 @@
 //! placement then applies. `m` blocks flow down the same tree, block by block (the idea of
 //! Smelt's adaptive trees and MPICH's topology-aware trees, on the exact model).
 
-use super::classic::{self, Dary, Knomial, Star};
+use super::classic;
 use super::place::place_pairs;
 use super::{Algorithm, Collective, Orders, Request, Schedule, ScheduleError};
 use crate::model::{CostModel, Hier, LevelCost, PairTiming};
@@ -121,6 +121,17 @@ fn not(algorithm: impl ToString, why: &str) -> ScheduleError {
     }
 }
 
+/// The broadcast of `m` blocks from `root` to `n` ranks, validated.
+fn broadcast(n: u32, m: u32, root: u32) -> Result<Collective, ScheduleError> {
+    let collective = Collective::Broadcast { root, blocks: m };
+    drop(Schedule::builder(
+        n,
+        collective,
+        crate::time::TimeBase::UNIT,
+    )?);
+    Ok(collective)
+}
+
 /// The per-pair rules of `model` for `n` ranks in the model's own base.
 fn rules(model: &Hier, n: u32) -> Result<PairTiming, ScheduleError> {
     Ok(model.pair_timing(n, model.time_base()?)?)
@@ -149,20 +160,13 @@ pub(super) fn generate(req: &Request, model: &Hier) -> Result<Schedule, Schedule
         Algorithm::Dtree { d: 0 } => {
             return Err(not(algorithm, "the degree of DTREE(d) is at least 1"))
         }
-        Algorithm::Binomial => classic::tree_orders(&Knomial(2), n, m)?,
-        Algorithm::Knomial { radix } => classic::tree_orders(&Knomial(radix), n, m)?,
-        Algorithm::Binary => classic::tree_orders(&Dary(2), n, m)?,
-        Algorithm::Dtree { d } => classic::tree_orders(&Dary(d), n, m)?,
-        Algorithm::Chain => classic::tree_orders(&Dary(1), n, m)?,
-        Algorithm::Star => classic::tree_orders(&Star, n, m)?,
-        Algorithm::ScatterAllgather => classic::scatter_allgather_orders(n, m)?,
-        _ => {
-            return Err(not(
+        _ => classic::orders(algorithm, n, m)?.ok_or_else(|| {
+            not(
                 algorithm,
                 "under the hierarchical model: binomial, knomial, binary, dtree, chain, star, \
                  scatter-allgather, leaders, earliest",
-            ))
-        }
+            )
+        })?,
     };
     let rotated = Orders::from_fn(n, |p, out| {
         let rel = (u64::from(p) + u64::from(n) - u64::from(root)) % u64::from(n);
@@ -217,12 +221,7 @@ pub fn leaders(
     root: u32,
     spec: &Leaders,
 ) -> Result<Schedule, ScheduleError> {
-    let collective = Collective::Broadcast { root, blocks: m };
-    drop(Schedule::builder(
-        n,
-        collective,
-        crate::time::TimeBase::UNIT,
-    )?);
+    let collective = broadcast(n, m, root)?;
     let depth = model.hierarchy().depth();
     let bad = |why: &str| Err(not(spec.describe(model.hierarchy()), why));
     if spec.algorithms.len() != spec.split.len() + 1 {
@@ -350,16 +349,10 @@ impl Build<'_> {
         }
         let orders = match algorithm {
             Algorithm::Optimal => self.optimal_orders(members)?,
-            Algorithm::Binomial => classic::tree_orders(&Knomial(2), k, self.m)?,
-            Algorithm::Knomial { radix } if radix >= 2 => {
-                classic::tree_orders(&Knomial(radix), k, self.m)?
-            }
-            Algorithm::Binary => classic::tree_orders(&Dary(2), k, self.m)?,
-            Algorithm::Dtree { d } if d >= 1 => classic::tree_orders(&Dary(d), k, self.m)?,
-            Algorithm::Chain => classic::tree_orders(&Dary(1), k, self.m)?,
-            Algorithm::Star => classic::tree_orders(&Star, k, self.m)?,
-            other => return Err(not(other, "not a tree for a leaders stage")),
-        };
+            Algorithm::ScatterAllgather => None,
+            other => classic::orders(other, k, self.m)?,
+        }
+        .ok_or_else(|| not(algorithm, "not a tree for a leaders stage"))?;
         for v in 0..k {
             let sends: Vec<(u32, u32)> = orders
                 .of_processor(v)
@@ -375,7 +368,7 @@ impl Build<'_> {
 
     /// The flat model's optimal single-block tree for the level where the stage root meets its
     /// first member.
-    fn optimal_orders(&self, members: &[u32]) -> Result<Orders, ScheduleError> {
+    fn optimal_orders(&self, members: &[u32]) -> Result<Option<Orders>, ScheduleError> {
         if self.m != 1 {
             return Err(not(
                 Algorithm::Optimal,
@@ -391,7 +384,7 @@ impl Build<'_> {
             LevelCost::Postal(p) => super::postal::bcast(k, &p)?,
             LevelCost::LogP(l) => super::logp::bp(k, &l)?,
         };
-        Ok(Orders::of(&flat))
+        Ok(Some(Orders::of(&flat)))
     }
 }
 
@@ -425,12 +418,7 @@ pub fn earliest_arrival(
     m: u32,
     root: u32,
 ) -> Result<Schedule, ScheduleError> {
-    let collective = Collective::Broadcast { root, blocks: m };
-    drop(Schedule::builder(
-        n,
-        collective,
-        crate::time::TimeBase::UNIT,
-    )?);
+    let collective = broadcast(n, m, root)?;
     let pairs = rules(model, n)?;
     let h = model.hierarchy();
     let depth = h.depth();

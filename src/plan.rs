@@ -216,6 +216,12 @@ fn model_for(model: &Model, bytes: u64, blocks: u32) -> Result<(Model, u64), Pla
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn plan(model: &Model, req: &PlanRequest) -> Result<Plan, PlanError> {
+    if let Model::Hier(h) = model {
+        // a level the ranks need has no parameters: say so, rather than "nothing applies"
+        let base = h.time_base().map_err(ScheduleError::from)?;
+        h.relaxed_timing(req.n.max(1), base)
+            .map_err(ScheduleError::from)?;
+    }
     let mut jobs: Vec<Job> = vec![];
     for m in block_counts(model, req) {
         let (mm, block_bytes) = model_for(model, req.bytes, m)?;

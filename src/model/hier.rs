@@ -596,11 +596,13 @@ impl Hier {
             let t = match level.cost {
                 Some(c) => Some(c.as_dyn().timing(base)?),
                 None if used[d] => {
-                    return Err(bad(
-                        "levels",
-                        self.hierarchy.level(d).name(),
-                        "ranks meet at this level but it has no parameters",
-                    ))
+                    let why = if d + 1 == self.levels.len() {
+                        "two ranks share a PU (more ranks than the rank map has PUs), and the pu \
+                         level has no parameters"
+                    } else {
+                        "ranks meet at this level but it has no parameters"
+                    };
+                    return Err(bad("levels", self.hierarchy.level(d).name(), why));
                 }
                 None => None,
             };

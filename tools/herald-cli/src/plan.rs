@@ -8,7 +8,7 @@ use crate::sim::ModelArgs;
 use crate::CliError;
 use herald::{
     load_profile, plan, Assumptions, Hier, HierLevel, LevelCost, LevelSource, LogP, Model, Plan,
-    PlanRequest, Postal, RankMap, Ratio, TopologySource,
+    PlanRequest, Postal, ProfileError, RankMap, Ratio, TopologySource,
 };
 use serde_json::json;
 use std::path::PathBuf;
@@ -147,7 +147,13 @@ impl PlanArgs {
                     levels: given,
                     ..Assumptions::default()
                 };
-                Hier::from_profile(&profile, h, &cpus, &assume).map_err(CliError::usage)
+                Hier::from_profile(&profile, h, &cpus, &assume).map_err(|e| match e {
+                    ProfileError::NoLevel(l) => CliError::Usage(format!(
+                        "ranks meet at level {l}, which the profile did not measure and no finer \
+                         measured level can stand for: give --level {l}=SPEC"
+                    )),
+                    e => CliError::usage(e),
+                })
             }
             None => {
                 let levels = h

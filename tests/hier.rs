@@ -232,6 +232,8 @@ fn bad_models_are_typed_errors() {
     levels[1].capacity = None;
     levels[0].capacity = Some(1);
     assert!(Hier::compact(h.clone(), levels).is_err());
+    // no level with costs at all (one rank: no pair needs any)
+    assert!(Hier::new(h.clone(), &[0], postal_levels(&[None, None, None, None])).is_err());
     // an unknown CPU in the rank map
     assert!(Hier::new(
         h.clone(),

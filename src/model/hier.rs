@@ -292,8 +292,8 @@ impl Hier {
     /// # Errors
     /// [`ModelError::Parameter`] if `levels` does not have one entry per level, `cpus` is empty
     /// or names an unknown PU, levels mix postal and LogGP, a capacity is 0 or set on the machine
-    /// level, a level where two ranks of the map meet has no costs, or the levels need too fine
-    /// a common tick.
+    /// level, no level has costs, a level where two ranks of the map meet has none, or the
+    /// levels need too fine a common tick.
     pub fn new(
         hierarchy: Hierarchy,
         cpus: &[usize],
@@ -365,6 +365,9 @@ impl Hier {
                 }
                 _ => {}
             }
+        }
+        if family.is_none() {
+            return Err(bad("levels", "none", "no level has parameters"));
         }
         let model = Hier {
             hierarchy: Arc::new(hierarchy),

@@ -267,16 +267,16 @@ pub fn leaders(
 /// `0 … n−1` in the group that holds the root, in stage order (the root first): the subproblem
 /// the planner simulates to choose that stage's algorithm.
 ///
-/// # Panics
-/// Never for `stage ≤ split.len()` and `root < n`; returns the whole set otherwise.
+/// Depths outside the hierarchy are ignored; a `stage` beyond the split is the last stage.
 pub fn stage_members(model: &Hier, n: u32, root: u32, split: &[usize], stage: usize) -> Vec<u32> {
     let h = model.hierarchy();
     let mut members = ordered_members(model, (0..n).collect(), root);
-    for &d in split.iter().take(stage) {
+    let inside = |d: &&usize| **d < h.depth();
+    for &d in split.iter().take(stage).filter(inside) {
         let node = h.node_of(d, model.pu(root) as usize);
         members.retain(|&r| h.node_of(d, model.pu(r) as usize) == node);
     }
-    let Some(&d) = split.get(stage) else {
+    let Some(&d) = split.get(stage).filter(inside) else {
         return members;
     };
     // the first member of each depth-d node, in member order

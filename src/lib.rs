@@ -58,14 +58,21 @@ pub use calibrate::{
     host_name, load_profile, save_profile, utc_now, CalibrateError, CalibrateOptions, FitError,
     LogGpFit, Progress, PrttPoint,
 };
+pub use model::{Assumptions, Hier, HierLevel, LevelCost, LevelSource};
 pub use model::{
     Capacity, CostModel, Distribution, Hierarchy, HierarchyError, Level, LevelKind, LevelProfile,
     LogP, Mode, Model, ModelError, Node, OnePort, Pick, Postal, Problem, Profile, ProfileError,
     Timing, TopologyLevel, TopologySummary, UniversalTree, WholeParams, MAX_PUS, PROFILE_SCHEMA,
 };
 pub use model::{FatTree, FatTreeCapacity, KPort};
-pub use plan::{candidates, plan, Candidate, Plan, PlanError, PlanRequest};
+pub use plan::{
+    best_stage_tree, candidate_model, candidates, hier_candidates, plan, plan_profile, schedule_of,
+    Candidate, Plan, PlanError, PlanRequest,
+};
 pub use runtime::*;
+pub use schedule::{
+    default_leaders, earliest_arrival, leaders, split_depths, stage_members, Leaders,
+};
 pub use schedule::{
     generate, place, Algorithm, Collective, Goal, GoalDep, GoalError, GoalOp, GoalRank, Orders,
     Request, Schedule, ScheduleBuilder, ScheduleError, ScheduleJsonError, Send, Summation,

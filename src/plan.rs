@@ -11,9 +11,25 @@
 //! (LogGP), so the planner tries several block counts `m` (powers of two up to the number of
 //! 56-byte lines, at most 64) with the model's message size set to the block size. The postal
 //! and 1-port models have no notion of bytes: there `m` is what the caller asks for (default 1).
+//!
+//! # The hierarchical model
+//!
+//! Under a [`Hier`] model the candidates are the classic trees (binomial, binary, chain, star,
+//! scatter-allgather, k-nomial and d-ary with radices and degrees around each used level's
+//! `λ = ⌈latency / send step⌉`) placed under per-pair costs, the greedy earliest-arrival tree,
+//! and one leaders broadcast per *split* (every non-empty subset of [`split_depths`], at most
+//! 2^4 − 1). Each stage of a split takes the tree that finishes first on that stage's own
+//! subproblem — the stage among the root's group ([`stage_members`]), simulated under the same
+//! model ([`Hier::restrict`]) for every stage tree — and the composed broadcast is then simulated
+//! whole like every other candidate. So both choices are made by simulation; the ranking is of
+//! whole simulated schedules. [`plan_profile`] does all this for a calibrated profile and returns
+//! the winner's schedule, for the runtime.
 
-use crate::model::{CostModel, Model};
-use crate::schedule::{generate, Algorithm, Request, ScheduleError};
+use crate::model::{Assumptions, CostModel, Hier, Hierarchy, Model, Profile, ProfileError};
+use crate::schedule::{
+    generate, leaders, split_depths, stage_members, Algorithm, Leaders, Request, Schedule,
+    ScheduleError,
+};
 use crate::sim::{check_with, CheckError, CheckOptions};
 use crate::time::Ratio;
 use rayon::prelude::*;
@@ -46,6 +62,10 @@ pub struct Candidate {
     pub lower_bound: Ratio,
     /// Sends in the schedule.
     pub sends: usize,
+    /// The leaders spec, for [`Algorithm::Leaders`] (hierarchical model).
+    pub leaders: Option<Leaders>,
+    /// The candidate in words (`binomial`, `leaders(package:star, rank:binomial)`).
+    pub label: String,
 }
 
 /// A ranked plan.
@@ -65,12 +85,23 @@ impl Plan {
 
     /// Why the winner wins, in one sentence.
     pub fn why(&self) -> String {
+        self.why_in("")
+    }
+
+    /// Why the winner wins, times followed by `unit` (e.g. `" ns"`).
+    pub fn why_in(&self, unit: &str) -> String {
         match (self.ranked.first(), self.ranked.get(1)) {
             (Some(a), Some(b)) => format!(
-                "{} with {} block(s) finishes at {}, the runner-up {} with {} block(s) at {}; lower bound {}",
-                a.algorithm, a.blocks, a.makespan, b.algorithm, b.blocks, b.makespan, a.lower_bound,
+                "{} with {} block(s) finishes at {}{unit}, the runner-up {} with {} block(s) at {}{unit}; lower bound {}{unit}",
+                a.label,
+                a.blocks,
+                a.makespan.decimal(),
+                b.label,
+                b.blocks,
+                b.makespan.decimal(),
+                a.lower_bound.decimal(),
             ),
-            (Some(a), None) => format!("{} is the only legal candidate", a.algorithm),
+            (Some(a), None) => format!("{} is the only legal candidate", a.label),
             _ => "no candidate applies".into(),
         }
     }
@@ -88,6 +119,9 @@ pub enum PlanError {
     /// No candidate applied.
     #[error("no candidate schedule applies to this model and problem")]
     Empty,
+    /// The profile could not be turned into a model.
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
 }
 
 /// The bounded candidate set for `model` with `m` blocks (see the module docs).
@@ -130,8 +164,13 @@ pub fn candidates(model: &Model, n: u32, m: u32) -> Result<Vec<Algorithm>, PlanE
 
 /// Block counts to try for a payload of `bytes` under `model`.
 fn block_counts(model: &Model, req: &PlanRequest) -> Vec<u32> {
+    let bytes_matter = match model {
+        Model::LogP(_) => true,
+        Model::Hier(h) => h.family() == "logp",
+        _ => false,
+    };
     match model {
-        Model::LogP(_) => {
+        _ if bytes_matter => {
             let lines = req.bytes.div_ceil(56).max(1);
             let mut v = vec![];
             let mut m = 1u64;
@@ -151,6 +190,10 @@ fn model_for(model: &Model, bytes: u64, blocks: u32) -> Result<(Model, u64), Pla
     Ok(match model {
         Model::LogP(l) => (
             Model::from(l.with_bytes(block_bytes).map_err(ScheduleError::from)?),
+            block_bytes,
+        ),
+        Model::Hier(h) if h.family() == "logp" => (
+            Model::from(h.with_bytes(block_bytes).map_err(ScheduleError::from)?),
             block_bytes,
         ),
         other => (other.clone(), block_bytes),
@@ -173,19 +216,41 @@ fn model_for(model: &Model, bytes: u64, blocks: u32) -> Result<(Model, u64), Pla
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn plan(model: &Model, req: &PlanRequest) -> Result<Plan, PlanError> {
-    let mut jobs = vec![];
+    if let Model::Hier(h) = model {
+        // a level the ranks need has no parameters: say so, rather than "nothing applies"
+        let base = h.time_base().map_err(ScheduleError::from)?;
+        h.relaxed_timing(req.n.max(1), base)
+            .map_err(ScheduleError::from)?;
+    }
+    let mut jobs: Vec<Job> = vec![];
     for m in block_counts(model, req) {
         let (mm, block_bytes) = model_for(model, req.bytes, m)?;
-        for a in candidates(&mm, req.n, m)? {
-            jobs.push((a, m, block_bytes, mm.clone()));
+        let algorithms = match &mm {
+            Model::Hier(h) => hier_candidates(h, req.n)?,
+            _ => candidates(&mm, req.n, m)?,
+        };
+        for a in algorithms {
+            jobs.push((a, m, block_bytes, mm.clone(), None));
+        }
+        if let Model::Hier(h) = &mm {
+            for spec in leader_specs(h, req, m)? {
+                jobs.push((Algorithm::Leaders, m, block_bytes, mm.clone(), Some(spec)));
+            }
         }
     }
     let results: Vec<Result<Candidate, (String, String)>> = jobs
         .par_iter()
-        .map(|(a, m, block_bytes, mm)| {
-            let name = format!("{a} m={m}");
-            let s = generate(&Request::broadcast(*a, req.n, *m, req.root), mm)
-                .map_err(|e| (name.clone(), e.to_string()))?;
+        .map(|(a, m, block_bytes, mm, spec)| {
+            let label = match (spec, mm) {
+                (Some(spec), Model::Hier(h)) => spec.describe(h.hierarchy()),
+                _ => a.to_string(),
+            };
+            let name = format!("{label} m={m}");
+            let s = match (spec, mm) {
+                (Some(spec), Model::Hier(h)) => leaders(h, req.n, *m, req.root, spec),
+                _ => generate(&Request::broadcast(*a, req.n, *m, req.root), mm),
+            }
+            .map_err(|e| (name.clone(), e.to_string()))?;
             let r = check_with(&s, mm, CheckOptions::default())
                 .map_err(|e| (name.clone(), e.to_string()))?;
             if !r.legal() {
@@ -200,6 +265,8 @@ pub fn plan(model: &Model, req: &PlanRequest) -> Result<Plan, PlanError> {
                 makespan,
                 lower_bound,
                 sends: s.len(),
+                leaders: spec.clone(),
+                label,
             })
         })
         .collect();
@@ -220,15 +287,196 @@ pub fn plan(model: &Model, req: &PlanRequest) -> Result<Plan, PlanError> {
             Err(e) => rejected.push(e),
         }
     }
-    ranked.sort_by(|a, b| {
-        (a.makespan, a.algorithm.to_string(), a.blocks).cmp(&(
-            b.makespan,
-            b.algorithm.to_string(),
-            b.blocks,
-        ))
-    });
+    ranked.sort_by(|a, b| (a.makespan, &a.label, a.blocks).cmp(&(b.makespan, &b.label, b.blocks)));
     if ranked.is_empty() {
         return Err(PlanError::Empty);
     }
     Ok(Plan { ranked, rejected })
+}
+
+/// One planner job: algorithm, blocks, block bytes, the model for that block size, leaders spec.
+type Job = (Algorithm, u32, u64, Model, Option<Leaders>);
+
+/// The flat-tree candidates under a hierarchical model for `n` ranks (module docs).
+///
+/// # Errors
+/// [`PlanError`] on model errors.
+pub fn hier_candidates(h: &Hier, n: u32) -> Result<Vec<Algorithm>, PlanError> {
+    let mut out = vec![
+        Algorithm::Binomial,
+        Algorithm::Binary,
+        Algorithm::Chain,
+        Algorithm::Star,
+        Algorithm::ScatterAllgather,
+        Algorithm::Earliest,
+    ];
+    for lambda in level_lambdas(h, n)? {
+        push_wide_trees(&mut out, lambda);
+    }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|a| seen.insert(*a));
+    Ok(out)
+}
+
+/// `⌈latency / send step⌉` of each level ranks `0 … n−1` meet at, at most `max(n, 2)`.
+fn level_lambdas(h: &Hier, n: u32) -> Result<Vec<u32>, PlanError> {
+    let base = h.time_base().map_err(ScheduleError::from)?;
+    let used = h.used_levels(n);
+    let mut out = vec![];
+    for (d, level) in h.levels().iter().enumerate() {
+        if let (true, Some(cost)) = (used[d], level.cost) {
+            let t = cost.as_dyn().timing(base).map_err(ScheduleError::from)?;
+            out.push(
+                t.latency
+                    .div_ceil(t.send_step().max(1))
+                    .min(u64::from(n.max(2))) as u32,
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// The k-nomial radices and d-ary degrees around `lambda` (DTREE's `⌈λ⌉ + 1`).
+fn push_wide_trees(out: &mut Vec<Algorithm>, lambda: u32) {
+    for r in [lambda, lambda + 1, lambda + 2, 2 * lambda + 1] {
+        if r >= 3 {
+            out.push(Algorithm::Knomial { radix: r });
+        }
+    }
+    for d in [2, lambda + 1, 2 * lambda + 1] {
+        out.push(Algorithm::Dtree { d });
+    }
+}
+
+/// The trees a leaders stage may use for `k` members under `sub` with `m` blocks.
+fn stage_trees(sub: &Hier, k: u32, m: u32) -> Result<Vec<Algorithm>, PlanError> {
+    let mut out = vec![
+        Algorithm::Binomial,
+        Algorithm::Binary,
+        Algorithm::Chain,
+        Algorithm::Star,
+    ];
+    if m == 1 {
+        out.push(Algorithm::Optimal);
+    }
+    for lambda in level_lambdas(sub, k)? {
+        push_wide_trees(&mut out, lambda);
+    }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|a| seen.insert(*a));
+    Ok(out)
+}
+
+/// One leaders spec per split (module docs), each stage's tree the fastest on its own
+/// subproblem, simulated.
+fn leader_specs(h: &Hier, req: &PlanRequest, m: u32) -> Result<Vec<Leaders>, PlanError> {
+    if req.root >= req.n {
+        return Ok(vec![]);
+    }
+    let depths: Vec<usize> = split_depths(h, req.n).into_iter().take(4).collect();
+    let mut specs = vec![];
+    for mask in 1u32..(1 << depths.len()) {
+        let split: Vec<usize> = (0..depths.len())
+            .filter(|&i| mask >> i & 1 == 1)
+            .map(|i| depths[i])
+            .collect();
+        let mut algorithms = Vec::with_capacity(split.len() + 1);
+        for stage in 0..=split.len() {
+            algorithms.push(best_stage_tree(h, req, &split, stage, m)?);
+        }
+        specs.push(Leaders { split, algorithms });
+    }
+    Ok(specs)
+}
+
+/// The tree that finishes first on stage `stage`'s subproblem (ties by name); binomial when
+/// the stage has at most one member.
+///
+/// # Errors
+/// [`PlanError`] on model or check errors.
+pub fn best_stage_tree(
+    h: &Hier,
+    req: &PlanRequest,
+    split: &[usize],
+    stage: usize,
+    m: u32,
+) -> Result<Algorithm, PlanError> {
+    let members = stage_members(h, req.n, req.root, split, stage);
+    let k = members.len() as u32;
+    if k <= 1 {
+        return Ok(Algorithm::Binomial);
+    }
+    let sub = h.restrict(&members).map_err(ScheduleError::from)?;
+    let model = Model::from(sub.clone());
+    let trees = stage_trees(&sub, k, m)?;
+    let timed: Vec<Option<(Ratio, String, Algorithm)>> = trees
+        .par_iter()
+        .map(|&a| {
+            let spec = Leaders {
+                split: vec![],
+                algorithms: vec![a],
+            };
+            let s = leaders(&sub, k, m, 0, &spec).ok()?;
+            let r = check_with(&s, &model, CheckOptions::default()).ok()?;
+            r.legal()
+                .then(|| (r.base().ratio(r.makespan()), a.to_string(), a))
+        })
+        .collect();
+    Ok(timed
+        .into_iter()
+        .flatten()
+        .min_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)))
+        .map_or(Algorithm::Binomial, |(_, _, a)| a))
+}
+
+/// The model a candidate was simulated under: `model` as given to [`plan`] with the candidate's
+/// message (block) size — check [`schedule_of`]'s schedule under this one.
+///
+/// # Errors
+/// [`PlanError`] for an invalid block size.
+pub fn candidate_model(model: &Model, c: &Candidate) -> Result<Model, PlanError> {
+    // the block size is ⌈bytes / blocks⌉, so this reproduces the planned message size
+    let bytes = c.block_bytes.saturating_mul(u64::from(c.blocks));
+    Ok(model_for(model, bytes, c.blocks)?.0)
+}
+
+/// The schedule of a planned candidate: `model` as given to [`plan`] (the candidate's block
+/// size is applied), `n` ranks, `root`.
+///
+/// # Errors
+/// [`PlanError`] if the candidate does not apply.
+pub fn schedule_of(model: &Model, c: &Candidate, n: u32, root: u32) -> Result<Schedule, PlanError> {
+    let mm = candidate_model(model, c)?;
+    Ok(match (&c.leaders, &mm) {
+        (Some(spec), Model::Hier(h)) => leaders(h, n, c.blocks, root, spec)?,
+        _ => generate(&Request::broadcast(c.algorithm, n, c.blocks, root), &mm)?,
+    })
+}
+
+/// Plans a broadcast of `bytes` bytes from `root` to `n` ranks on `hierarchy` (ranks in compact
+/// order) with the costs of `profile` (levels it lacks assumed as [`Assumptions::default`]
+/// says), and returns the winner's schedule with its candidate: the runtime's default choice.
+///
+/// # Errors
+/// [`PlanError::Profile`] if the profile cannot make a model of `hierarchy`; [`PlanError`] for
+/// a bad problem.
+pub fn plan_profile(
+    profile: &Profile,
+    hierarchy: &Hierarchy,
+    n: u32,
+    bytes: u64,
+    root: u32,
+) -> Result<(Schedule, Candidate), PlanError> {
+    let cpus = hierarchy.os_indices().to_vec();
+    let hier = Hier::from_profile(profile, hierarchy.clone(), &cpus, &Assumptions::default())?;
+    let model = Model::from(hier);
+    let req = PlanRequest {
+        n,
+        root,
+        bytes,
+        blocks: None,
+    };
+    let p = plan(&model, &req)?;
+    let best = p.best().cloned().ok_or(PlanError::Empty)?;
+    Ok((schedule_of(&model, &best, n, root)?, best))
 }

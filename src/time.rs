@@ -96,6 +96,30 @@ impl Ratio {
         Ratio { num: n, den: 1 }
     }
 
+    /// The value exactly, as a decimal where at most six digits after the point suffice
+    /// (`7147.5`, `7`), else as the fraction (`10/3`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use herald::Ratio;
+    /// assert_eq!("14295/2".parse::<Ratio>()?.decimal(), "7147.5");
+    /// assert_eq!("10/3".parse::<Ratio>()?.decimal(), "10/3");
+    /// # Ok::<(), herald::TimeError>(())
+    /// ```
+    pub fn decimal(self) -> String {
+        let den = u128::from(self.den);
+        match (1..=6u32).find(|&k| 10u128.pow(k) % den == 0) {
+            Some(digits) if self.den > 1 => {
+                let scale = 10u128.pow(digits);
+                let scaled = u128::from(self.num) * (scale / den);
+                let width = digits as usize;
+                format!("{}.{:0width$}", scaled / scale, scaled % scale)
+            }
+            _ => self.to_string(),
+        }
+    }
+
     /// Numerator in lowest terms.
     pub const fn numer(self) -> u64 {
         self.num

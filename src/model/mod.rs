@@ -15,10 +15,14 @@
 //!    distinct partners; [`Timing::ports`]).
 //! 5. [`FatTree`] — the ideal fat-tree of Bilardi et al. (pair-dependent latency `2h`, channel
 //!    capacities `w(n)`; checked by its own rules, not a [`Timing`]).
+//! 6. [`Hier`] — postal or LogGP parameters per level of a machine hierarchy, a message paying
+//!    the costs of the level where its ranks meet (a [`Timing`] per pair of ranks), with optional
+//!    boundary capacities per level.
 //!
 //! [`Model`] wraps them for code that chooses a model at run time (the CLI).
 
 mod fat_tree;
+mod hier;
 mod hierarchy;
 mod kport;
 mod logp;
@@ -28,6 +32,8 @@ mod profile;
 
 pub(crate) use fat_tree::log2 as log2_floor;
 pub use fat_tree::{FatTree, FatTreeCapacity};
+pub use hier::{Assumptions, Hier, HierLevel, LevelCost, LevelSource};
+pub(crate) use hier::{Crossing, PairTiming};
 pub use hierarchy::{Hierarchy, HierarchyError, Level, LevelKind, Node, MAX_PUS};
 pub(crate) use kport::log_ceil;
 pub use kport::KPort;
@@ -223,6 +229,12 @@ pub trait CostModel {
     fn fat_tree(&self) -> Option<&FatTree> {
         None
     }
+
+    /// The hierarchical model, if this is one: its timing depends on the pair of ranks, so the
+    /// checker and the placement apply its per-pair rules.
+    fn hierarchical(&self) -> Option<&Hier> {
+        None
+    }
 }
 
 /// A model chosen at run time.
@@ -239,6 +251,8 @@ pub enum Model {
     KPort(KPort),
     /// The ideal fat-tree.
     FatTree(FatTree),
+    /// The hierarchical model (per-level costs).
+    Hier(Hier),
 }
 
 impl Model {
@@ -250,6 +264,7 @@ impl Model {
             Model::OnePort(m) => m,
             Model::KPort(m) => m,
             Model::FatTree(m) => m,
+            Model::Hier(m) => m,
         }
     }
 }
@@ -269,6 +284,15 @@ impl CostModel for Model {
     }
     fn fat_tree(&self) -> Option<&FatTree> {
         self.as_dyn().fat_tree()
+    }
+    fn hierarchical(&self) -> Option<&Hier> {
+        self.as_dyn().hierarchical()
+    }
+}
+
+impl From<Hier> for Model {
+    fn from(m: Hier) -> Model {
+        Model::Hier(m)
     }
 }
 

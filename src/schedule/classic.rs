@@ -11,7 +11,7 @@
 //! * chain: `v` sends to `v + 1`;
 //! * star: the root sends to `1 … n−1`.
 
-use super::{Orders, ScheduleError};
+use super::{Algorithm, Orders, ScheduleError};
 
 /// Children of `v` in a tree over `n` ranks rooted at 0, in send order.
 pub(super) trait Tree {
@@ -121,4 +121,24 @@ pub(super) fn scatter_allgather_orders(n: u32, m: u32) -> Result<Orders, Schedul
             }
         }
     })
+}
+
+/// The send orders of the classic algorithm `algorithm` (binomial, k-nomial, binary, d-ary,
+/// chain, star, scatter-allgather) for `n` ranks and `m` blocks; `None` for any other algorithm
+/// or an invalid radix (< 2) or degree (0).
+pub(super) fn orders(
+    algorithm: Algorithm,
+    n: u32,
+    m: u32,
+) -> Result<Option<Orders>, ScheduleError> {
+    Ok(Some(match algorithm {
+        Algorithm::Binomial => tree_orders(&Knomial(2), n, m)?,
+        Algorithm::Knomial { radix } if radix >= 2 => tree_orders(&Knomial(radix), n, m)?,
+        Algorithm::Binary => tree_orders(&Dary(2), n, m)?,
+        Algorithm::Dtree { d } if d >= 1 => tree_orders(&Dary(d), n, m)?,
+        Algorithm::Chain => tree_orders(&Dary(1), n, m)?,
+        Algorithm::Star => tree_orders(&Star, n, m)?,
+        Algorithm::ScatterAllgather => scatter_allgather_orders(n, m)?,
+        _ => return Ok(None),
+    }))
 }

@@ -1,6 +1,6 @@
 //! Choosing a generator by name.
 
-use super::classic::{self, Dary, Knomial, Star};
+use super::classic;
 use super::{place, postal, Collective, Schedule, ScheduleError};
 use crate::model::{CostModel, Model};
 use std::fmt;
@@ -84,6 +84,12 @@ pub enum Algorithm {
     Product,
     /// The fat-tree prefix: rank-ordered up-sweep and down-sweep.
     Prefix,
+    /// Leaders per node of the hierarchy, each stage its own tree (hierarchical model; by
+    /// [`generate`]: split wherever the ranks divide, binomial stages; the planner chooses the
+    /// split and each stage's algorithm, see [`leaders`](crate::leaders)).
+    Leaders,
+    /// The greedy earliest-arrival tree on per-pair costs (hierarchical model).
+    Earliest,
 }
 
 impl Algorithm {
@@ -116,6 +122,8 @@ impl Algorithm {
         "pipelined",
         "product",
         "prefix",
+        "leaders",
+        "earliest",
     ];
 
     /// The algorithm with its parameters set: `radix` for `knomial`, `d` for `dtree` and
@@ -163,6 +171,8 @@ impl fmt::Display for Algorithm {
             Algorithm::Pipelined => f.write_str("pipelined"),
             Algorithm::Product => f.write_str("product"),
             Algorithm::Prefix => f.write_str("prefix"),
+            Algorithm::Leaders => f.write_str("leaders"),
+            Algorithm::Earliest => f.write_str("earliest"),
         }
     }
 }
@@ -199,6 +209,8 @@ impl FromStr for Algorithm {
             "pipelined" => Algorithm::Pipelined,
             "product" => Algorithm::Product,
             "prefix" => Algorithm::Prefix,
+            "leaders" => Algorithm::Leaders,
+            "earliest" => Algorithm::Earliest,
             other => {
                 return Err(ScheduleError::NotApplicable {
                     algorithm: other.to_owned(),
@@ -282,6 +294,12 @@ pub fn generate(req: &Request, model: &Model) -> Result<Schedule, ScheduleError>
     let single = |s: &str| if m == 1 { Ok(()) } else { Err(not(s)) };
     let timing =
         || -> Result<crate::model::Timing, ScheduleError> { Ok(model.timing(model.time_base()?)?) };
+    if let Model::Hier(h) = model {
+        return super::hier::generate(req, h);
+    }
+    if let Algorithm::Leaders | Algorithm::Earliest = algorithm {
+        return Err(not("defined for the hierarchical model"));
+    }
     match (algorithm, model) {
         (Algorithm::KTree, Model::KPort(k)) => {
             return super::kport::ktree(n, m, k)?.rooted_at(root)
@@ -370,15 +388,8 @@ pub fn generate(req: &Request, model: &Model) -> Result<Schedule, ScheduleError>
         (Algorithm::Dtree { d: 0 }, _) => return Err(not("the degree of DTREE(d) is at least 1")),
         (Algorithm::Dtree { d }, Model::Postal(p)) => super::multi::dtree(n, m, d, p)?,
         _ => {
-            let orders = match algorithm {
-                Algorithm::Binomial => classic::tree_orders(&Knomial(2), n, m)?,
-                Algorithm::Knomial { radix } => classic::tree_orders(&Knomial(radix), n, m)?,
-                Algorithm::Binary => classic::tree_orders(&Dary(2), n, m)?,
-                Algorithm::Dtree { d } => classic::tree_orders(&Dary(d), n, m)?,
-                Algorithm::Chain => classic::tree_orders(&Dary(1), n, m)?,
-                Algorithm::Star => classic::tree_orders(&Star, n, m)?,
-                Algorithm::ScatterAllgather => classic::scatter_allgather_orders(n, m)?,
-                _ => return Err(not("does not apply to this model")),
+            let Some(orders) = classic::orders(algorithm, n, m)? else {
+                return Err(not("does not apply to this model"));
             };
             let timing = model.timing(model.time_base()?)?;
             place(

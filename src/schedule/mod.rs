@@ -20,12 +20,15 @@
 //! 8. `kport` — k-port multi-message broadcast: the k-tree and rotation algorithms (Bar-Noy & Ho).
 //! 9. `fat_tree` — Broadcast, Sparse-Broadcast, pipelined broadcast, product and prefix on the
 //!    ideal fat-tree (Bilardi et al.).
+//! 10. `hier` — the hierarchical model: leaders per node with a tree per stage, the greedy
+//!     earliest-arrival tree, and the classic trees under per-pair costs.
 
 mod classic;
 mod fat_tree;
 mod fibonacci;
 mod generate;
 mod goal;
+mod hier;
 mod json;
 mod kport;
 mod logp;
@@ -37,6 +40,7 @@ mod postal;
 
 pub use generate::{generate, Algorithm, Request};
 pub use goal::{Goal, GoalDep, GoalError, GoalOp, GoalRank};
+pub use hier::{default_leaders, earliest_arrival, leaders, split_depths, stage_members, Leaders};
 pub use json::ScheduleJsonError;
 pub use logp_collectives::Summation;
 pub use place::{place, Orders};

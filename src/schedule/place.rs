@@ -15,12 +15,21 @@
 //! start. Ties are broken by processor number. The result is legal by construction; the checker
 //! verifies it independently in the tests. This is also what `sim::replay` uses to re-time a
 //! schedule from its send orders.
+//!
+//! Per-pair timing (the hierarchical model, `place_pairs`): each send takes its pair's timing,
+//! the spacing after a send or receive is that message's step, and three more rules keep every
+//! earlier placement legal although latencies differ: a receive must start at least one receive
+//! step after the receiver's previous one (receives stay in placement order), must not meet the
+//! receiver's last send overhead (shared CPU), and a message's transit may not start before a
+//! transit already placed on the same processor (so counting at its own start suffices).
+//! Boundary capacities are fitted like in-flight capacities. With one class this is exactly the
+//! uniform placement.
 
 use super::{Collective, Schedule, ScheduleError};
-use crate::model::Timing;
+use crate::model::{PairTiming, Timing};
 use crate::time::{self, Ticks};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 /// Per-processor send orders in compressed form: processor `p` sends
 /// `items[starts[p] .. starts[p + 1]]`, each `(to, what)`, in that order.
@@ -94,17 +103,28 @@ struct Proc {
     last_send: Ticks,
     /// Start of the last receive caused by a placed send (`Ticks::MAX`: none yet).
     last_recv: Ticks,
+    /// Least distance from the last send's start to the next send's.
+    send_step: Ticks,
+    /// Least distance from the last receive's start to the next receive's.
+    recv_step: Ticks,
+    /// End of the last send's busy interval.
+    send_end: Ticks,
 }
+
+/// A transit interval `[start, end)` with its capacity, in a capacity list.
+type Span = (Ticks, Ticks, u32);
 
 /// Rules that need per-processor lists, allocated only when the model can make them bind.
 #[derive(Debug, Default)]
 struct Lists {
     /// Receive intervals `[start, end)` not yet behind the processor's sends (shared CPU only).
     recvs: Vec<VecDeque<(Ticks, Ticks)>>,
-    /// Transit ends of outgoing messages possibly still in flight (capacity only).
-    out_flight: Vec<VecDeque<Ticks>>,
+    /// Transit intervals of outgoing messages possibly still in flight (capacity only).
+    out_flight: Vec<Vec<Span>>,
     /// Likewise for incoming messages.
-    in_flight: Vec<VecDeque<Ticks>>,
+    in_flight: Vec<Vec<Span>>,
+    /// Occupancy of bounded boundaries by crossing key (hierarchical model).
+    boundaries: HashMap<u64, Vec<Span>>,
 }
 
 /// Places the sends of `orders` as early as `timing` allows (for a combining collective, with
@@ -132,13 +152,40 @@ pub fn place(
     orders: &Orders,
     timing: &Timing,
 ) -> Result<Schedule, ScheduleError> {
-    let combined;
-    let timing = if collective.is_combining() {
-        combined = timing.combining();
-        &combined
-    } else {
-        timing
+    place_rules(n, collective, orders, timing, None)
+}
+
+/// [`place`] under per-pair rules (module docs); `pairs` must cover ranks `0 … n−1`.
+///
+/// # Errors
+/// As [`place`].
+pub(crate) fn place_pairs(
+    n: u32,
+    collective: Collective,
+    orders: &Orders,
+    pairs: &PairTiming,
+) -> Result<Schedule, ScheduleError> {
+    place_rules(n, collective, orders, &pairs.timing(0), Some(pairs))
+}
+
+fn place_rules(
+    n: u32,
+    collective: Collective,
+    orders: &Orders,
+    timing: &Timing,
+    pairs: Option<&PairTiming>,
+) -> Result<Schedule, ScheduleError> {
+    let fold = |t: Timing| {
+        if collective.is_combining() {
+            t.combining()
+        } else {
+            t
+        }
     };
+    let timing = &fold(*timing);
+    let table: Vec<Timing> = pairs.map_or_else(Vec::new, |r| {
+        (0..r.classes()).map(|c| fold(r.timing(c))).collect()
+    });
     let mut builder = Schedule::builder(n, collective, timing.base)?;
     builder.reserve(orders.items.len());
     let holds_initially = initial_holdings(collective);
@@ -159,16 +206,24 @@ pub fn place(
             }
         }
     }
-    let transit_len = timing.transit.1 - timing.transit.0;
+    let classes = if table.is_empty() {
+        std::slice::from_ref(timing)
+    } else {
+        &table[..]
+    };
     // Capacity binds only if more than `c` messages one step apart fit in one transit time.
-    let binds = |step: Ticks| {
-        timing
-            .capacity
-            .is_some_and(|c| transit_len > 0 && transit_len.div_ceil(step.max(1)) > u64::from(c))
+    let binds = |step: fn(&Timing) -> Ticks| {
+        classes.iter().any(|t| {
+            let len = t.transit.1 - t.transit.0;
+            let step = if pairs.is_some() { 0 } else { step(t) };
+            t.capacity
+                .is_some_and(|c| len > 0 && len.div_ceil(step.max(1)) > u64::from(c))
+        })
     };
     let mut pl = Placer {
         orders,
         timing,
+        pairs: pairs.map(|r| (r, table.as_slice())),
         width,
         combining,
         avail,
@@ -177,18 +232,25 @@ pub fn place(
                 next: 0,
                 queued: false,
                 last_send: Ticks::MAX,
-                last_recv: Ticks::MAX
+                last_recv: Ticks::MAX,
+                send_step: 0,
+                recv_step: 0,
+                send_end: 0,
             };
             n as usize
         ],
         lists: Lists {
             recvs: lists(
                 n,
-                timing.shared_cpu && timing.recv_busy > 0 && timing.send_busy > 0,
+                timing.shared_cpu
+                    && classes.iter().any(|t| t.recv_busy > 0)
+                    && classes.iter().any(|t| t.send_busy > 0),
             ),
-            out_flight: lists(n, binds(timing.send_step())),
-            in_flight: lists(n, binds(timing.recv_step())),
+            out_flight: lists(n, binds(Timing::send_step)),
+            in_flight: lists(n, binds(Timing::recv_step)),
+            boundaries: HashMap::new(),
         },
+        crossings: Vec::new(),
         heap: BinaryHeap::new(),
     };
     for p in 0..n {
@@ -219,8 +281,10 @@ pub fn place(
 struct Placer<'a> {
     /// What each processor sends, in order.
     orders: &'a Orders,
-    /// The model's rules.
+    /// The model's rules (for per-pair rules: class 0's, for the family-wide flags).
     timing: &'a Timing,
+    /// Per-pair rules and the timing of each class.
+    pairs: Option<(&'a PairTiming, &'a [Timing])>,
     /// Distinct payloads (at least 1).
     width: u64,
     /// Whether sends carry partial values (always held).
@@ -233,9 +297,19 @@ struct Placer<'a> {
     lists: Lists,
     /// Candidate `(start, processor)` of each processor's next send.
     heap: BinaryHeap<Reverse<(Ticks, u32)>>,
+    /// Scratch: the bounded boundaries of the send being placed.
+    crossings: Vec<crate::model::Crossing>,
 }
 
 impl Placer<'_> {
+    /// The timing of a send from `p` to `to` (class 0's for a receiver out of range).
+    fn tm(&self, p: u32, to: u32) -> Timing {
+        match self.pairs {
+            Some((rules, table)) if to < self.procs.len() as u32 => table[rules.class(p, to)],
+            _ => *self.timing,
+        }
+    }
+
     /// When `p` holds `w`.
     fn held(&self, p: u32, w: u32) -> Ticks {
         if self.combining {
@@ -261,7 +335,7 @@ impl Placer<'_> {
         }
         let earliest = match st.last_send {
             Ticks::MAX => 0,
-            t => time::add(t, self.timing.send_step())?,
+            t => time::add(t, st.send_step)?,
         };
         self.procs[p as usize].queued = true;
         self.heap.push(Reverse((ready.max(earliest), p)));
@@ -270,23 +344,41 @@ impl Placer<'_> {
 
     /// Records the send `p → to` of `what` at `t`.
     fn commit(&mut self, t: Ticks, p: u32, to: u32, what: u32) -> Result<(), ScheduleError> {
-        let timing = self.timing;
+        let timing = self.tm(p, to);
         let arrival = time::add(t, timing.latency)?;
-        let transit_end = time::add(t, timing.transit.1)?;
+        let span = (
+            time::add(t, timing.transit.0)?,
+            time::add(t, timing.transit.1)?,
+            timing.capacity.unwrap_or(u32::MAX),
+        );
         let st = &mut self.procs[p as usize];
         st.next += 1;
         st.last_send = t;
+        st.send_step = timing.send_step();
+        st.send_end = time::add(t, timing.send_busy)?;
         if let Some(q) = self.lists.out_flight.get_mut(p as usize) {
-            q.push_back(transit_end);
+            if span.1 > span.0 {
+                q.push(span);
+            }
+        }
+        for &(key, w) in &self.crossings {
+            self.lists
+                .boundaries
+                .entry(key)
+                .or_default()
+                .push((t, arrival, w));
         }
         if let Some(rs) = self.procs.get_mut(to as usize) {
             let start = arrival - timing.recv_busy;
             rs.last_recv = start;
+            rs.recv_step = timing.recv_step();
             if let Some(q) = self.lists.recvs.get_mut(to as usize) {
                 q.push_back((start, arrival));
             }
             if let Some(q) = self.lists.in_flight.get_mut(to as usize) {
-                q.push_back(transit_end);
+                if span.1 > span.0 {
+                    q.push(span);
+                }
             }
             if !self.combining {
                 let slot = (u64::from(to) * self.width + u64::from(what)) as usize;
@@ -300,14 +392,24 @@ impl Placer<'_> {
     }
 
     /// The earliest start ≥ `t` for `p`'s next send to `to` given the placements so far; `t` is
-    /// at least every placed send's start. Prunes list entries that lie behind `t`.
+    /// at least every placed send's start. Prunes list entries that lie behind `t`. Leaves the
+    /// send's bounded boundary crossings in `self.crossings` for [`Placer::commit`].
     fn earliest_start(&mut self, mut t: Ticks, p: u32, to: u32) -> Result<Ticks, ScheduleError> {
-        let timing = self.timing;
+        let timing = self.tm(p, to);
         let recv_offset = timing.latency - timing.recv_busy;
-        let (tr0, cap) = (
-            timing.transit.0,
-            timing.capacity.map_or(usize::MAX, |c| c as usize),
-        );
+        let (tr0, tr1) = timing.transit;
+        let cap = timing.capacity.unwrap_or(u32::MAX);
+        let n = self.procs.len() as u32;
+        // Lists shared with other senders (the receiver's, the boundaries') are pruned only up
+        // to the start `t` was popped with: another sender may still place a message earlier
+        // than this send's final start.
+        let floor = t;
+        self.crossings.clear();
+        if let Some((rules, _)) = self.pairs {
+            if to < n && rules.has_boundaries() {
+                rules.crossings(p, to, rules.class(p, to), &mut self.crossings);
+            }
+        }
         loop {
             let before = t;
             if let Some(q) = self.lists.recvs.get_mut(p as usize) {
@@ -322,17 +424,32 @@ impl Placer<'_> {
                     }
                 }
             }
-            if let Some(q) = self.lists.out_flight.get_mut(p as usize) {
-                t = t.max(free_slot(q, time::add(t, tr0)?, cap).saturating_sub(tr0));
+            if tr1 > tr0 {
+                if let Some(q) = self.lists.out_flight.get_mut(p as usize) {
+                    t = fit(q, t, t, tr0, cap);
+                }
             }
             if let Some(rs) = self.procs.get(to as usize) {
                 if rs.last_recv != Ticks::MAX {
-                    let need = time::add(rs.last_recv, timing.recv_step())?;
+                    let need = time::add(rs.last_recv, rs.recv_step)?;
                     let start = time::add(t, recv_offset)?;
                     t += need.saturating_sub(start);
                 }
-                if let Some(q) = self.lists.in_flight.get_mut(to as usize) {
-                    t = t.max(free_slot(q, time::add(t, tr0)?, cap).saturating_sub(tr0));
+                // The receive must not meet the receiver's last send (never binds for a uniform
+                // timing: the receive starts at least one send busy time after this send).
+                if timing.shared_cpu && timing.recv_busy > 0 {
+                    let start = time::add(t, recv_offset)?;
+                    t += rs.send_end.saturating_sub(start);
+                }
+                if tr1 > tr0 {
+                    if let Some(q) = self.lists.in_flight.get_mut(to as usize) {
+                        t = fit(q, floor, t, tr0, cap);
+                    }
+                }
+            }
+            for &(key, w) in &self.crossings {
+                if let Some(q) = self.lists.boundaries.get_mut(&key) {
+                    t = fit(q, floor, t, 0, w);
                 }
             }
             if t == before {
@@ -342,22 +459,28 @@ impl Placer<'_> {
     }
 }
 
-/// Drops transit ends `≤ now` from `q`; returns when fewer than `cap` remain in transit.
-fn free_slot(q: &mut VecDeque<Ticks>, now: Ticks, cap: usize) -> Ticks {
-    while q.front().is_some_and(|&e| e <= now) {
-        q.pop_front();
-    }
-    if q.len() >= cap {
-        q[q.len() - cap]
-    } else {
-        now
+/// The earliest start `≥ t` of a message whose interval begins `offset` after it, given the
+/// intervals of `q` (pruned of those ended by `floor ≤ t`, the earliest any later placement
+/// starts): it begins no earlier than any interval of `q`,
+/// and when it begins, the intervals then open plus itself number at most the least capacity
+/// among them and `cap` (the in-flight and boundary rules, counted at each start).
+fn fit(q: &mut Vec<Span>, floor: Ticks, t: Ticks, offset: Ticks, cap: u32) -> Ticks {
+    q.retain(|&(_, end, _)| end > floor);
+    let mut a = q.iter().map(|s| s.0).fold(t + offset, Ticks::max);
+    loop {
+        let open = q.iter().filter(|s| s.1 > a);
+        let (count, least) = open.fold((0usize, cap), |(k, c), s| (k + 1, c.min(s.2)));
+        if count < least as usize {
+            return a - offset;
+        }
+        a = q.iter().map(|s| s.1).filter(|&e| e > a).min().unwrap_or(a);
     }
 }
 
 /// One empty list per processor if `on`, else none.
-fn lists<T: Clone>(n: u32, on: bool) -> Vec<VecDeque<T>> {
+fn lists<L: Clone + Default>(n: u32, on: bool) -> Vec<L> {
     if on {
-        vec![VecDeque::new(); n as usize]
+        vec![L::default(); n as usize]
     } else {
         Vec::new()
     }

@@ -12,6 +12,8 @@
 //!   `latency + (k(P − 1) − 1) · recv_step` (Karp et al. §5.1: `L + 2o + g(k(P − 1) − 1)`).
 //! * k-port (`Timing::ports = k > 1`): reductions need `⌈log_{k'+1} n⌉` rounds, all-to-all
 //!   `⌈items(n − 1)/k'⌉` rounds (`k' = min(k, n − 1)`).
+//! * hierarchical model: broadcast by its own bound; the others as above with the relaxed
+//!   timing (`Hier::relaxed_timing`).
 //! * ideal fat-tree: broadcast as [`CostModel::broadcast_lower_bound`] (Theorem 2); product and
 //!   prefix the same (Theorem 6); all-to-all `1 + items(n − 1)` steps (one arrival per step).
 
@@ -61,7 +63,12 @@ pub fn lower_bound(
         };
         return Ok(time::mul(base.units(1)?, steps)?);
     }
-    let timing = model.timing(base)?;
+    // A hierarchical model: every bound below holds for its relaxed timing (each quantity the
+    // least over the levels in use), since every real message costs at least that much.
+    let timing = match model.hierarchical() {
+        Some(h) => h.relaxed_timing(n, base)?,
+        None => model.timing(base)?,
+    };
     if timing.ports > 1 {
         // k-port rounds: the informed set grows at most (k' + 1)-fold per round, and so (reversed)
         // does a reduction's; k' receives per round at most.

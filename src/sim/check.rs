@@ -13,13 +13,21 @@
 //!
 //! The ideal fat-tree has no uniform timing: [`check`] hands it to `sim::fat_tree`.
 //!
+//! The hierarchical model ([`Hier`](crate::Hier)) has a [`Timing`] per pair of ranks: the
+//! checker resolves each send's class (the level where its ranks meet) once, and every rule
+//! above reads the timing of the send it concerns — the earlier of two consecutive sends or
+//! receives for spacing, receives ordered by their receive start (for a uniform timing that is
+//! the send order). In-flight capacity is swept over transit intervals of any lengths; boundary
+//! capacities (`Rule::ChannelCapacity`) are swept per boundary. With one class this is exactly
+//! the uniform check.
+//!
 //! The check runs in O(sends + n·payloads) time: sends are already grouped by sender in time
 //! order; a stable counting sort groups them by receiver. Memory beyond the schedule is 4 bytes
 //! per send and 4 per processor (plus 8 per processor if completion times are requested).
 //! Combining collectives are checked with contribution sets in global time order (n ≤ 4096).
 
 use super::{CheckError, Report, Rule, Violation};
-use crate::model::{CostModel, Timing};
+use crate::model::{CostModel, PairTiming, Timing};
 use crate::schedule::{Collective, Schedule, Send};
 use crate::time::{Ticks, TimeBase, TimeError};
 use std::cmp::Reverse;
@@ -71,26 +79,41 @@ pub fn check_with(
         .base()
         .refine(model.time_base()?.ticks_per_unit())?;
     let collective = schedule.collective();
-    let timing = model.timing(base)?;
-    let timing = if collective.is_combining() {
-        timing.combining()
-    } else {
-        timing
+    let n = schedule.n();
+    let fold = |t: Timing| {
+        if collective.is_combining() {
+            t.combining()
+        } else {
+            t
+        }
     };
-    if timing.latency == 0 {
+    let (timing, pairs) = match model.hierarchical() {
+        Some(h) => {
+            let rules = h.pair_timing(n, base)?;
+            let table: Vec<Timing> = (0..rules.classes())
+                .map(|c| fold(rules.timing(c)))
+                .collect();
+            (table[0], Some(Pairs::new(schedule, rules, table)))
+        }
+        None => (fold(model.timing(base)?), None),
+    };
+    let single = [timing];
+    let timings = pairs.as_ref().map_or(&single[..], |p| &p.table[..]);
+    if timings.iter().any(|t| t.latency == 0) {
         return Err(CheckError::Time(TimeError::Overflow));
     }
     let scale = base.ticks_per_unit() / schedule.base().ticks_per_unit();
-    let n = schedule.n();
     let mut state = Checker {
         schedule,
         timing,
+        pairs,
         scale,
         width: collective.what_count(n),
         violations: Vec::new(),
         count: 0,
     };
     let (makespan, completion) = state.run(options)?;
+    state.check_boundaries()?;
     let lower_bound = Some(super::bounds::lower_bound(model, &collective, n, base)?);
     Ok(Report {
         base,
@@ -105,12 +128,45 @@ pub fn check_with(
     })
 }
 
+/// Per-pair rules (hierarchical models): each send's class and the timing of each class.
+struct Pairs {
+    /// The model's per-pair rules.
+    rules: PairTiming,
+    /// Timing per class, folded for combining collectives.
+    table: Vec<Timing>,
+    /// The class of each send (0 for a send to an invalid receiver).
+    class: Vec<u8>,
+}
+
+impl Pairs {
+    fn new(schedule: &Schedule, rules: PairTiming, table: Vec<Timing>) -> Pairs {
+        let (offsets, _, to, _) = schedule.columns();
+        let n = schedule.n();
+        let mut class = vec![0u8; schedule.len()];
+        for p in 0..n {
+            for i in offsets[p as usize] as usize..offsets[p as usize + 1] as usize {
+                if to[i] < n {
+                    class[i] = u8::try_from(rules.class(p, to[i])).unwrap_or(u8::MAX);
+                }
+            }
+        }
+        Pairs {
+            rules,
+            table,
+            class,
+        }
+    }
+}
+
 /// Working state of one check.
 struct Checker<'a> {
     /// The schedule under check.
     schedule: &'a Schedule,
-    /// The model's rules in the report's base.
+    /// The model's rules in the report's base (for a hierarchical model, class 0's: the
+    /// family-wide flags `shared_cpu` and `ports` are the same in every class).
     timing: Timing,
+    /// Per-pair rules, for a hierarchical model.
+    pairs: Option<Pairs>,
     /// Report ticks per schedule tick.
     scale: u64,
     /// Distinct payloads (blocks, items); 0 for combining collectives.
@@ -141,6 +197,22 @@ impl Checker<'_> {
     fn at(&self, i: usize) -> Result<Ticks, TimeError> {
         let (_, at, _, _) = self.schedule.columns();
         at[i].checked_mul(self.scale).ok_or(TimeError::Overflow)
+    }
+
+    /// The timing of send `i`.
+    #[inline]
+    fn tm(&self, i: usize) -> &Timing {
+        match &self.pairs {
+            None => &self.timing,
+            Some(p) => &p.table[p.class[i] as usize],
+        }
+    }
+
+    /// When send `i`'s receive starts, in report ticks.
+    #[inline]
+    fn recv_start(&self, i: usize) -> Result<Ticks, TimeError> {
+        let t = self.tm(i);
+        crate::time::add(self.at(i)?, t.latency - t.recv_busy)
     }
 
     /// Send `i` with its time in report ticks.
@@ -238,7 +310,17 @@ impl Checker<'_> {
         let (_, at_col, _, _) = self.schedule.columns();
         for q in 0..n as usize {
             let seg = &mut by_receiver[in_offsets[q] as usize..in_offsets[q + 1] as usize];
-            if !seg.is_sorted_by_key(|&i| (at_col[i as usize], i)) {
+            if self.pairs.is_some() {
+                // receives in order of their receive starts (latencies differ per pair)
+                let mut keyed = seg
+                    .iter()
+                    .map(|&i| Ok((self.recv_start(i as usize)?, i)))
+                    .collect::<Result<Vec<(Ticks, u32)>, TimeError>>()?;
+                keyed.sort_unstable();
+                for (slot, (_, i)) in seg.iter_mut().zip(keyed) {
+                    *slot = i;
+                }
+            } else if !seg.is_sorted_by_key(|&i| (at_col[i as usize], i)) {
                 seg.sort_unstable_by_key(|&i| (at_col[i as usize], i));
             }
         }
@@ -262,7 +344,7 @@ impl Checker<'_> {
                 for &r in recvs {
                     let r = r as usize;
                     let w = self.schedule.columns().3[r] as usize;
-                    let arrival = crate::time::add(self.at(r)?, self.timing.latency)?;
+                    let arrival = crate::time::add(self.at(r)?, self.tm(r).latency)?;
                     if first[w] == Ticks::MAX {
                         touched.push(w as u32);
                     }
@@ -319,17 +401,16 @@ impl Checker<'_> {
 
     /// Gap, overlap and capacity rules on `p`'s receives (sorted by time).
     fn check_receives(&mut self, p: u32, recvs: &[u32]) -> Result<(), CheckError> {
-        let t = self.timing;
-        let offset = t.latency - t.recv_busy;
         let mut spacing_broken = false;
-        let ports = t.ports.max(1) as usize;
+        let ports = self.timing.ports.max(1) as usize;
         if ports > 1 {
             self.check_partners(p, recvs, true)?;
         }
         for pair in recvs.windows(ports + 1) {
             let (a, b) = (pair[0] as usize, pair[ports] as usize);
-            let (ta, tb) = (self.at(a)?, self.at(b)?);
-            let d = tb - ta;
+            let t = *self.tm(a);
+            let (ra, rb) = (self.recv_start(a)?, self.recv_start(b)?);
+            let d = rb - ra;
             let rule = if d < t.recv_busy && ports > 1 {
                 Rule::PortLimit
             } else if d < t.recv_busy {
@@ -351,9 +432,9 @@ impl Checker<'_> {
             } else {
                 format!("receive from {other} starts {} earlier", self.fmt(d))
             };
-            self.flag(rule, tb + offset, p, Some(s), detail);
+            self.flag(rule, rb, p, Some(s), detail);
         }
-        if spacing_broken || self.capacity_binds(t.recv_gap) {
+        if spacing_broken || self.capacity_binds(self.timing.recv_gap) {
             self.check_capacity(p, recvs, Rule::CapacityIn)?;
         }
         Ok(())
@@ -364,6 +445,12 @@ impl Checker<'_> {
     /// with starts `gap` apart and transit intervals of equal length `len`, at most
     /// `⌈len / gap⌉` are in transit at once.
     fn capacity_binds(&self, gap: Ticks) -> bool {
+        if let Some(pairs) = &self.pairs {
+            return pairs
+                .table
+                .iter()
+                .any(|t| t.capacity.is_some() && t.transit.1 > t.transit.0);
+        }
         let Some(cap) = self.timing.capacity else {
             return false;
         };
@@ -387,33 +474,94 @@ impl Checker<'_> {
         self.timing.base
     }
 
-    /// At most `capacity` of the sends `ids` (sorted by time) in transit at once.
+    /// In-flight capacity on the sends `ids` (sorted by time): at the start of each message's
+    /// transit, the messages in transit (itself included) number at most the least capacity
+    /// among them (for a uniform timing: at most `capacity` in transit at any instant).
     fn check_capacity(&mut self, p: u32, ids: &[u32], rule: Rule) -> Result<(), CheckError> {
-        let Some(cap) = self.timing.capacity else {
-            return Ok(());
-        };
-        let len = self.timing.transit.1 - self.timing.transit.0;
-        if len == 0 {
+        let mut spans: Vec<(Ticks, Ticks, u32, u32)> = Vec::with_capacity(ids.len());
+        for &i in ids {
+            let t = *self.tm(i as usize);
+            if t.transit.1 == t.transit.0 {
+                continue; // never in transit
+            }
+            let at = self.at(i as usize)?;
+            let cap = t.capacity.unwrap_or(u32::MAX);
+            spans.push((at + t.transit.0, at + t.transit.1, cap, i));
+        }
+        if spans.iter().all(|s| s.2 == u32::MAX) {
             return Ok(());
         }
-        let mut lo = 0;
-        for hi in 0..ids.len() {
-            let t_hi = self.at(ids[hi] as usize)?;
-            while self.at(ids[lo] as usize)? + len <= t_hi {
-                lo += 1;
+        if self.pairs.is_some() {
+            spans.sort_unstable(); // transit offsets differ per pair
+        }
+        let mut active: BinaryHeap<Reverse<(Ticks, u32)>> = BinaryHeap::new();
+        for (start, end, cap, i) in spans {
+            while active.peek().is_some_and(|Reverse((e, _))| *e <= start) {
+                active.pop();
             }
-            if hi - lo + 1 > cap as usize {
-                let i = ids[hi] as usize;
+            active.push(Reverse((end, cap)));
+            let least = active.iter().map(|Reverse((_, c))| *c).min().unwrap_or(cap);
+            if active.len() > least as usize {
+                let i = i as usize;
                 let s = self.send(i, self.sender_of(i));
-                let at = t_hi + self.timing.transit.0;
-                self.flag(
-                    rule,
-                    at,
-                    p,
-                    Some(s),
-                    format!("{} messages in transit, capacity {cap}", hi - lo + 1),
-                );
+                let detail = format!("{} messages in transit, capacity {least}", active.len());
+                self.flag(rule, start, p, Some(s), detail);
             }
+        }
+        Ok(())
+    }
+
+    /// Boundary capacities of a hierarchical model (rule 6 of `Hier`): per boundary and
+    /// direction, at each message's start, the messages crossing it number at most its capacity.
+    fn check_boundaries(&mut self) -> Result<(), CheckError> {
+        let Some(pairs) = &self.pairs else {
+            return Ok(());
+        };
+        if !pairs.rules.has_boundaries() {
+            return Ok(());
+        }
+        let (_, _, to, _) = self.schedule.columns();
+        let n = self.schedule.n();
+        let mut spans: Vec<(u64, Ticks, Ticks, u32, u32, u32)> = Vec::new();
+        let mut crossings = Vec::new();
+        for p in 0..n {
+            for i in self.schedule.range(p) {
+                if to[i] >= n || to[i] == p {
+                    continue;
+                }
+                let c = pairs.class[i] as usize;
+                pairs.rules.crossings(p, to[i], c, &mut crossings);
+                let at = self.at(i)?;
+                let end = crate::time::add(at, pairs.table[c].latency)?;
+                for &(key, cap) in &crossings {
+                    spans.push((key, at, end, cap, i as u32, p));
+                }
+            }
+        }
+        spans.sort_unstable();
+        let mut found = Vec::new();
+        let mut active: BinaryHeap<Reverse<Ticks>> = BinaryHeap::new();
+        for (k, &(key, start, end, cap, i, p)) in spans.iter().enumerate() {
+            if k == 0 || spans[k - 1].0 != key {
+                active.clear();
+            }
+            while active.peek().is_some_and(|Reverse(e)| *e <= start) {
+                active.pop();
+            }
+            active.push(Reverse(end));
+            if active.len() > cap as usize {
+                let who = if key & 1 == 1 { to[i as usize] } else { p };
+                let detail = format!(
+                    "{} messages cross {} at once, capacity {cap}",
+                    active.len(),
+                    pairs.rules.describe(key)
+                );
+                found.push((start, who, i as usize, p, detail));
+            }
+        }
+        for (start, who, i, p, detail) in found {
+            let s = self.send(i, p);
+            self.flag(Rule::ChannelCapacity, start, who, Some(s), detail);
         }
         Ok(())
     }
@@ -473,11 +621,11 @@ impl Checker<'_> {
         first: &[Ticks],
         valid: &[u64],
     ) -> Result<(), CheckError> {
-        let t = self.timing;
         let range = self.schedule.range(p);
         let is_valid = |i: usize| valid[i / 64] >> (i % 64) & 1 == 1;
-        let recv_offset = t.latency - t.recv_busy;
-        let ports = t.ports.max(1) as usize;
+        let ports = self.timing.ports.max(1) as usize;
+        // the receive with the latest end among those starting before the current send ends
+        let mut latest: Option<(Ticks, usize)> = None;
         if ports > 1 {
             let ids: Vec<u32> = range.clone().map(|i| i as u32).collect();
             self.check_partners(p, &ids, false)?;
@@ -488,6 +636,7 @@ impl Checker<'_> {
         for i in range {
             let at = self.at(i)?;
             if i >= start + ports {
+                let t = *self.tm(i - ports);
                 let d = at - self.at(i - ports)?;
                 let rule = if d < t.send_busy && ports > 1 {
                     Some(Rule::PortLimit)
@@ -531,14 +680,19 @@ impl Checker<'_> {
                 };
                 self.flag(Rule::Causality, at, p, Some(s), detail);
             }
-            if t.shared_cpu && t.send_busy > 0 && t.recv_busy > 0 {
+            let t = *self.tm(i);
+            if t.shared_cpu && t.send_busy > 0 {
                 let end = at + t.send_busy;
-                while j < recvs.len() && self.at(recvs[j] as usize)? + recv_offset < end {
+                while j < recvs.len() && self.recv_start(recvs[j] as usize)? < end {
+                    let r = recvs[j] as usize;
+                    let tr = *self.tm(r);
+                    let r_end = self.at(r)? + tr.latency;
+                    if tr.recv_busy > 0 && latest.is_none_or(|(e, _)| r_end > e) {
+                        latest = Some((r_end, r));
+                    }
                     j += 1;
                 }
-                if j > 0 {
-                    let r = recvs[j - 1] as usize;
-                    let r_end = self.at(r)? + t.latency;
+                if let Some((r_end, r)) = latest {
                     if r_end > at {
                         let s = self.send(i, p);
                         let from = self.sender_of(r);
@@ -548,7 +702,7 @@ impl Checker<'_> {
                 }
             }
         }
-        if spacing_broken || self.capacity_binds(t.send_gap) {
+        if spacing_broken || self.capacity_binds(self.timing.send_gap) {
             let sent: Vec<u32> = self
                 .schedule
                 .range(p)
@@ -589,7 +743,6 @@ impl Checker<'_> {
         order.sort_unstable();
         let mut pending: BinaryHeap<Reverse<(Ticks, u32)>> = BinaryHeap::new();
         let mut carried: Vec<Vec<u64>> = vec![Vec::new(); self.schedule.len()];
-        let latency = self.timing.latency;
         for &(at, i, p) in &order {
             while pending.peek().is_some_and(|Reverse((a, _))| *a <= at) {
                 let Reverse((a, k)) = pending.pop().expect("peeked");
@@ -604,7 +757,10 @@ impl Checker<'_> {
             }
             let p = p as usize;
             carried[i as usize] = sets[p * words..(p + 1) * words].to_vec();
-            pending.push(Reverse((crate::time::add(at, latency)?, i)));
+            pending.push(Reverse((
+                crate::time::add(at, self.tm(i as usize).latency)?,
+                i,
+            )));
         }
         while let Some(Reverse((a, k))) = pending.pop() {
             self.arrive(

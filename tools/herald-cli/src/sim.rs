@@ -43,6 +43,20 @@ pub(crate) struct ModelArgs {
 }
 
 impl ModelArgs {
+    /// Whether no flat-model flag was given (`--model` left at postal, no parameters).
+    pub(crate) fn is_unset(&self) -> bool {
+        self.model == "postal"
+            && self.ports.is_none()
+            && self.w.is_none()
+            && self.lambda.is_none()
+            && self.l.is_none()
+            && self.o.is_none()
+            && self.g.is_none()
+            && self.big_g.is_none()
+            && self.bytes == 1
+            && self.combine.is_none()
+    }
+
     /// Bytes per message (`--bytes`).
     pub(crate) fn bytes(&self) -> u64 {
         self.bytes

@@ -213,3 +213,127 @@ fn run_verifies_every_byte_and_rejects_bad_input() {
         "list:0,99999",
     ]);
 }
+
+// ------------------------------------------------ herald plan, hierarchical model
+
+fn profile() -> String {
+    format!(
+        "{}/../../tests/data/profile-2core.json",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+const SYNTH: &str = "pack:2 l3:2 core:4 pu:1";
+
+/// `herald plan` on SYNTH with explicit postal levels, plus `extra` arguments.
+fn plan_levels(extra: &[&str]) -> Output {
+    let mut args = vec![
+        "plan",
+        "--synthetic",
+        SYNTH,
+        "-n",
+        "16",
+        "--level",
+        "numa=lambda=30",
+        "--level",
+        "package=lambda=6,w=1",
+        "--level",
+        "l3=lambda=2",
+    ];
+    args.extend_from_slice(extra);
+    herald(&args)
+}
+
+#[test]
+fn explicit_levels_rank_every_candidate() {
+    let v = json(&plan_levels(&["--json"]));
+    assert_eq!(v["model"]["name"], "hier");
+    assert_eq!(v["model"]["family"], "postal");
+    let ranked = v["ranked"].as_array().unwrap();
+    assert!(ranked.len() > 10);
+    let times: Vec<f64> = ranked
+        .iter()
+        .map(|r| r["makespan_f64"].as_f64().unwrap())
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]));
+    assert!(ranked.iter().any(|r| r["algorithm"] == "leaders"));
+    assert!(ranked.iter().any(|r| r["algorithm"] == "earliest"));
+    let best = &v["best"];
+    assert!(v["why"]
+        .as_str()
+        .unwrap()
+        .starts_with(best["label"].as_str().unwrap()));
+    // text output: the levels, then the table
+    let out = plan_levels(&[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("# hierarchical postal model"), "{text}");
+    assert!(text.contains("why: "), "{text}");
+}
+
+/// `herald plan --profile FIXTURE --force --synthetic SYNTH --json` plus `extra`, parsed.
+fn plan_profile_json(extra: &[&str]) -> serde_json::Value {
+    let p = profile();
+    let mut args = vec![
+        "plan",
+        "--profile",
+        &p,
+        "--force",
+        "--synthetic",
+        SYNTH,
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    json(&herald(&args))
+}
+
+#[test]
+fn a_profile_plans_in_nanoseconds_with_stated_assumptions() {
+    let v = plan_profile_json(&["-n", "16", "--bytes", "4096"]);
+    assert_eq!(v["unit"], "ns");
+    assert_eq!(v["model"]["family"], "logp");
+    let sources: Vec<String> = v["model"]["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["source"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(sources.iter().any(|s| s.starts_with("measured")));
+    assert!(sources.iter().any(|s| s.starts_with("assumed: 2 × l3")));
+    assert!(sources.iter().any(|s| s.starts_with("assumed: 4 × l3")));
+    assert!(v["why"].as_str().unwrap().contains(" ns"));
+    // --factor changes the assumption
+    let v = plan_profile_json(&["-n", "8", "--factor", "3"]);
+    let text = v["model"]["levels"].to_string();
+    assert!(text.contains("assumed: 3 × l3"), "{text}");
+}
+
+#[test]
+fn bad_hierarchical_input_is_one_line_and_exit_2() {
+    let p = profile();
+    bad_input(&["plan", "--profile", &p, "--synthetic", SYNTH, "-n", "4"]); // other host
+    bad_input(&["plan", "--profile", "/nonexistent.json", "-n", "4"]);
+    bad_input(&["plan", "--synthetic", "pack:x", "-n", "4"]);
+    bad_input(&[
+        "plan",
+        "--synthetic",
+        SYNTH,
+        "-n",
+        "16",
+        "--level",
+        "l3=lambda=2",
+    ]);
+    for extra in [
+        &["--level", "bogus"][..],
+        &["--level", "nosuch=lambda=2"],
+        &["--level", "l3=lambda=0"],
+        &["--level", "l3=lambda=2,w=0"],
+        &["--level", "l3=L=1,o=1"],
+        &["--level", "l3=lambda=2", "--model", "logp"],
+        &["--map", "nowhere"],
+        &["--level", "l3=lambda=2", "--root", "9"],
+    ] {
+        let mut args = vec!["plan", "--synthetic", SYNTH, "-n", "4"];
+        args.extend_from_slice(extra);
+        bad_input(&args);
+    }
+}

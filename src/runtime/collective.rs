@@ -23,6 +23,21 @@
 //!   caller's ([`CommRank::broadcast_with`]: any broadcast schedule, multi-block and
 //!   multi-sender included) or the default ([`CommOptions::schedule`], binomial unless set),
 //!   compiled once per root (and per payload size, for a planned default) and cached.
+//! * **Single copy** (payloads of at least [`CommOptions::direct_min_bytes`]): the rings carry
+//!   one descriptor line per chunk (the call's header, the sender's buffer address, offset and
+//!   length) and the receiver copies the chunk straight from the sender's buffer into its own,
+//!   then forwards a descriptor of its own copy: one memory copy per hop, as the cross-core
+//!   copy that bounds any transfer. Soundness rests on four rules. (1) A rank publishes a
+//!   descriptor only for bytes it holds and never writes them again in the call. (2) From the
+//!   first descriptor on, a rank reaches its buffer only through a raw pointer, so readers and
+//!   its own writes (to other chunks) never alias a reference. (3) A receiver copies only for a
+//!   descriptor with its own call's header, after checking the poison and abort flags, which it
+//!   reads after publishing its call number behind a `SeqCst` fence; on every way out of the
+//!   call it marks its reads done. (4) A sender returns only when each of its receivers has
+//!   marked its reads done, or the run was stopped while the receiver was in another call (it
+//!   reads their call after the flags, behind a `SeqCst` fence: Dekker's argument makes the
+//!   two checks exclusive). That last wait is not abortable; it ends because every receiver's
+//!   own waits are.
 //! * **Combining collectives** combine in rank order, so any associative `op` works, commutative
 //!   or not: the reduction tree is the binomial tree rooted at rank 0 in which the subtree of
 //!   rank `v` is the contiguous range `v .. v + lowbit(v)`, and a rank combines its own value

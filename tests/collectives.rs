@@ -196,10 +196,20 @@ fn broadcast_value_and_custom_schedules() {
 
 #[test]
 fn reduce_allreduce_scan_allgather_barrier() {
-    watchdog(|| {
-        for n in SIZES {
+    // Binomial, flat (star) and 3-nomial reduction trees: every one combines in rank order.
+    let trees = [
+        Algorithm::Binomial,
+        Algorithm::Star,
+        Algorithm::Knomial { radix: 3 },
+    ];
+    watchdog(move || {
+        for (n, alg) in SIZES.into_iter().flat_map(|n| trees.map(|a| (n, a))) {
             let mut team = Team::new(n).unwrap();
-            let mut comm = Comm::new(n).unwrap();
+            let options = CommOptions {
+                schedule: DefaultSchedule::Fixed(alg),
+                ..CommOptions::default()
+            };
+            let mut comm = Comm::with_options(n, options).unwrap();
             let mut ranks = comm.ranks();
             let sum: u64 = (0..n as u64).map(|r| r * r + 1).sum();
             let prod = (1..n).fold(mat(0), |a, r| mul(a, mat(r)));

@@ -432,6 +432,20 @@ impl Comm {
         }
     }
 
+    /// The reduction tree: the radix of the default broadcast's tree family (star: flat,
+    /// k-nomial: its radix, otherwise binomial).
+    fn ordered_tree(&self) -> OrderedTree {
+        let radix = match &self.options.schedule {
+            DefaultSchedule::Fixed(Algorithm::Star) => self.size,
+            DefaultSchedule::Fixed(Algorithm::Knomial { radix }) => *radix as usize,
+            DefaultSchedule::Fixed(_) => 2,
+        };
+        OrderedTree {
+            n: self.size,
+            radix: radix.max(2),
+        }
+    }
+
     fn is_poisoned(&self) -> bool {
         self.poisoned.load(Ordering::Acquire)
     }
@@ -463,6 +477,60 @@ impl Comm {
             expected: CallInfo::decode(mine),
             got: CallInfo::decode(theirs),
         }
+    }
+}
+
+/// The rank-ordered `radix`-nomial tree rooted at rank 0 that the combining collectives use.
+///
+/// Rank `v`'s subtree is the contiguous range `v .. v + R^d` (cut at `n`), `d` the position of
+/// `v`'s lowest non-zero digit in base `R` (the whole range for rank 0); its children are
+/// `v + j·R^i` for `i < d`, `j = 1 .. R`, in increasing order, so combining a rank's value with
+/// its children's partials left to right is rank order: any associative operation works. Radix
+/// 2 is the binomial tree; radix `n` is the flat tree (everyone sends to rank 0), the right
+/// shape when many ranks share a core and each level of a deeper tree waits for a scheduler
+/// round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct OrderedTree {
+    n: usize,
+    radix: usize,
+}
+
+impl OrderedTree {
+    /// `R^d` for rank `v` (its subtree's width before the cut at `n`).
+    fn width(&self, v: usize) -> usize {
+        let mut w = 1;
+        while w < self.n && v % (w * self.radix) == 0 {
+            w *= self.radix;
+        }
+        w
+    }
+
+    /// The end of rank `v`'s subtree range.
+    fn subtree_end(&self, v: usize) -> usize {
+        if v == 0 {
+            self.n
+        } else {
+            (v + self.width(v)).min(self.n)
+        }
+    }
+
+    /// Rank `v`'s parent (`None` for rank 0).
+    fn parent(&self, v: usize) -> Option<usize> {
+        if v == 0 {
+            return None;
+        }
+        let w = self.width(v);
+        Some(v - (v / w % self.radix) * w)
+    }
+
+    /// Rank `v`'s children with the ends of their subtrees, in combining order.
+    fn children(&self, v: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let top = if v == 0 { self.n } else { self.width(v) };
+        std::iter::successors(Some(1usize), move |&w| w.checked_mul(self.radix))
+            .take_while(move |&w| w < top)
+            .flat_map(move |w| (1..self.radix).map(move |j| (v + j * w, w)))
+            .take_while(move |&(c, _)| c < self.n) // increasing: none later is in range
+            .map(move |(c, w)| (c, (c + w).min(self.n)))
     }
 }
 
@@ -762,9 +830,9 @@ impl CommRank<'_> {
         run_program(self.comm, self.rank, ends, program, call, buf)
     }
 
-    /// Combines every rank's value up the rank-ordered binomial tree rooted at 0. Returns this
-    /// rank's subtree partial (the full result on rank 0) and, for scan, the partials before
-    /// each child.
+    /// Combines every rank's value up the rank-ordered tree rooted at 0 ([`OrderedTree`]).
+    /// Returns this rank's subtree partial (the full result on rank 0) and, for scan, the
+    /// partials before each child.
     fn reduce_up<T: Pod>(
         &mut self,
         header: u64,
@@ -772,21 +840,17 @@ impl CommRank<'_> {
         op: &impl Fn(T, T) -> T,
         mut before: Option<&mut Vec<T>>,
     ) -> Result<T, CollectiveError> {
-        let (me, n) = (self.rank, self.comm.size);
+        let tree = self.comm.ordered_tree();
         let mut acc = value;
-        let mut k = 1;
-        while k < n && me & k == 0 {
-            if me + k < n {
-                if let Some(b) = before.as_deref_mut() {
-                    b.push(acc);
-                }
-                let child: T = self.recv_value(me + k, header)?;
-                acc = op(acc, child);
+        for (child, _) in tree.children(self.rank) {
+            if let Some(b) = before.as_deref_mut() {
+                b.push(acc);
             }
-            k <<= 1;
+            let partial: T = self.recv_value(child, header)?;
+            acc = op(acc, partial);
         }
-        if me != 0 {
-            self.send_value(me - (me & me.wrapping_neg()), header, &acc)?;
+        if let Some(parent) = tree.parent(self.rank) {
+            self.send_value(parent, header, &acc)?;
         }
         Ok(acc)
     }
@@ -840,25 +904,17 @@ impl CommRank<'_> {
     ///
     /// As [`broadcast`](Self::broadcast).
     pub fn scan<T: Pod>(&mut self, value: T, op: impl Fn(T, T) -> T) -> Result<T, CollectiveError> {
-        let (me, n) = (self.rank, self.comm.size);
         let header = self.begin(CollectiveKind::Scan, 0, std::mem::size_of::<T>())?;
         let mut before = Vec::new();
         self.reduce_up(header, value, &op, Some(&mut before))?;
-        let left: Option<T> = if me == 0 {
-            None
-        } else {
-            Some(self.recv_value(me - (me & me.wrapping_neg()), header)?)
+        let tree = self.comm.ordered_tree();
+        let left: Option<T> = match tree.parent(self.rank) {
+            None => None,
+            Some(parent) => Some(self.recv_value(parent, header)?),
         };
-        let mut k = 1;
-        let mut i = 0;
-        while k < n && me & k == 0 {
-            if me + k < n {
-                let part = before[i];
-                let for_child = left.map_or(part, |l| op(l, part));
-                self.send_value(me + k, header, &for_child)?;
-                i += 1;
-            }
-            k <<= 1;
+        for ((child, _), part) in tree.children(self.rank).zip(before) {
+            let for_child = left.map_or(part, |l| op(l, part));
+            self.send_value(child, header, &for_child)?;
         }
         Ok(left.map_or(value, |l| op(l, value)))
     }
@@ -874,20 +930,14 @@ impl CommRank<'_> {
         let header = self.begin(CollectiveKind::Allgather, 0, size * n)?;
         let mut all = vec![T::zeroed(); n];
         all[me] = value;
-        let mut k = 1;
-        while k < n && me & k == 0 {
-            if me + k < n {
-                let range = me + k..(me + 2 * k).min(n);
-                let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut all[range]);
-                let lines = lines_for(bytes.len());
-                self.recv_stream(me + k, header, bytes, 0..lines)?;
-            }
-            k <<= 1;
+        let tree = self.comm.ordered_tree();
+        for (child, end) in tree.children(me) {
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut all[child..end]);
+            let lines = lines_for(bytes.len());
+            self.recv_stream(child, header, bytes, 0..lines)?;
         }
-        if me != 0 {
-            let range = me..(me + k).min(n);
-            let bytes: &[u8] = bytemuck::cast_slice(&all[range]);
-            let parent = me - (me & me.wrapping_neg());
+        if let Some(parent) = tree.parent(me) {
+            let bytes: &[u8] = bytemuck::cast_slice(&all[me..tree.subtree_end(me)]);
             self.send_stream(parent, header, bytes, 0..lines_for(bytes.len()))?;
         }
         let bytes = bytemuck::cast_slice_mut(&mut all);
@@ -1085,4 +1135,31 @@ fn recv_wait<R>(
         Ok(r) => Some(Ok(r)),
         Err(_) => comm.check_peer(me, from, header).map(Err),
     })?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OrderedTree;
+
+    #[test]
+    fn ordered_trees_partition_rank_ranges_in_order() {
+        for radix in 2..7 {
+            for n in 1..60 {
+                let t = OrderedTree { n, radix };
+                assert_eq!(t.subtree_end(0), n);
+                for v in 0..n {
+                    // The children's ranges tile v+1 .. end(v), left to right.
+                    let mut next = v + 1;
+                    for (c, end) in t.children(v) {
+                        assert_eq!((c, t.parent(c)), (next, Some(v)), "R={radix} n={n} v={v}");
+                        assert_eq!(end, t.subtree_end(c));
+                        next = end;
+                    }
+                    assert_eq!(next, t.subtree_end(v), "R={radix} n={n} v={v}");
+                }
+                let flat = OrderedTree { n, radix: n.max(2) };
+                assert_eq!(flat.children(0).count(), n - 1);
+            }
+        }
+    }
 }

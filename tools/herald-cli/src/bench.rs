@@ -37,6 +37,10 @@ pub(crate) struct BenchArgs {
     /// Ranks for bcast64.
     #[arg(short = 'n', long, default_value_t = 64)]
     ranks: usize,
+    /// bcast64: the communicator's default broadcast tree (`binomial`, `star`, `knomial`
+    /// with `--radix`, …; any single-block algorithm herald generates).
+    #[arg(long, default_value = "binomial")]
+    algo: String,
     /// Interleaved slices per contestant.
     #[arg(long, default_value_t = 40)]
     slices: usize,
@@ -429,13 +433,20 @@ fn star_bcast(team: &mut Team, k: u64) -> f64 {
     ns(start.elapsed(), k)
 }
 
-fn herald_bcast_team(team: &mut Team, comm: &mut Comm, k: u64) -> f64 {
+/// `k` back-to-back 64-byte broadcasts from rank 0 on the whole team; ns per broadcast.
+/// With `acked`, each broadcast is followed by a reduction of one byte to the root, so (like
+/// the star, whose root waits for every acknowledgement) an iteration ends only when every rank
+/// holds the data; without it the root may run ahead into the rings.
+fn herald_bcast_team(team: &mut Team, comm: &mut Comm, k: u64, acked: bool) -> f64 {
     let mut ranks = comm.ranks();
     let start = Instant::now();
     team.run_with(&mut ranks, |_, c| {
         let mut buf = [7u8; 64];
         for _ in 0..k {
             c.broadcast(0, &mut buf).expect("broadcast");
+            if acked {
+                c.reduce(0, 1u8, |a, b| a.wrapping_add(b)).expect("reduce");
+            }
         }
     });
     ns(start.elapsed(), k)
@@ -549,13 +560,28 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
             }
         }
         What::Bcast64 => {
-            let mut comm = Comm::new(a.ranks).map_err(CliError::usage)?;
+            let algorithm: herald::Algorithm = a.algo.parse().map_err(CliError::usage)?;
+            let options = herald::CommOptions {
+                schedule: herald::DefaultSchedule::Fixed(algorithm),
+                ..herald::CommOptions::default()
+            };
+            let mut comm = Comm::with_options(a.ranks, options).map_err(CliError::usage)?;
             let comm = &mut comm;
             let k = 200;
+            let comm = std::cell::RefCell::new(comm);
+            let comm = &comm;
             let mut cs: Vec<Contestant<'_>> = vec![
                 (
                     "herald_ns",
-                    Box::new(move |t: &mut Team| herald_bcast_team(t, comm, k)),
+                    Box::new(move |t: &mut Team| {
+                        herald_bcast_team(t, &mut comm.borrow_mut(), k, false)
+                    }),
+                ),
+                (
+                    "herald_acked_ns",
+                    Box::new(move |t: &mut Team| {
+                        herald_bcast_team(t, &mut comm.borrow_mut(), k, true)
+                    }),
                 ),
                 ("star_ns", Box::new(move |t: &mut Team| star_bcast(t, k))),
             ];
@@ -563,7 +589,9 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
             for (c, v) in cs.iter().zip(&v) {
                 put(&mut out, c.0, v);
             }
-            put(&mut out, "ratio_star", &ratios(&v[0], &v[1]));
+            put(&mut out, "ratio_star", &ratios(&v[0], &v[2]));
+            put(&mut out, "ratio_star_acked", &ratios(&v[1], &v[2]));
+            out.insert("algorithm".into(), json!(a.algo));
             out.insert("ranks".into(), json!(a.ranks));
         }
     }

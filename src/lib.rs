@@ -54,20 +54,20 @@ mod time;
 mod topology;
 
 pub use calibrate::{
-    calibrate, capacity_from_curve, default_profile_path, distribution, find_modes, fit_prtt,
-    host_name, load_profile, save_profile, utc_now, CalibrateError, CalibrateOptions, FitError,
-    LogGpFit, Progress, PrttPoint,
+    calibrate, capacity_from_curve, distribution, find_modes, fit_prtt, utc_now, CalibrateError,
+    CalibrateOptions, FitError, LogGpFit, Progress, PrttPoint,
+};
+pub use model::{
+    default_profile_path, host_name, load_profile, save_profile, Capacity, CostModel, Distribution,
+    Hierarchy, HierarchyError, Level, LevelKind, LevelProfile, LogP, Mode, Model, ModelError, Node,
+    OnePort, Pick, Postal, Problem, Profile, ProfileError, Timing, TopologyLevel, TopologySummary,
+    UniversalTree, WholeParams, MAX_PUS, PROFILE_SCHEMA,
 };
 pub use model::{Assumptions, Hier, HierLevel, LevelCost, LevelSource};
-pub use model::{
-    Capacity, CostModel, Distribution, Hierarchy, HierarchyError, Level, LevelKind, LevelProfile,
-    LogP, Mode, Model, ModelError, Node, OnePort, Pick, Postal, Problem, Profile, ProfileError,
-    Timing, TopologyLevel, TopologySummary, UniversalTree, WholeParams, MAX_PUS, PROFILE_SCHEMA,
-};
 pub use model::{FatTree, FatTreeCapacity, KPort};
 pub use plan::{
-    best_stage_tree, candidate_model, candidates, hier_candidates, plan, plan_profile, schedule_of,
-    Candidate, Plan, PlanError, PlanRequest,
+    best_stage_tree, candidate_model, candidates, hier_candidates, oversubscribed_model, plan,
+    plan_profile, plan_runtime, schedule_of, Candidate, Plan, PlanError, PlanRequest,
 };
 pub use runtime::*;
 pub use schedule::{

@@ -480,3 +480,77 @@ pub fn plan_profile(
     let best = p.best().cloned().ok_or(PlanError::Empty)?;
     Ok((schedule_of(&model, &best, n, root)?, best))
 }
+
+/// The runtime's default choice: [`plan_profile`] when every rank has a PU of its own;
+/// otherwise (more ranks than PUs) the planner under [`oversubscribed_model`].
+///
+/// # Errors
+/// As [`plan_profile`].
+pub fn plan_runtime(
+    profile: &Profile,
+    hierarchy: &Hierarchy,
+    n: u32,
+    bytes: u64,
+    root: u32,
+) -> Result<(Schedule, Candidate), PlanError> {
+    if n as usize <= hierarchy.pu_count() {
+        return plan_profile(profile, hierarchy, n, bytes, root);
+    }
+    let model = oversubscribed_model(profile, hierarchy, n)?;
+    let req = PlanRequest {
+        n,
+        root,
+        bytes,
+        blocks: None,
+    };
+    let p = plan(&model, &req)?;
+    let best = p.best().cloned().ok_or(PlanError::Empty)?;
+    Ok((schedule_of(&model, &best, n, root)?, best))
+}
+
+/// The flat LogGP model of `n` ranks sharing the PUs of `hierarchy` (`n` larger than the PU
+/// count): the coarsest measured level's `L, o, g, G`, with `L` raised by the time a message
+/// waits for its receiver to be scheduled, `(k − 1)/2` one-way handoffs between threads of
+/// one CPU ([`Profile::switch_ns`]) for `k = ⌈n / PUs⌉` threads per PU (on average the receiver
+/// is half a round of the other threads away). A waiting rank yields its CPU, so the sender's
+/// own overhead is unchanged. Without `switch_ns` (an older profile) the latency is unchanged.
+///
+/// # Errors
+/// [`PlanError::Profile`] if the profile measured no level.
+///
+/// # Examples
+///
+/// ```
+/// # use herald::*;
+/// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+/// let profile = Profile::from_json_forced(&text)?;
+/// let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+/// let m = oversubscribed_model(&profile, &h, 64)?;
+/// // 32 threads per core: a message waits for its receiver far longer than it takes to send,
+/// // so the planner's winner is a flat tree: the root sends to all 63 others.
+/// let p = plan(&m, &PlanRequest { n: 64, root: 0, bytes: 64, blocks: None })?;
+/// let s = schedule_of(&m, p.best().unwrap(), 64, 0)?;
+/// assert_eq!(s.sends_of(0).count(), 63);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn oversubscribed_model(
+    profile: &Profile,
+    hierarchy: &Hierarchy,
+    n: u32,
+) -> Result<Model, PlanError> {
+    let level = profile
+        .measured_levels()
+        .next()
+        .ok_or_else(|| ProfileError::NoLevel("any measured level".into()))?;
+    let base = level.logp(crate::model::Pick::Dominant)?;
+    let k = u64::from(n).div_ceil(hierarchy.pu_count().max(1) as u64);
+    let switch = profile
+        .switch_ns
+        .as_ref()
+        .map_or(0.0, |d| d.pick(crate::model::Pick::Dominant));
+    let delay = ((k.saturating_sub(1)) as f64 / 2.0 * switch).round() as u64;
+    let l = base.l().to_f64().round() as u64 + delay;
+    let model = crate::model::LogP::new(Ratio::integer(l), base.o(), base.g(), base.big_g())
+        .map_err(ProfileError::from)?;
+    Ok(Model::from(model))
+}

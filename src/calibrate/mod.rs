@@ -77,6 +77,12 @@
 //! parameter is settled and the minimum time has passed, or when the budget ends; what did not
 //! settle is listed in [`Profile::unsettled`].
 //!
+//! # Shared CPUs
+//!
+//! `switch_ns`: two threads pinned to one CPU ping-pong on a line, yielding while they wait;
+//! half the round trip is the cost of a message whose receiver must first be scheduled. The
+//! runtime's planner adds it to every latency when ranks outnumber CPUs.
+//!
 //! # Capacity
 //!
 //! For a level with room for `k ≥ 2` disjoint pairs of PUs under one node, each with its LCA at
@@ -92,13 +98,12 @@ pub use fit::{capacity_from_curve, fit_prtt, FitError, LogGpFit, PrttPoint};
 pub use modes::{distribution, find_modes};
 
 use crate::model::{
-    Capacity, Distribution, Hierarchy, LevelProfile, Profile, ProfileError, TopologyLevel,
+    host_name, Capacity, Distribution, Hierarchy, LevelProfile, Profile, TopologyLevel,
     TopologySummary, PROFILE_SCHEMA,
 };
 use crate::runtime::RuntimeError;
 use modes::modes_agree;
 use probes::{Pair, SliceData, SlicePlan};
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Why calibration failed.
@@ -496,6 +501,8 @@ pub fn calibrate(
         }
         levels.push(level);
     }
+    let mut shared = probes::SharedPair::new(h.os_index(0))?;
+    let mut switch: Vec<(f64, f64)> = Vec::new();
     let start = Instant::now();
     let mut slices = 0usize;
     let mut since_check = 0usize;
@@ -504,6 +511,9 @@ pub fn calibrate(
             p.step(opts, clock)?;
             slices += 1;
         }
+        let t0 = Instant::now();
+        let one_way = shared.slice(opts.hops / 4 + 1, clock)?;
+        switch.push((one_way, t0.elapsed().as_secs_f64()));
         since_check += 1;
         if since_check >= 10 {
             since_check = 0;
@@ -566,6 +576,11 @@ pub fn calibrate(
         topology: summary(h),
         levels,
         unsettled,
+        switch_ns: (!switch.is_empty()).then(|| {
+            let mut d = distribution(&switch);
+            d.settled = switch.len() >= 10;
+            d
+        }),
     })
 }
 
@@ -595,22 +610,6 @@ fn summary(h: &Hierarchy) -> TopologySummary {
     }
 }
 
-/// This host's name (from the kernel, `/etc/hostname` or the environment; `unknown` if none).
-pub fn host_name() -> String {
-    let files = ["/proc/sys/kernel/hostname", "/etc/hostname"];
-    files
-        .iter()
-        .filter_map(|f| std::fs::read_to_string(f).ok())
-        .chain(
-            ["HOSTNAME", "COMPUTERNAME"]
-                .iter()
-                .filter_map(|v| std::env::var(v).ok()),
-        )
-        .map(|s| s.trim().to_owned())
-        .find(|s| !s.is_empty())
-        .unwrap_or_else(|| "unknown".into())
-}
-
 /// The current UTC time as RFC 3339 (`2026-11-22T14:59:05Z`), from [`SystemTime`].
 pub fn utc_now() -> String {
     let secs = SystemTime::now()
@@ -638,59 +637,6 @@ fn utc_from_unix(secs: u64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
-}
-
-/// The default profile file: `$XDG_CACHE_HOME/herald/profile.json`, else
-/// `~/.cache/herald/profile.json` (`None` without either variable).
-pub fn default_profile_path() -> Option<PathBuf> {
-    let absolute = |v: &str| {
-        std::env::var_os(v)
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-    };
-    absolute("XDG_CACHE_HOME")
-        .or_else(|| absolute("HOME").map(|h| h.join(".cache")))
-        .map(|c| c.join("herald").join("profile.json"))
-}
-
-/// Writes `profile` to `path` as JSON (creating the directory; written to a temporary file
-/// and renamed, so a reader never sees half a profile).
-///
-/// # Errors
-///
-/// [`ProfileError::Io`] if the directory or file cannot be written.
-pub fn save_profile(profile: &Profile, path: &Path) -> Result<(), ProfileError> {
-    let io = |e: std::io::Error| ProfileError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    std::fs::write(&tmp, profile.to_json() + "\n").map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
-}
-
-/// Reads a profile from `path` and checks its schema version and host (this host), unless
-/// `force`.
-///
-/// # Errors
-///
-/// [`ProfileError::Io`] if the file cannot be read, [`ProfileError::Malformed`] if it is not a
-/// profile, [`ProfileError::Schema`] or [`ProfileError::Host`] on a mismatch without `force`.
-pub fn load_profile(path: &Path, force: bool) -> Result<Profile, ProfileError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ProfileError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    })?;
-    if force {
-        return Profile::from_json_forced(&text);
-    }
-    let profile = Profile::from_json(&text)?;
-    profile.check_host(&host_name())?;
-    Ok(profile)
 }
 
 #[cfg(test)]

@@ -364,3 +364,59 @@ pub(crate) fn concurrent_hops(
     }
     Ok(median(&per_pair))
 }
+
+/// Two threads pinned to one CPU, taking turns: the one-way handoff when ranks share a core
+/// (the receiver runs only once the sender yields the CPU).
+#[derive(Debug)]
+pub(crate) struct SharedPair {
+    team: Team,
+    flag: CachePadded<AtomicU64>,
+}
+
+impl SharedPair {
+    /// Both ranks on OS CPU `cpu`.
+    pub(crate) fn new(cpu: usize) -> Result<SharedPair, CalibrateError> {
+        let team = Team::builder().ranks(2).cores(vec![cpu, cpu]).build()?;
+        Ok(SharedPair {
+            team,
+            flag: CachePadded::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// Runs `hops` round trips, each side yielding while it waits; the median one-way time
+    /// (ns).
+    pub(crate) fn slice(&mut self, hops: u32, clock: f64) -> Result<f64, CalibrateError> {
+        self.flag.store(0, Ordering::Relaxed);
+        let flag = &self.flag;
+        let outs = self.team.run(|ctx| -> Result<Vec<f64>, CalibrateError> {
+            let mut rtt = Vec::with_capacity(hops as usize);
+            let wait = |value: u64| -> Result<(), CalibrateError> {
+                let t0 = Instant::now();
+                while flag.load(Ordering::Acquire) != value {
+                    std::thread::yield_now();
+                    if ctx.is_aborted() || t0.elapsed() > STALL {
+                        return Err(CalibrateError::Probe("the shared-CPU peer stopped".into()));
+                    }
+                }
+                Ok(())
+            };
+            for i in 0..u64::from(hops) {
+                if ctx.rank() == 0 {
+                    let t0 = Instant::now();
+                    flag.store(2 * i + 1, Ordering::Release);
+                    wait(2 * i + 2)?;
+                    rtt.push(since(t0) - clock);
+                } else {
+                    wait(2 * i + 1)?;
+                    flag.store(2 * i + 2, Ordering::Release);
+                }
+            }
+            Ok(rtt)
+        });
+        let mut rtt = Vec::new();
+        for out in outs {
+            rtt.extend(out?);
+        }
+        Ok(median(&rtt) / 2.0)
+    }
+}

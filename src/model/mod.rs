@@ -41,8 +41,9 @@ pub use logp::LogP;
 pub use oneport::OnePort;
 pub use postal::{Postal, UniversalTree};
 pub use profile::{
-    Capacity, Distribution, LevelProfile, Mode, Pick, Profile, ProfileError, TopologyLevel,
-    TopologySummary, WholeParams, PROFILE_SCHEMA,
+    default_profile_path, host_name, load_profile, save_profile, Capacity, Distribution,
+    LevelProfile, Mode, Pick, Profile, ProfileError, TopologyLevel, TopologySummary, WholeParams,
+    PROFILE_SCHEMA,
 };
 
 use crate::time::{Ratio, Ticks, TimeBase, TimeError};

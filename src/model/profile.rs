@@ -15,7 +15,7 @@
 //!                 "raw_hop_ns": {…}, "one_way_ns": {…}, "L_ns": {…}, "o_s_ns": {…},
 //!                 "o_r_ns": {…}, "g_ns": {…}, "G_ns_per_byte": {…}, "lambda": {…},
 //!                 "capacity": null, "note": null }, … ],
-//!   "unsettled": [ "l3.g_ns" ] }
+//!   "unsettled": [ "l3.g_ns" ], "switch_ns": {…} }
 //! ```
 //!
 //! Each measured quantity is a [`Distribution`]: median, p10, p90 over the measurement slices,
@@ -41,6 +41,7 @@
 use super::{LogP, ModelError, Postal};
 use crate::time::Ratio;
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
 /// The profile schema version this build reads and writes.
 pub const PROFILE_SCHEMA: u32 = 1;
@@ -255,6 +256,11 @@ pub struct Profile {
     pub levels: Vec<LevelProfile>,
     /// The quantities (`level.key`) whose modes had not settled when the budget ended.
     pub unsettled: Vec<String>,
+    /// One-way handoff between two threads pinned to one CPU that yield while they wait: what
+    /// a message costs when its receiver must first be scheduled (ranks sharing a core).
+    /// Absent from profiles written before herald measured it.
+    #[serde(default)]
+    pub switch_ns: Option<Distribution>,
 }
 
 impl Profile {
@@ -447,4 +453,73 @@ impl LevelProfile {
         let lambda = Ratio::new(num, den).map_err(ModelError::from)?;
         Ok(Postal::new(lambda.max(Ratio::ONE))?)
     }
+}
+
+/// This host's name (from the kernel, `/etc/hostname` or the environment; `unknown` if none).
+pub fn host_name() -> String {
+    let files = ["/proc/sys/kernel/hostname", "/etc/hostname"];
+    files
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .chain(
+            ["HOSTNAME", "COMPUTERNAME"]
+                .iter()
+                .filter_map(|v| std::env::var(v).ok()),
+        )
+        .map(|s| s.trim().to_owned())
+        .find(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The default profile file: `$XDG_CACHE_HOME/herald/profile.json`, else
+/// `~/.cache/herald/profile.json` (`None` without either variable).
+pub fn default_profile_path() -> Option<PathBuf> {
+    let absolute = |v: &str| {
+        std::env::var_os(v)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    absolute("XDG_CACHE_HOME")
+        .or_else(|| absolute("HOME").map(|h| h.join(".cache")))
+        .map(|c| c.join("herald").join("profile.json"))
+}
+
+/// Writes `profile` to `path` as JSON (creating the directory; written to a temporary file
+/// and renamed, so a reader never sees half a profile).
+///
+/// # Errors
+///
+/// [`ProfileError::Io`] if the directory or file cannot be written.
+pub fn save_profile(profile: &Profile, path: &Path) -> Result<(), ProfileError> {
+    let io = |e: std::io::Error| ProfileError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, profile.to_json() + "\n").map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// Reads a profile from `path` and checks its schema version and host (this host), unless
+/// `force`.
+///
+/// # Errors
+///
+/// [`ProfileError::Io`] if the file cannot be read, [`ProfileError::Malformed`] if it is not a
+/// profile, [`ProfileError::Schema`] or [`ProfileError::Host`] on a mismatch without `force`.
+pub fn load_profile(path: &Path, force: bool) -> Result<Profile, ProfileError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ProfileError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    if force {
+        return Profile::from_json_forced(&text);
+    }
+    let profile = Profile::from_json(&text)?;
+    profile.check_host(&host_name())?;
+    Ok(profile)
 }

@@ -54,14 +54,16 @@ use super::line::Line;
 use super::program::{Program, ProgramError, RankProgram};
 use super::team::RuntimeError;
 use super::wait::{Aborted, Signal};
+use crate::model::{Hierarchy, Profile};
 use crate::model::{Model, Postal};
-use crate::schedule::{generate, Algorithm, Request};
+use crate::plan::plan_runtime;
+use crate::schedule::{generate, Algorithm, Request, Schedule};
 use crate::time::Ratio;
 use bytemuck::Pod;
 use crossbeam_utils::CachePadded;
 use std::collections::HashMap;
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// The largest rank count a header can name (the root field has 20 bits).
 pub const MAX_COMM_RANKS: usize = 1 << 20;
@@ -207,7 +209,84 @@ pub enum DefaultSchedule {
     /// A fixed algorithm for every root and size (its tree shape; one block, forwarded line
     /// by line).
     Fixed(Algorithm),
+    /// The planner's choice ([`plan_runtime`](crate::plan_runtime)) under a calibrated
+    /// profile, per root and payload size class (the next power of two).
+    Planned(Planned),
 }
+
+/// A calibrated profile and the machine it describes, for [`DefaultSchedule::Planned`].
+///
+/// # Examples
+///
+/// ```
+/// # use herald::*;
+/// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+/// let profile = Profile::from_json_forced(&text)?;
+/// let machine = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+/// let options = CommOptions {
+///     schedule: DefaultSchedule::Planned(Planned::new(profile, machine)),
+///     ..CommOptions::default()
+/// };
+/// let (mut team, mut comm) = (Team::new(6)?, Comm::with_options(6, options)?);
+/// let mut ranks = comm.ranks();
+/// let got = team.run_with(&mut ranks, |_, c| {
+///     let mut buf = vec![c.rank() as u8; 4096];
+///     c.broadcast(5, &mut buf).unwrap();
+///     buf.iter().all(|&b| b == 5)
+/// });
+/// assert_eq!(got, [true; 6]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Planned(Arc<(Profile, Hierarchy)>);
+
+impl Planned {
+    /// Plans with `profile`'s costs on `machine` (ranks in compact order).
+    #[must_use]
+    pub fn new(profile: Profile, machine: Hierarchy) -> Planned {
+        Planned(Arc::new((profile, machine)))
+    }
+
+    /// This machine's profile, if there is one: the file named by `HERALD_PROFILE` (`off`:
+    /// none), else [`default_profile_path`](crate::default_profile_path), when it is a profile
+    /// of this host and schema; with this machine's topology. Read once per process.
+    #[must_use]
+    pub fn detect() -> Option<Planned> {
+        static FOUND: OnceLock<Option<Planned>> = OnceLock::new();
+        FOUND
+            .get_or_init(|| {
+                let path = match std::env::var_os("HERALD_PROFILE") {
+                    Some(v) if v == "off" => return None,
+                    Some(v) => std::path::PathBuf::from(v),
+                    None => crate::model::default_profile_path()?,
+                };
+                let profile = crate::model::load_profile(&path, false).ok()?;
+                let machine = crate::topology::TopologySource::Machine.load().ok()?;
+                Some(Planned::new(profile, machine))
+            })
+            .clone()
+    }
+
+    /// The profile.
+    #[must_use]
+    pub fn profile(&self) -> &Profile {
+        &self.0 .0
+    }
+
+    /// The machine.
+    #[must_use]
+    pub fn machine(&self) -> &Hierarchy {
+        &self.0 .1
+    }
+}
+
+impl PartialEq for Planned {
+    fn eq(&self, other: &Planned) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Planned {}
 
 /// Tuning of a [`Comm`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -215,7 +294,8 @@ pub struct CommOptions {
     /// Lines per ring (at least 4).
     pub capacity: usize,
     /// The broadcast schedule of [`CommRank::broadcast`] and of the broadcast phases of
-    /// allreduce, allgather and barrier (default: binomial).
+    /// allreduce, allgather and barrier, and the shape of the reduction tree. Default: the
+    /// planner's choice when this machine has a profile ([`Planned::detect`]), else binomial.
     pub schedule: DefaultSchedule,
     /// Broadcasts of at least this many bytes move by single copy: the rings carry one
     /// descriptor line per chunk and each receiver copies the chunk straight from its
@@ -230,7 +310,10 @@ impl Default for CommOptions {
     fn default() -> CommOptions {
         CommOptions {
             capacity: 256,
-            schedule: DefaultSchedule::Fixed(Algorithm::Binomial),
+            schedule: Planned::detect().map_or(
+                DefaultSchedule::Fixed(Algorithm::Binomial),
+                DefaultSchedule::Planned,
+            ),
             direct_min_bytes: 64 << 10,
             direct_chunk_bytes: 64 << 10,
         }
@@ -276,6 +359,8 @@ pub struct Comm {
     reads_done: Box<[CachePadded<AtomicU64>]>,
     /// Default broadcast programs by (root, size key).
     programs: Mutex<HashMap<(u32, u64), Arc<Program>>>,
+    /// The radix of the combining collectives' tree, chosen on first use.
+    radix: OnceLock<usize>,
 }
 
 impl Comm {
@@ -326,6 +411,7 @@ impl Comm {
                 .map(|_| CachePadded::new(AtomicU64::new(0)))
                 .collect(),
             programs: Mutex::new(HashMap::new()),
+            radix: OnceLock::new(),
         })
     }
 
@@ -407,14 +493,15 @@ impl Comm {
         if let Some(p) = programs.get(&key) {
             return Ok(Arc::clone(p));
         }
-        let err = |e: &dyn std::fmt::Display| CollectiveError::Schedule(e.to_string());
         let schedule = match &self.options.schedule {
-            DefaultSchedule::Fixed(algorithm) => {
-                // The tree's shape does not depend on λ for the fixed algorithms the runtime
-                // uses; λ = 2 is only what `generate` needs to time it.
-                let model = Model::from(Postal::new(Ratio::integer(2)).map_err(|e| err(&e))?);
-                let req = Request::broadcast(*algorithm, self.size as u32, 1, root as u32);
-                generate(&req, &model).map_err(|e| err(&e))?
+            DefaultSchedule::Fixed(algorithm) => self.fixed_schedule(*algorithm, root)?,
+            DefaultSchedule::Planned(p) => {
+                let (n, class) = (self.size as u32, key.1);
+                match plan_runtime(p.profile(), p.machine(), n, class, root as u32) {
+                    Ok((schedule, _)) => schedule,
+                    // A profile that cannot describe this team: the binomial tree.
+                    Err(_) => self.fixed_schedule(Algorithm::Binomial, root)?,
+                }
             }
         };
         let program = Arc::new(Program::compile(&schedule)?);
@@ -425,21 +512,48 @@ impl Comm {
         Ok(program)
     }
 
-    /// The cache key of the default program: the root, and the size where it matters.
-    fn program_key(&self, root: usize, _bytes: usize) -> (u32, u64) {
+    /// A fixed algorithm's single-block schedule for `root`.
+    fn fixed_schedule(
+        &self,
+        algorithm: Algorithm,
+        root: usize,
+    ) -> Result<Schedule, CollectiveError> {
+        let err = |e: &dyn std::fmt::Display| CollectiveError::Schedule(e.to_string());
+        // The tree's shape does not depend on λ for the fixed algorithms the runtime uses;
+        // λ = 2 is only what `generate` needs to time it.
+        let model = Model::from(Postal::new(Ratio::integer(2)).map_err(|e| err(&e))?);
+        let req = Request::broadcast(algorithm, self.size as u32, 1, root as u32);
+        generate(&req, &model).map_err(|e| err(&e))
+    }
+
+    /// The cache key of the default program: the root, and the size class where it matters.
+    fn program_key(&self, root: usize, bytes: usize) -> (u32, u64) {
         match &self.options.schedule {
             DefaultSchedule::Fixed(_) => (root as u32, 0),
+            DefaultSchedule::Planned(_) => (root as u32, bytes.max(1).next_power_of_two() as u64),
         }
     }
 
     /// The reduction tree: the radix of the default broadcast's tree family (star: flat,
     /// k-nomial: its radix, otherwise binomial).
     fn ordered_tree(&self) -> OrderedTree {
-        let radix = match &self.options.schedule {
-            DefaultSchedule::Fixed(Algorithm::Star) => self.size,
-            DefaultSchedule::Fixed(Algorithm::Knomial { radix }) => *radix as usize,
-            DefaultSchedule::Fixed(_) => 2,
-        };
+        let radix = *self.radix.get_or_init(|| {
+            let family = |a: Algorithm| match a {
+                Algorithm::Star => self.size,
+                Algorithm::Knomial { radix } => radix as usize,
+                Algorithm::Dtree { d } if d as usize + 1 >= self.size => self.size,
+                _ => 2,
+            };
+            match &self.options.schedule {
+                DefaultSchedule::Fixed(a) => family(*a),
+                // The planner's tree for a small payload from rank 0 (the reduction is its
+                // time reversal).
+                DefaultSchedule::Planned(p) => {
+                    plan_runtime(p.profile(), p.machine(), self.size as u32, 8, 0)
+                        .map_or(2, |(_, c)| family(c.algorithm))
+                }
+            }
+        });
         OrderedTree {
             n: self.size,
             radix: radix.max(2),

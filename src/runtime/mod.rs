@@ -24,7 +24,7 @@ pub use channel::{
 };
 pub use collective::{
     CallInfo, CollectiveError, CollectiveKind, Comm, CommOptions, CommRank, DefaultSchedule,
-    MAX_COMM_RANKS,
+    Planned, MAX_COMM_RANKS,
 };
 pub use line::Line;
 pub use program::{Blocking, Network, Program, ProgramError, RankProgram, RankTiming, Spread};

@@ -3,13 +3,14 @@
 
 use herald::{generate, Algorithm, Goal, GoalDep, GoalOp, LogP, Model, Postal, Ratio, Request};
 
-/// The sample from LogGOPSim's repository, shipped in shared/fixtures.
+/// The sample from LogGOPSim's repository (shipped in shared/fixtures; copied into tests/data
+/// so a clone anywhere runs it).
 fn fixture() -> String {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/fixtures/goal/binary_tree_32.goal"
+        "/tests/data/binary_tree_32.goal"
     );
-    std::fs::read_to_string(path).expect("shared/fixtures beside the repository")
+    std::fs::read_to_string(path).expect("tests/data/binary_tree_32.goal")
 }
 
 #[test]

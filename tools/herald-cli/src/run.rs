@@ -28,9 +28,53 @@ pub(crate) struct RunArgs {
     /// Rank-to-core map: compact, scatter or list:0,1,… (OS CPU numbers).
     #[arg(long, default_value = "compact")]
     map: String,
+    /// Run the planner's choice for this machine under a calibrated profile (what the
+    /// collectives use by default) and print its predicted time beside the measured one;
+    /// `--algo` and the model flags are ignored.
+    #[arg(long, value_name = "FILE")]
+    profile: Option<std::path::PathBuf>,
+    /// Accept a profile of another host or schema version.
+    #[arg(long, requires = "profile")]
+    force: bool,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
+}
+
+/// What is run: the schedule, its name, and the predicted time with its unit.
+struct Chosen {
+    schedule: herald::Schedule,
+    name: String,
+    predicted: String,
+    predicted_ns: Option<f64>,
+    model: serde_json::Value,
+}
+
+/// The schedule the flags name (a model and `--algo`), or the planner's choice for a profile.
+fn choose(a: &RunArgs, hierarchy: &herald::Hierarchy) -> Result<Chosen, CliError> {
+    if let Some(path) = &a.profile {
+        let profile = herald::load_profile(path, a.force).map_err(CliError::usage)?;
+        let (n, root) = (a.problem.n(), a.problem.root());
+        let (schedule, c) = herald::plan_runtime(&profile, hierarchy, n, a.payload as u64, root)
+            .map_err(CliError::usage)?;
+        return Ok(Chosen {
+            schedule,
+            name: format!("{} (planned, {} block(s))", c.label, c.blocks),
+            predicted: format!("{} ns", c.makespan.decimal()),
+            predicted_ns: Some(c.makespan.to_f64()),
+            model: json!({"profile": path.display().to_string(), "host": profile.host}),
+        });
+    }
+    let model = a.model.model()?;
+    let schedule = crate::sim::generate_one(&model, &a.problem)?;
+    let report = herald::check(&schedule, &model).map_err(CliError::usage)?;
+    Ok(Chosen {
+        schedule,
+        name: a.problem.algo_name().to_owned(),
+        predicted: format!("{} (model time units)", report.format(report.makespan())),
+        predicted_ns: None,
+        model: crate::sim::model_json(&model),
+    })
 }
 
 /// A payload that differs per iteration (xorshift).
@@ -51,13 +95,12 @@ pub(crate) fn run(a: &RunArgs) -> Result<(), CliError> {
             "--iters and --capacity must be at least 1".into(),
         ));
     }
-    let model = a.model.model()?;
-    let schedule = crate::sim::generate_one(&model, &a.problem)?;
-    let report = herald::check(&schedule, &model).map_err(CliError::usage)?;
-    let program = Program::compile(&schedule).map_err(CliError::usage)?;
+    let hierarchy = TopologySource::Machine.load().map_err(CliError::usage)?;
+    let chosen = choose(a, &hierarchy)?;
+    let schedule = &chosen.schedule;
+    let program = Program::compile(schedule).map_err(CliError::usage)?;
     let n = schedule.n() as usize;
     let root = program.root() as usize;
-    let hierarchy = TopologySource::Machine.load().map_err(CliError::usage)?;
     let map: RankMap = a.map.parse().map_err(CliError::usage)?;
     let cpus = map.cpus(&hierarchy, n).map_err(CliError::usage)?;
     let mut team = Team::with_cores(cpus.clone()).map_err(CliError::usage)?;
@@ -97,12 +140,14 @@ pub(crate) fn run(a: &RunArgs) -> Result<(), CliError> {
     let pinned = team.placements().iter().filter(|p| p.is_pinned()).count();
     if a.json {
         let v = json!({
-            "algorithm": a.problem.algo_name(),
-            "model": crate::sim::model_json(&model),
-            "n": n, "m": a.problem.blocks(), "root": root, "bytes": a.payload, "iters": a.iters,
+            "algorithm": chosen.name,
+            "model": chosen.model,
+            "n": n, "m": net.program().blocks(), "root": root, "bytes": a.payload, "iters": a.iters,
             "median_ns": ns(spread.median), "p10_ns": ns(spread.p10), "p90_ns": ns(spread.p90),
             "verified": a.verify,
-            "predicted_makespan": report.format(report.makespan()),
+            "predicted_makespan": chosen.predicted,
+            "predicted_ns": chosen.predicted_ns,
+            "measured_over_predicted": chosen.predicted_ns.map(|p| ns(spread.median) as f64 / p),
             "cpus": cpus, "pinned": pinned,
         });
         println!("{v}");
@@ -110,7 +155,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<(), CliError> {
         println!(
             "broadcast of {} bytes, n = {n}, {} ({} sends), {} iterations{}",
             a.payload,
-            a.problem.algo_name(),
+            chosen.name,
             schedule.len(),
             a.iters,
             if a.verify {
@@ -123,10 +168,15 @@ pub(crate) fn run(a: &RunArgs) -> Result<(), CliError> {
             "time per broadcast: median {:?}, p10 {:?}, p90 {:?}",
             spread.median, spread.p10, spread.p90
         );
-        println!(
-            "model prediction: makespan {} (model time units)",
-            report.format(report.makespan())
-        );
+        match chosen.predicted_ns {
+            Some(p) => println!(
+                "predicted {}, measured median {:.0} ns: measured/predicted = {:.2}",
+                chosen.predicted,
+                ns(spread.median) as f64,
+                ns(spread.median) as f64 / p
+            ),
+            None => println!("model prediction: makespan {}", chosen.predicted),
+        }
         println!(
             "ranks pinned: {pinned} of {n} (cpus {:?})",
             &cpus[..cpus.len().min(16)]

@@ -187,9 +187,14 @@ impl ProblemArgs {
         &self.algo
     }
 
-    /// Blocks (`-m`).
-    pub(crate) fn blocks(&self) -> u32 {
-        self.m
+    /// Ranks (`-n`).
+    pub(crate) fn n(&self) -> u32 {
+        self.n
+    }
+
+    /// The root (`--root`).
+    pub(crate) fn root(&self) -> u32 {
+        self.root
     }
 
     /// The request these flags describe, for `algorithm`.

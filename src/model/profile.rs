@@ -130,7 +130,7 @@ pub struct Distribution {
 
 impl Distribution {
     /// The value chosen by `pick`: the median, the center of the mode with the largest share,
-    /// or the largest mode center (the slowest regime, for conservative planning).
+    /// the largest mode center (the slowest regime, for conservative planning) or the smallest.
     pub fn pick(&self, pick: Pick) -> f64 {
         match pick {
             Pick::Median => self.median,
@@ -140,6 +140,11 @@ impl Distribution {
                 .iter()
                 .map(|m| m.center)
                 .fold(self.median, f64::max),
+            Pick::Fastest => self
+                .modes
+                .iter()
+                .map(|m| m.center)
+                .fold(self.median, f64::min),
         }
     }
 
@@ -157,6 +162,8 @@ pub enum Pick {
     Dominant,
     /// The largest mode center: plan for the slowest regime seen.
     Slowest,
+    /// The smallest mode center: the fastest regime seen.
+    Fastest,
     /// The median over all slices.
     Median,
 }

@@ -6,6 +6,7 @@ mod bench;
 mod calibrate;
 mod draw;
 mod export;
+mod fidelity;
 mod plan;
 mod run;
 mod sim;
@@ -60,6 +61,8 @@ enum Command {
     Calibrate(calibrate::CalibrateArgs),
     /// Measure herald against raw hardware and peer crates (per-slice ratios).
     Bench(bench::BenchArgs),
+    /// Compare the model's predicted 2-rank broadcast times with measured ones, per mode.
+    Fidelity(fidelity::FidelityArgs),
 }
 
 fn main() -> ExitCode {
@@ -91,6 +94,7 @@ fn main() -> ExitCode {
         Command::Draw(a) => draw::run(a),
         Command::Calibrate(a) => calibrate::run(a),
         Command::Bench(a) => bench::bench(a),
+        Command::Fidelity(a) => fidelity::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -268,7 +268,10 @@ fn report(profile: &Profile, raw: &[f64], all: &[Case]) -> Value {
         })
         .collect();
     // The profile's raw hop per regime, to match a measured mode with a prediction.
-    let hop = profile.measured_levels().next().and_then(|l| l.raw_hop_ns.clone());
+    let hop = profile
+        .measured_levels()
+        .next()
+        .and_then(|l| l.raw_hop_ns.clone());
     let regime = |center: f64| {
         let pick_hop = |p: Pick| hop.as_ref().map_or(f64::NAN, |d| d.pick(p));
         (0..PICKS.len())

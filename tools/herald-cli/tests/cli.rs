@@ -337,3 +337,85 @@ fn bad_hierarchical_input_is_one_line_and_exit_2() {
         bad_input(&args);
     }
 }
+
+// ------------------------------------------------ herald run --profile, fidelity, bench
+
+#[test]
+fn run_with_a_profile_prints_predicted_and_measured() {
+    let p = profile();
+    let v = json(&herald(&[
+        "run",
+        "--profile",
+        &p,
+        "--force",
+        "-n",
+        "2",
+        "--bytes",
+        "4096",
+        "--iters",
+        "50",
+        "--verify",
+        "--json",
+    ]));
+    assert_eq!(v["verified"], true);
+    assert!(v["predicted_ns"].as_f64().unwrap() > 0.0);
+    assert!(v["measured_over_predicted"].as_f64().unwrap() > 0.0);
+    bad_input(&["run", "--profile", "/nonexistent/profile.json", "-n", "2"]);
+    // The fixture was measured on host "fixture": refused without --force.
+    bad_input(&["run", "--profile", &p, "-n", "2"]);
+}
+
+#[test]
+fn fidelity_measures_every_distinct_candidate() {
+    let v = json(&herald(&[
+        "fidelity",
+        "--profile",
+        &profile(),
+        "--force",
+        "--sizes",
+        "64,3000",
+        "--slices",
+        "1",
+        "--json",
+    ]));
+    let predictions = v["predictions"].as_array().unwrap();
+    assert!(predictions.iter().any(|c| c["bytes"] == 64));
+    assert!(predictions.iter().any(|c| c["bytes"] == 3000));
+    for c in predictions {
+        let (f, d, s) = (
+            c["fastest_ns"].as_f64().unwrap(),
+            c["dominant_ns"].as_f64().unwrap(),
+            c["slowest_ns"].as_f64().unwrap(),
+        );
+        assert!(0.0 < f && f <= d && d <= s, "{c}");
+    }
+    let cases = v["modes"][0]["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), predictions.len());
+    assert!(cases
+        .iter()
+        .all(|c| c["measured_ns"].as_f64().unwrap() > 0.0));
+}
+
+#[test]
+fn fidelity_and_bench_reject_bad_input() {
+    bad_input(&["fidelity", "--profile", "/nonexistent/profile.json"]);
+    bad_input(&[
+        "fidelity",
+        "--profile",
+        &profile(),
+        "--force",
+        "--slices",
+        "0",
+    ]);
+    bad_input(&[
+        "fidelity",
+        "--profile",
+        &profile(),
+        "--force",
+        "--sizes",
+        "0",
+    ]);
+    bad_input(&["bench", "hop", "--slices", "0"]);
+    bad_input(&["bench", "bcast64", "--algo", "nonsense"]);
+    bad_input(&["bench", "nonsense"]);
+}

@@ -345,6 +345,7 @@ fn profile(host: &str) -> Profile {
         mode: "quick".into(),
         duration_s: 1.0,
         clock_overhead_ns: 20.0,
+        clock_resolution_ns: Some(10.0),
         topology: TopologySummary {
             pus: 2,
             os_indices: vec![0, 1],

@@ -64,7 +64,11 @@
 //! # Raw hop
 //!
 //! The honest baseline: two threads bounce a counter on one cache line (`AtomicU64`, store
-//! `Release`, spin on `load(Acquire)`); one-way = round trip / 2, timed per round trip.
+//! `Release`, spin on `load(Acquire)`); one-way = round trip / 2, timed over all of a slice's
+//! round trips at once (as `herald bench hop` does): a VM's clock may step in 10 ns, a few ticks
+//! of one round trip, and a clock read inside the loop would sit on its path. The PRTT probes are
+//! timed one round trip at a time, as Netgauge does, so their medians are multiples of the
+//! clock's resolution ([`Profile::clock_resolution_ns`]).
 //!
 //! # Noise
 //!
@@ -573,6 +577,7 @@ pub fn calibrate(
         mode: opts.mode.to_owned(),
         duration_s: duration.as_secs_f64(),
         clock_overhead_ns: clock,
+        clock_resolution_ns: Some(probes::clock_resolution()),
         topology: summary(h),
         levels,
         unsettled,

@@ -257,6 +257,10 @@ pub struct Profile {
     pub duration_s: f64,
     /// The cost of one clock read, subtracted from every timed interval.
     pub clock_overhead_ns: f64,
+    /// The clock's resolution (smallest step seen): single intervals are multiples of it, so
+    /// medians of short probes are too. Absent from profiles written before herald recorded it.
+    #[serde(default)]
+    pub clock_resolution_ns: Option<f64>,
     /// The topology.
     pub topology: TopologySummary,
     /// Per level, machine first (the PU level is left out: a PU does not send to itself).

@@ -154,8 +154,11 @@ fn models(level: &LevelProfile) -> String {
 }
 
 fn table(p: &Profile) -> String {
+    let resolution = p
+        .clock_resolution_ns
+        .map_or(String::new(), |r| format!(", resolution {r:.0} ns"));
     let mut out = format!(
-        "calibration of {} ({}, {} mode, {:.1} s, clock read {:.0} ns)\ntopology: {}\n",
+        "calibration of {} ({}, {} mode, {:.1} s, clock read {:.0} ns{resolution})\ntopology: {}\n",
         p.host, p.date, p.mode, p.duration_s, p.clock_overhead_ns, p.topology.summary
     );
     for level in &p.levels {
@@ -194,6 +197,12 @@ fn table(p: &Profile) -> String {
         if let Some(note) = &level.note {
             out.push_str(&format!("  note     {note}\n"));
         }
+    }
+    if let Some(d) = &p.switch_ns {
+        out.push_str(&format!(
+            "shared CPU: one-way handoff between two threads of one CPU {}\n",
+            cell(&Some(d.clone()), 0)
+        ));
     }
     if !p.unsettled.is_empty() {
         out.push_str(&format!("unsettled: {}\n", p.unsettled.join(", ")));

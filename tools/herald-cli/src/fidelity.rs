@@ -7,10 +7,11 @@
 //! prediction is its exact simulated makespan under the profile's parameters for the fastest,
 //! dominant and slowest regime ([`Pick`]).
 //!
-//! Measuring: interleaved slices, as `herald bench` does. Each slice first times a raw atomic
-//! ping-pong (its mode labels the slice), then runs every (size, candidate) in a rotating order:
-//! `k` ping-pong broadcasts with `CommRank::broadcast_with`, the root alternating, so one
-//! broadcast is half a round trip: from the root's call until the other rank holds the data.
+//! Measuring: interleaved slices, as `herald bench` does. Each slice runs every (size,
+//! candidate) in a rotating order: a short raw atomic ping-pong (its time names the latency mode
+//! the measurement ran in), then about half a millisecond of ping-pong broadcasts with
+//! `CommRank::broadcast_with`, the root alternating, so one broadcast is half a round trip: from
+//! the root's call until the other rank holds the data.
 //! The communicator streams lines (single copy off), which is the transport the profile's
 //! parameters describe. Every measured broadcast's bytes are checked once per slice.
 //!
@@ -68,8 +69,8 @@ struct Case {
     programs: [Program; 2],
     /// Predicted ns per regime, in `PICKS` order.
     predicted: [f64; 3],
-    /// Measured ns per slice.
-    measured: Vec<f64>,
+    /// Measured ns per slice, each with the raw hop measured just before it.
+    measured: Vec<(f64, f64)>,
 }
 
 /// The hierarchical model of the 2-rank team on `cpus` with `profile`'s parameters for `pick`.
@@ -226,24 +227,24 @@ pub(crate) fn run(a: &FidelityArgs) -> Result<(), CliError> {
         ..CommOptions::default()
     };
     let mut comm = Comm::with_options(2, options).map_err(CliError::usage)?;
-    // About 2 ms per measurement, from the dominant prediction.
+    // About half a millisecond per measurement, from the dominant prediction: short enough to
+    // fall in one latency mode, which the raw hop measured just before it names.
     let reps: Vec<u64> = all
         .iter()
-        .map(|c| (1e6 / c.predicted[1].max(50.0)).clamp(4.0, 20_000.0) as u64)
+        .map(|c| (2.5e5 / c.predicted[1].max(50.0)).clamp(2.0, 5_000.0) as u64)
         .collect();
     for (case, &k) in all.iter().zip(&reps) {
         measure(&mut team, &mut comm, case, k.min(64))?; // warm-up and first check
     }
-    let mut raw = Vec::with_capacity(a.slices);
     for s in 0..a.slices {
-        raw.push(raw_hop(&mut team, 4000));
         for i in 0..all.len() {
             let j = (i + s) % all.len();
+            let raw = raw_hop(&mut team, 300);
             let t = measure(&mut team, &mut comm, &all[j], reps[j])?;
-            all[j].measured.push(t);
+            all[j].measured.push((raw, t));
         }
     }
-    let report = report(&profile, &raw, &all);
+    let report = report(&profile, &all);
     if a.json {
         println!("{report}");
     } else {
@@ -253,20 +254,20 @@ pub(crate) fn run(a: &FidelityArgs) -> Result<(), CliError> {
 }
 
 /// The per-mode comparison as JSON.
-fn report(profile: &Profile, raw: &[f64], all: &[Case]) -> Value {
-    let samples: Vec<(f64, f64)> = raw.iter().map(|&x| (x, 1.0)).collect();
-    let modes = find_modes(&samples);
-    let owner: Vec<usize> = raw
+fn report(profile: &Profile, all: &[Case]) -> Value {
+    let samples: Vec<(f64, f64)> = all
         .iter()
-        .map(|&x| {
-            (0..modes.len())
-                .min_by(|&i, &j| {
-                    let d = |k: usize| (x.ln() - modes[k].center.ln()).abs();
-                    d(i).total_cmp(&d(j))
-                })
-                .unwrap_or(0)
-        })
+        .flat_map(|c| c.measured.iter().map(|&(raw, _)| (raw, 1.0)))
         .collect();
+    let modes = find_modes(&samples);
+    let owner = |x: f64| {
+        (0..modes.len())
+            .min_by(|&i, &j| {
+                let d = |k: usize| (x.ln() - modes[k].center.ln()).abs();
+                d(i).total_cmp(&d(j))
+            })
+            .unwrap_or(0)
+    };
     // The profile's raw hop per regime, to match a measured mode with a prediction.
     let hop = profile
         .measured_levels()
@@ -288,20 +289,28 @@ fn report(profile: &Profile, raw: &[f64], all: &[Case]) -> Value {
             let r = regime(mode.center);
             let cases: Vec<Value> = all
                 .iter()
-                .map(|c| {
-                    let mine: Vec<f64> = (0..raw.len())
-                        .filter(|&s| owner[s] == m)
-                        .map(|s| c.measured[s])
+                .filter_map(|c| {
+                    let mine: Vec<f64> = c
+                        .measured
+                        .iter()
+                        .filter(|&&(raw, _)| owner(raw) == m)
+                        .map(|&(_, t)| t)
                         .collect();
+                    if mine.is_empty() {
+                        return None;
+                    }
                     let (med, p10, p90) = spread(&mine);
-                    json!({"bytes": c.bytes, "candidate": c.label, "blocks": c.blocks,
+                    Some(
+                        json!({"bytes": c.bytes, "candidate": c.label, "blocks": c.blocks,
                            "predicted_ns": c.predicted[r], "measured_ns": med,
                            "measured_p10_ns": p10, "measured_p90_ns": p90,
-                           "measured_over_predicted": med / c.predicted[r]})
+                           "samples": mine.len(),
+                           "measured_over_predicted": med / c.predicted[r]}),
+                    )
                 })
                 .collect();
             json!({"raw_hop_ns": mode.center, "share": mode.share,
-                   "slices": owner.iter().filter(|&&o| o == m).count(),
+                   "measurements": mode.samples,
                    "regime": PICKS[r].1, "cases": cases})
         })
         .collect();

@@ -21,20 +21,25 @@ fn since(t0: Instant) -> f64 {
     t0.elapsed().as_nanos() as f64
 }
 
-/// The clock's resolution: the smallest positive difference of consecutive `Instant::now()`
-/// calls (10 ns on the development VM, so single short intervals are quantized).
+/// The clock's resolution: the greatest common divisor of the differences of consecutive
+/// `Instant::now()` calls, in ns (10 ns on the development VM: every interval it times is a
+/// multiple of 10 ns, so short single intervals are quantized).
 pub(crate) fn clock_resolution() -> f64 {
+    fn gcd(a: u128, b: u128) -> u128 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
     let mut last = Instant::now();
-    let mut best = f64::INFINITY;
+    let mut step = 0u128;
     for _ in 0..20_001 {
         let now = Instant::now();
-        let d = now.duration_since(last).as_nanos() as f64;
-        if d > 0.0 {
-            best = best.min(d);
-        }
+        step = gcd(step, now.duration_since(last).as_nanos());
         last = now;
     }
-    best
+    step as f64
 }
 
 /// The cost of one clock read: the median difference of consecutive `Instant::now()` calls.

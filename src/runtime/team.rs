@@ -3,8 +3,9 @@
 //!
 //! # Lifecycle
 //!
-//! Every rank is a worker thread; the caller of [`Team::run`] only waits. (So every rank is
-//! pinned and the caller's own affinity is never changed.) A run stores a type-erased
+//! Every rank is a worker thread; the caller of [`Team::run`] only waits — parked at once when
+//! the workers occupy every CPU, so it never takes a CPU from them. (So every rank is pinned
+//! and the caller's own affinity is never changed.) A run stores a type-erased
 //! reference to the closure, bumps `epoch` (`Release`) and notifies each worker's [`Signal`];
 //! each worker runs the closure under `catch_unwind` and decrements `remaining`; the last one
 //! notifies the caller. The caller writes the job only while `remaining == 0`, and returns only
@@ -140,6 +141,10 @@ struct Shared {
     abort: Arc<AbortFlag>,
     /// The first panic payload of the current run.
     panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// Whether the caller parks at once while a run goes on: when the workers occupy every
+    /// CPU, a caller that spins or yields takes time from them (measured: a 2-rank hop on a
+    /// 2-CPU machine, 64 ns with a spinning and yielding caller, 44 ns without).
+    caller_parks: bool,
 }
 
 // SAFETY: `job` is the only non-`Sync` field; its accesses are ordered by `epoch` and
@@ -162,8 +167,12 @@ impl Shared {
 
     /// Waits until every worker is done with the current run (or startup).
     fn wait_idle(&self) {
-        self.caller
-            .wait_until_unabortable(|| (self.remaining.load(Ordering::Acquire) == 0).then_some(()));
+        let idle = || (self.remaining.load(Ordering::Acquire) == 0).then_some(());
+        if self.caller_parks {
+            self.caller.wait_parked(idle);
+        } else {
+            self.caller.wait_until_unabortable(idle);
+        }
     }
 
     /// A worker's end of a run (or of startup).
@@ -361,6 +370,7 @@ impl TeamBuilder {
                 threads: (0..size).map(|_| OnceLock::new()).collect(),
                 abort: Arc::new(AbortFlag::default()),
                 panic: Mutex::new(None),
+                caller_parks: size >= cpus.len().max(1),
             }),
             handles: Vec::with_capacity(size),
             placements: Vec::with_capacity(size),

@@ -160,6 +160,19 @@ impl Signal {
         }
     }
 
+    /// Like [`wait_until_unabortable`](Self::wait_until_unabortable), but parks at once: for
+    /// a waiter whose spinning or yielding would take a CPU from the threads it waits for (a
+    /// team's caller when every CPU has a pinned worker).
+    pub(crate) fn wait_parked<T>(&self, mut ready: impl FnMut() -> Option<T>) -> T {
+        match ready() {
+            Some(value) => value,
+            None => match self.park_until(&mut ready, &|| false) {
+                Ok(value) => value,
+                Err(Aborted) => unreachable!("an unabortable wait returned Aborted"),
+            },
+        }
+    }
+
     #[cold]
     fn wait_cold<T>(
         &self,

@@ -27,6 +27,8 @@ pub use collective::{
     Planned, MAX_COMM_RANKS,
 };
 pub use line::Line;
-pub use program::{Blocking, Network, Program, ProgramError, RankProgram, RankTiming, Spread};
+pub use program::{
+    Blocking, Iteration, Network, Program, ProgramError, RankProgram, RankTiming, Spread,
+};
 pub use team::{Ctx, Placement, RuntimeError, Team, TeamBuilder};
 pub use wait::{Aborted, Signal};

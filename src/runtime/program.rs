@@ -20,6 +20,7 @@ use super::wait::{Aborted, Signal};
 use crate::schedule::{Collective, Schedule};
 use crossbeam_utils::CachePadded;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Errors compiling or running a program.
@@ -282,6 +283,59 @@ impl Links for RankEnds {
     }
 }
 
+/// One iteration of [`Network::iterate`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Iteration {
+    /// Each rank's start and finish.
+    pub ranks: Vec<RankTiming>,
+    /// Whether every rank's `after` check passed.
+    pub verified: bool,
+    /// The root.
+    root: usize,
+}
+
+impl Iteration {
+    /// From the root's start until the last rank held every block.
+    #[must_use]
+    pub fn time(&self) -> Duration {
+        let start = self.ranks[self.root].start;
+        let done = self.ranks.iter().map(|r| r.done).max().unwrap_or(start);
+        done.saturating_duration_since(start)
+    }
+}
+
+/// A reusable start line for the ranks of one run: they spin (then yield, when ranks outnumber
+/// CPUs) until all have arrived for iteration `i`, so a broadcast's clock starts on every rank
+/// within a cache-line transfer.
+struct StartLine {
+    n: u64,
+    arrived: CachePadded<AtomicU64>,
+}
+
+impl StartLine {
+    fn new(n: usize) -> StartLine {
+        StartLine {
+            n: n as u64,
+            arrived: CachePadded::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Arrives for iteration `i` (0, 1, … in order) and waits for every rank.
+    fn wait(&self, i: u64) {
+        self.arrived.fetch_add(1, Ordering::AcqRel);
+        let all = (i + 1) * self.n;
+        let mut polls = 0u32;
+        while self.arrived.load(Ordering::Acquire) < all {
+            polls = polls.saturating_add(1);
+            if polls < 1024 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now(); // more ranks than CPUs: let the others arrive
+            }
+        }
+    }
+}
+
 /// One rank's result of a broadcast.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RankTiming {
@@ -338,6 +392,44 @@ impl Network {
         team: &mut Team,
         buffers: &mut [Vec<u8>],
     ) -> Result<Vec<RankTiming>, ProgramError> {
+        let mut out = self.iterate(team, buffers, 1, |_, _, _| {}, |_, _, _| true)?;
+        Ok(out.pop().map(|it| it.ranks).unwrap_or_default())
+    }
+
+    /// Runs `iters` broadcasts in one run of `team`, so its ranks stay awake between them:
+    /// before iteration `i` every rank `r` calls `before(i, r, buffer)` (the root writes the
+    /// payload), then all start together at a spinning start line, broadcast, and call
+    /// `after(i, r, buffer)` (which may check every byte) once they are done.
+    ///
+    /// # Errors
+    /// As [`broadcast`](Self::broadcast).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use herald::{generate, Algorithm, Model, Network, OnePort, Program, Request, Team};
+    /// let s = generate(&Request::broadcast(Algorithm::Optimal, 4, 2, 0), &Model::from(OnePort))?;
+    /// let mut net = Network::new(Program::compile(&s)?, 16);
+    /// let mut team = Team::new(4)?;
+    /// let mut bufs = vec![vec![0u8; 300]; 4];
+    /// let its = net.iterate(
+    ///     &mut team,
+    ///     &mut bufs,
+    ///     10,
+    ///     |i, r, buf| if r == 0 { buf.fill(i as u8) },
+    ///     |i, _, buf| buf.iter().all(|&b| b == i as u8),
+    /// )?;
+    /// assert!(its.iter().all(|it| it.verified));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn iterate(
+        &mut self,
+        team: &mut Team,
+        buffers: &mut [Vec<u8>],
+        iters: usize,
+        before: impl Fn(usize, usize, &mut [u8]) + Sync,
+        after: impl Fn(usize, usize, &[u8]) -> bool + Sync,
+    ) -> Result<Vec<Iteration>, ProgramError> {
         let n = self.program.n();
         if team.size() != n || buffers.len() != n {
             return Err(ProgramError::TeamSize {
@@ -354,42 +446,53 @@ impl Network {
             });
         }
         let blocking = Blocking::new(bytes, self.program.blocks);
-        let barrier = std::sync::Barrier::new(n);
+        let line = StartLine::new(n);
         let mut states: Vec<(&mut RankEnds, &mut Vec<u8>)> =
             self.ends.iter_mut().zip(buffers.iter_mut()).collect();
         let (program, signals) = (&self.program, &self.signals);
-        let results = team.run_with(&mut states, |ctx, (ends, buf)| {
-            barrier.wait();
-            let start = Instant::now();
+        let per_rank = team.run_with(&mut states, |ctx, (ends, buf)| {
             let rank = ctx.rank();
             let is_root = rank == program.root as usize;
-            let mut scratch = std::mem::take(&mut ends.scratch);
             let prog = &program.ranks[rank];
-            let mut exec = Exec::new(
-                prog,
-                program.blocks,
-                is_root,
-                Framing::Plain(blocking),
-                &**ends,
-                buf,
-                signals,
-                rank,
-                &mut scratch,
-            );
-            let result = exec.run(|| None::<ProgramError>);
-            ends.scratch = scratch;
-            match result {
-                Ok(()) => Ok(RankTiming {
-                    start,
-                    done: Instant::now(),
-                }),
-                Err(Stop::Hook(e)) => Err(e),
-                Err(Stop::Header(..) | Stop::Stopped) => {
-                    unreachable!("plain framing has no headers and never stops")
+            let mut mine = Vec::with_capacity(iters);
+            for i in 0..iters {
+                before(i, rank, buf);
+                line.wait(i as u64);
+                let start = Instant::now();
+                let mut scratch = std::mem::take(&mut ends.scratch);
+                let mut exec = Exec::new(
+                    prog,
+                    program.blocks,
+                    is_root,
+                    Framing::Plain(blocking),
+                    &**ends,
+                    buf,
+                    signals,
+                    rank,
+                    &mut scratch,
+                );
+                let result = exec.run(|| None::<ProgramError>);
+                ends.scratch = scratch;
+                let done = Instant::now();
+                match result {
+                    Ok(()) => mine.push((RankTiming { start, done }, after(i, rank, buf))),
+                    Err(Stop::Hook(e)) => return Err(e),
+                    Err(Stop::Header(..) | Stop::Stopped) => {
+                        unreachable!("plain framing has no headers and never stops")
+                    }
                 }
             }
+            Ok(mine)
         });
-        results.into_iter().collect()
+        let per_rank: Vec<Vec<(RankTiming, bool)>> =
+            per_rank.into_iter().collect::<Result<_, _>>()?;
+        Ok((0..iters)
+            .map(|i| Iteration {
+                ranks: per_rank.iter().map(|r| r[i].0).collect(),
+                verified: per_rank.iter().all(|r| r[i].1),
+                root: program.root as usize,
+            })
+            .collect())
     }
 }
 

@@ -106,35 +106,40 @@ pub(crate) fn run(a: &RunArgs) -> Result<(), CliError> {
     let mut team = Team::with_cores(cpus.clone()).map_err(CliError::usage)?;
     let mut net = Network::new(program, a.capacity);
     let mut bufs: Vec<Vec<u8>> = vec![vec![0u8; a.payload]; n];
-    let mut times = Vec::with_capacity(a.iters);
-    for iter in 0..a.iters {
-        payload(&mut bufs[root], iter as u64 + 1);
-        if a.verify {
-            for (r, b) in bufs.iter_mut().enumerate() {
-                if r != root {
-                    b.fill(0);
-                }
+    // Every iteration runs inside one team run (ranks stay awake); each rank checks its own
+    // bytes after each broadcast, against the payload regenerated from the iteration's seed.
+    let first_bad: std::sync::Mutex<Option<(usize, usize, usize)>> = std::sync::Mutex::new(None);
+    let before = |i: usize, r: usize, buf: &mut [u8]| {
+        if r == root {
+            payload(buf, i as u64 + 1);
+        } else if a.verify {
+            buf.fill(0);
+        }
+    };
+    let after = |i: usize, r: usize, buf: &[u8]| {
+        if !a.verify || r == root {
+            return true;
+        }
+        let mut want = vec![0u8; buf.len()];
+        payload(&mut want, i as u64 + 1);
+        match buf.iter().zip(&want).position(|(x, y)| x != y) {
+            None => true,
+            Some(at) => {
+                let mut bad = first_bad.lock().unwrap_or_else(|e| e.into_inner());
+                bad.get_or_insert((i, r, at));
+                false
             }
         }
-        let t = net
-            .broadcast(&mut team, &mut bufs)
-            .map_err(|e| CliError::Failed(e.to_string()))?;
-        let start = t[root].start;
-        let done = t.iter().map(|r| r.done).max().unwrap_or(start);
-        times.push(done.saturating_duration_since(start));
-        if a.verify {
-            if let Some(r) = (0..n).find(|&r| bufs[r] != bufs[root]) {
-                let at = bufs[r]
-                    .iter()
-                    .zip(&bufs[root])
-                    .position(|(x, y)| x != y)
-                    .unwrap_or(0);
-                return Err(CliError::Failed(format!(
-                    "iteration {iter}: rank {r} differs at byte {at}"
-                )));
-            }
-        }
+    };
+    let iterations = net
+        .iterate(&mut team, &mut bufs, a.iters, before, after)
+        .map_err(|e| CliError::Failed(e.to_string()))?;
+    if let Some((i, r, at)) = *first_bad.lock().unwrap_or_else(|e| e.into_inner()) {
+        return Err(CliError::Failed(format!(
+            "iteration {i}: rank {r} differs at byte {at}"
+        )));
     }
+    let times: Vec<Duration> = iterations.iter().map(|it| it.time()).collect();
     let spread = Spread::of(&times).ok_or_else(|| CliError::Usage("no iterations".into()))?;
     let ns = |d: Duration| d.as_nanos() as u64;
     let pinned = team.placements().iter().filter(|p| p.is_pinned()).count();

@@ -515,7 +515,7 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 let comm = &mut comm;
                 let pool = &pool;
                 let mut cs: Vec<Contestant<'_>> = vec![
-                    ("raw_ns", Box::new(move |t: &mut Team| raw_hop(t, k))),
+                    ("raw_ns", Box::new(|t: &mut Team| raw_hop(t, HOPS / 4))),
                     (
                         "herald_ns",
                         Box::new(move |t: &mut Team| herald_bcast(t, comm, len, k)),

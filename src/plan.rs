@@ -469,16 +469,25 @@ pub fn plan_profile(
 ) -> Result<(Schedule, Candidate), PlanError> {
     let cpus = hierarchy.os_indices().to_vec();
     let hier = Hier::from_profile(profile, hierarchy.clone(), &cpus, &Assumptions::default())?;
-    let model = Model::from(hier);
+    best_schedule(&Model::from(hier), n, bytes, root)
+}
+
+/// The winner of [`plan`] under `model`, with its schedule.
+fn best_schedule(
+    model: &Model,
+    n: u32,
+    bytes: u64,
+    root: u32,
+) -> Result<(Schedule, Candidate), PlanError> {
     let req = PlanRequest {
         n,
         root,
         bytes,
         blocks: None,
     };
-    let p = plan(&model, &req)?;
+    let p = plan(model, &req)?;
     let best = p.best().cloned().ok_or(PlanError::Empty)?;
-    Ok((schedule_of(&model, &best, n, root)?, best))
+    Ok((schedule_of(model, &best, n, root)?, best))
 }
 
 /// The runtime's default choice: [`plan_profile`] when every rank has a PU of its own;
@@ -496,16 +505,12 @@ pub fn plan_runtime(
     if n as usize <= hierarchy.pu_count() {
         return plan_profile(profile, hierarchy, n, bytes, root);
     }
-    let model = oversubscribed_model(profile, hierarchy, n)?;
-    let req = PlanRequest {
+    best_schedule(
+        &oversubscribed_model(profile, hierarchy, n)?,
         n,
-        root,
         bytes,
-        blocks: None,
-    };
-    let p = plan(&model, &req)?;
-    let best = p.best().cloned().ok_or(PlanError::Empty)?;
-    Ok((schedule_of(&model, &best, n, root)?, best))
+        root,
+    )
 }
 
 /// The flat LogGP model of `n` ranks sharing the PUs of `hierarchy` (`n` larger than the PU

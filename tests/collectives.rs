@@ -3,47 +3,19 @@
 //! integer sums and a non-commutative 2×2 matrix product in rank order, and the error cases.
 //! Every concurrent test runs under a 120 s watchdog.
 
+mod common {
+    pub(crate) mod watch;
+}
+
 use bytemuck::{Pod, Zeroable};
+use common::watch::{payload, watchdog};
 use herald::{
     generate, Algorithm, CollectiveError, CollectiveKind, Comm, CommOptions, DefaultSchedule,
     Model, OnePort, Postal, Program, Ratio, Request, Team,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
-use std::time::Duration;
 
 const SIZES: [usize; 8] = [1, 2, 3, 5, 8, 16, 33, 64];
-
-/// Runs `body` on a thread; fails the test if it does not finish in 120 s.
-fn watchdog(body: impl FnOnce() + Send + 'static) {
-    let (tx, rx) = mpsc::channel();
-    let handle = std::thread::spawn(move || {
-        body();
-        let _ = tx.send(());
-    });
-    match rx.recv_timeout(Duration::from_secs(120)) {
-        Ok(()) => handle.join().expect("test body"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            if let Err(e) = handle.join() {
-                std::panic::resume_unwind(e)
-            }
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("watchdog: no finish in 120 s"),
-    }
-}
-
-/// A deterministic pseudo-random payload (xorshift), different per seed.
-fn payload(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
 
 /// A 2×2 matrix over wrapping u64: associative, not commutative.
 #[repr(C)]

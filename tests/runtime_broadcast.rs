@@ -2,43 +2,15 @@
 //! thousands of repeated broadcasts with changing roots, sizes and schedules. Every test runs
 //! under a watchdog.
 
+mod common {
+    pub(crate) mod watch;
+}
+
+use common::watch::{payload, watchdog};
 use herald::{
     generate, Algorithm, Blocking, LogP, Model, Network, OnePort, Postal, Program, Ratio, Request,
     Team,
 };
-use std::sync::mpsc;
-use std::time::Duration;
-
-/// Runs `body` on a thread; fails the test if it does not finish in 120 s.
-fn watchdog(body: impl FnOnce() + Send + 'static) {
-    let (tx, rx) = mpsc::channel();
-    let handle = std::thread::spawn(move || {
-        body();
-        let _ = tx.send(());
-    });
-    match rx.recv_timeout(Duration::from_secs(120)) {
-        Ok(()) => handle.join().expect("test body"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            if let Err(e) = handle.join() {
-                std::panic::resume_unwind(e)
-            }
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("watchdog: no finish in 120 s"),
-    }
-}
-
-/// A deterministic pseudo-random payload (xorshift), different per seed.
-fn payload(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
 
 /// Every (model, algorithm) pair with its block count.
 fn cases() -> Vec<(Model, Algorithm, u32)> {

@@ -110,6 +110,19 @@ impl Framing {
         start..(start + per_block).min(bytes)
     }
 
+    /// Offset and length of chunk `j` of block `b` in the single-copy framing.
+    fn direct_chunk(
+        bytes: usize,
+        per_block: usize,
+        chunk: usize,
+        b: u32,
+        j: usize,
+    ) -> (usize, usize) {
+        let block = Framing::direct_block(bytes, per_block, b);
+        let off = (block.start + j * chunk).min(block.end);
+        (off, (block.end - off).min(chunk))
+    }
+
     /// Lines of block `b` (at least 1).
     #[inline]
     fn lines(&self, b: u32) -> usize {
@@ -154,9 +167,7 @@ impl Framing {
                 chunk,
                 ..
             } => {
-                let block = Framing::direct_block(bytes, per_block, b);
-                let off = (block.start + j * chunk).min(block.end);
-                let len = (block.end - off).min(chunk);
+                let (off, len) = Framing::direct_chunk(bytes, per_block, chunk, b, j);
                 let words = [header, base as u64, off as u64, len as u64];
                 for (i, word) in words.into_iter().enumerate() {
                     p[8 * i..8 * i + 8].copy_from_slice(&word.to_le_bytes());
@@ -207,10 +218,9 @@ impl Framing {
                 let word =
                     |i: usize| u64::from_le_bytes(p[8 * i..8 * i + 8].try_into().expect("8 bytes"));
                 let (got, src, off, len) = (word(0), word(1), word(2) as usize, word(3) as usize);
-                let block = Framing::direct_block(bytes, per_block, b);
-                let want_off = (block.start + j * chunk).min(block.end);
-                let want_len = (block.end - want_off).min(chunk);
-                if got != header || off != want_off || len != want_len {
+                if got != header
+                    || (off, len) != Framing::direct_chunk(bytes, per_block, chunk, b, j)
+                {
                     return Err(Refused::Header(got));
                 }
                 // SAFETY: the descriptor carries this call's header, so its sender is in this

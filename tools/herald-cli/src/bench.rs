@@ -135,7 +135,7 @@ const HOPS: u64 = 20_000;
 const MSGS: u64 = 200_000;
 
 /// Raw ping-pong on one cache line; ns one-way.
-fn raw_hop(team: &mut Team, k: u64) -> f64 {
+pub(crate) fn raw_hop(team: &mut Team, k: u64) -> f64 {
     let flag = CachePadded::new(AtomicU64::new(0));
     let t = team.run(|ctx| {
         let start = Instant::now();

@@ -19,14 +19,12 @@
 //! nearest the mode's measured raw hop.
 
 use crate::CliError;
-use crossbeam::utils::CachePadded;
 use herald::{
     candidate_model, check, find_modes, load_profile, plan, schedule_of, Assumptions, Comm,
     CommOptions, Hier, Model, Pick, PlanRequest, Profile, Program, Team, TopologySource,
 };
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// Arguments of `herald fidelity`.
@@ -136,30 +134,6 @@ fn cases(
     Ok(out)
 }
 
-/// One-way ns of `k` raw ping-pongs on one line.
-fn raw_hop(team: &mut Team, k: u64) -> f64 {
-    let flag = CachePadded::new(AtomicU64::new(0));
-    let wait = |v: u64| {
-        while flag.load(Ordering::Acquire) != v {
-            std::hint::spin_loop();
-        }
-    };
-    let t = team.run(|ctx| {
-        let start = Instant::now();
-        for i in 0..k {
-            if ctx.rank() == 0 {
-                flag.store(2 * i + 1, Ordering::Release);
-                wait(2 * i + 2);
-            } else {
-                wait(2 * i + 1);
-                flag.store(2 * i + 2, Ordering::Release);
-            }
-        }
-        start.elapsed()
-    });
-    t[0].as_nanos() as f64 / (2 * k) as f64
-}
-
 /// One-way ns of `k` ping-pong broadcasts of `case`; `Err` if a byte arrived wrong.
 fn measure(team: &mut Team, comm: &mut Comm, case: &Case, k: u64) -> Result<f64, CliError> {
     let mut ranks = comm.ranks();
@@ -239,7 +213,7 @@ pub(crate) fn run(a: &FidelityArgs) -> Result<(), CliError> {
     for s in 0..a.slices {
         for i in 0..all.len() {
             let j = (i + s) % all.len();
-            let raw = raw_hop(&mut team, 300);
+            let raw = crate::bench::raw_hop(&mut team, 300);
             let t = measure(&mut team, &mut comm, &all[j], reps[j])?;
             all[j].measured.push((raw, t));
         }

@@ -304,33 +304,48 @@ impl Iteration {
     }
 }
 
-/// A reusable start line for the ranks of one run: they spin (then yield, when ranks outnumber
-/// CPUs) until all have arrived for iteration `i`, so a broadcast's clock starts on every rank
-/// within a cache-line transfer.
-struct StartLine {
-    n: u64,
-    arrived: CachePadded<AtomicU64>,
+/// A reusable start line for the ranks of one run. With a CPU per rank they spin until all
+/// have arrived for iteration `i`, so a broadcast's clock starts on every rank within a
+/// cache-line transfer; with more ranks than CPUs they block (`std::sync::Barrier`): spinning
+/// there would keep the last ranks from arriving.
+enum StartLine {
+    Spin {
+        n: u64,
+        arrived: CachePadded<AtomicU64>,
+    },
+    Block(std::sync::Barrier),
 }
 
 impl StartLine {
     fn new(n: usize) -> StartLine {
-        StartLine {
-            n: n as u64,
-            arrived: CachePadded::new(AtomicU64::new(0)),
+        if n <= Team::available_cpus().len() {
+            StartLine::Spin {
+                n: n as u64,
+                arrived: CachePadded::new(AtomicU64::new(0)),
+            }
+        } else {
+            StartLine::Block(std::sync::Barrier::new(n))
         }
     }
 
     /// Arrives for iteration `i` (0, 1, … in order) and waits for every rank.
     fn wait(&self, i: u64) {
-        self.arrived.fetch_add(1, Ordering::AcqRel);
-        let all = (i + 1) * self.n;
-        let mut polls = 0u32;
-        while self.arrived.load(Ordering::Acquire) < all {
-            polls = polls.saturating_add(1);
-            if polls < 1024 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now(); // more ranks than CPUs: let the others arrive
+        match self {
+            StartLine::Spin { n, arrived } => {
+                arrived.fetch_add(1, Ordering::AcqRel);
+                let all = (i + 1) * n;
+                let mut polls = 0u32;
+                while arrived.load(Ordering::Acquire) < all {
+                    polls = polls.saturating_add(1);
+                    if polls < 4096 {
+                        std::hint::spin_loop();
+                    } else {
+                        std::thread::yield_now(); // a rank descheduled: let it arrive
+                    }
+                }
+            }
+            StartLine::Block(barrier) => {
+                barrier.wait();
             }
         }
     }

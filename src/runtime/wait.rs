@@ -11,26 +11,29 @@
 //! each other, so either the waiter sees the condition or the notifier sees the waiter (loom
 //! checks this in `tests/loom_channel.rs`, with `SeqCst` fences on both sides).
 //!
-//! The fences are asymmetric (`sync::light_fence`, `sync::heavy_fence`): the notifier runs on
-//! every message, the waiter only on its way to sleep, so the waiter pays a process-wide
-//! barrier (`membarrier(2)`, a few microseconds, beside the tens a wake-up costs) and the
-//! notifier only a compiler fence. A `SeqCst` fence per notify cost about 80 ns on the
-//! development machine: it drains the store buffer, so every send waited for its line's
-//! cross-core ownership transfer (`herald bench stream`: 12 M lines/s with it; see the runtime
-//! notes in the README for the figure without it). A notifier claims a sleep by
-//! swapping `sleeping` back to false before it unparks, so each sleep gets at most one unpark;
+//! A notifier claims a sleep by swapping `sleeping` back to false before it unparks, so each
+//! sleep gets at most one unpark;
 //! a waiter that finds its condition true after announcing its sleep but loses that swap
 //! parks once more to take the claimed unpark. So no unpark is left over to wake a later,
 //! unrelated block (loom requires this), and park tokens make an unpark that arrives before
 //! the park harmless.
+//!
+//! The fences are asymmetric (`sync::light_fence`, `sync::heavy_fence`): the notifier runs on
+//! every message, the waiter only on its way to sleep, so the waiter pays a process-wide
+//! barrier (`membarrier(2)`, a few microseconds, beside the tens a wake-up costs) and the
+//! notifier only a compiler fence. A `SeqCst` fence per notify drains the store buffer, so
+//! every send waits for its line's cross-core ownership transfer: a two-thread stream of
+//! blocking sends measured 28–35 M lines/s with it and 120–127 M lines/s without, in the same
+//! minutes on the development machine (docs/runtime.md).
 //!
 //! # Thresholds
 //!
 //! Measured on the 2-core development machine with 16 threads doing star broadcasts: pure
 //! spinning 32 ms per broadcast, spin-then-yield 59 µs, spin-then-park 137 µs; waking a parked
 //! vCPU costs about 35 µs. Hence a short spin (`SPIN_POLLS` polls one spin hint apart, a few
-//! microseconds, well under the cost of a wake), then `YIELD_STEPS` yields (cheap under oversubscription, and
-//! what makes oversubscribed broadcasts fast), then parking (so idle threads cost nothing).
+//! microseconds, well under the cost of a wake), then `YIELD_STEPS` yields (cheap under
+//! oversubscription, and what makes oversubscribed broadcasts fast), then parking (so idle
+//! threads cost nothing).
 //!
 //! # Abort
 //!

@@ -108,7 +108,8 @@ enum RankOut {
     Client {
         /// `[size][rep]` of (prtt_1_0, prtt_n_0, prtt_n_d, delay_total).
         prtt: Vec<Vec<[f64; 4]>>,
-        rtt: Vec<f64>,
+        /// Mean raw round trip (ns).
+        rtt: f64,
     },
     Server {
         /// `[size][rep]` of o_r.
@@ -159,7 +160,7 @@ impl Pair {
         });
         let mut prtt = None;
         let mut o_r = None;
-        let mut rtt = Vec::new();
+        let mut rtt = f64::NAN;
         for out in outs {
             match out? {
                 RankOut::Client { prtt: p, rtt: r } => {
@@ -172,12 +173,12 @@ impl Pair {
         let (Some(prtt), Some(o_r)) = (prtt, o_r) else {
             return Err(CalibrateError::Probe("a rank returned no results".into()));
         };
-        Ok(summarize(plan, &prtt, &o_r, &rtt))
+        Ok(summarize(plan, &prtt, &o_r, rtt))
     }
 }
 
 /// Medians per size, and the raw hop.
-fn summarize(plan: &SlicePlan, prtt: &[Vec<[f64; 4]>], o_r: &[Vec<f64>], rtt: &[f64]) -> SliceData {
+fn summarize(plan: &SlicePlan, prtt: &[Vec<[f64; 4]>], o_r: &[Vec<f64>], rtt: f64) -> SliceData {
     let extra = f64::from(plan.n - 1);
     let mut points = Vec::with_capacity(plan.sizes.len());
     let mut gaps = Vec::with_capacity(plan.sizes.len());
@@ -197,7 +198,7 @@ fn summarize(plan: &SlicePlan, prtt: &[Vec<[f64; 4]>], o_r: &[Vec<f64>], rtt: &[
     SliceData {
         points,
         gaps,
-        raw_hop: median(rtt) / 2.0,
+        raw_hop: rtt / 2.0,
     }
 }
 
@@ -312,7 +313,7 @@ fn client(
         flag.store(2 * i + 1, Ordering::Release);
         await_flag(ctx, flag, 2 * i + 2)?;
     }
-    let rtt = vec![(since(t0) - c) / f64::from(plan.hops)];
+    let rtt = (since(t0) - c) / f64::from(plan.hops);
     Ok(RankOut::Client { prtt, rtt })
 }
 

@@ -49,7 +49,7 @@
 //!   and waits; both notify after every batch of lines they move.
 
 use super::channel::{channel, Receiver, Sender, TrySendWithError};
-use super::exec::{fill_line, store_line, Exec, Framing, Links, Scratch, Stop};
+use super::exec::{fill_line, store_line, stream_lines, Exec, Framing, Links, Scratch, Stop};
 use super::line::Line;
 use super::program::{Program, ProgramError, RankProgram};
 use super::team::RuntimeError;
@@ -656,11 +656,6 @@ fn max_ranks() -> usize {
         .map_or(MAX_COMM_RANKS, |m| m.min(MAX_COMM_RANKS))
 }
 
-/// Lines of a message of `bytes` payload bytes (header included).
-fn lines_for(bytes: usize) -> usize {
-    (8 + bytes).div_ceil(Line::PAYLOAD)
-}
-
 /// One rank's endpoint of a [`Comm`]: `Send`, not `Sync`; hand one to each rank.
 ///
 /// Every rank must make the same sequence of calls with the same roots and sizes. Calls may be
@@ -788,13 +783,13 @@ impl CommRank<'_> {
 
     fn send_value<T: Pod>(&mut self, to: usize, header: u64, v: &T) -> Result<(), CollectiveError> {
         let bytes = bytemuck::bytes_of(v);
-        self.send_stream(to, header, bytes, 0..lines_for(bytes.len()))
+        self.send_stream(to, header, bytes, 0..stream_lines(bytes.len()))
     }
 
     fn recv_value<T: Pod>(&mut self, from: usize, header: u64) -> Result<T, CollectiveError> {
         let mut v = T::zeroed();
         let bytes = bytemuck::bytes_of_mut(&mut v);
-        let n = lines_for(bytes.len());
+        let n = stream_lines(bytes.len());
         self.recv_stream(from, header, bytes, 0..n)?;
         Ok(v)
     }
@@ -1047,12 +1042,12 @@ impl CommRank<'_> {
         let tree = self.comm.ordered_tree();
         for (child, end) in tree.children(me) {
             let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut all[child..end]);
-            let lines = lines_for(bytes.len());
+            let lines = stream_lines(bytes.len());
             self.recv_stream(child, header, bytes, 0..lines)?;
         }
         if let Some(parent) = tree.parent(me) {
             let bytes: &[u8] = bytemuck::cast_slice(&all[me..tree.subtree_end(me)]);
-            self.send_stream(parent, header, bytes, 0..lines_for(bytes.len()))?;
+            self.send_stream(parent, header, bytes, 0..stream_lines(bytes.len()))?;
         }
         let bytes = bytemuck::cast_slice_mut(&mut all);
         self.broadcast_default(0, header, bytes)?;

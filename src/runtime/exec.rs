@@ -77,7 +77,7 @@ pub(crate) enum Refused {
 impl Framing {
     /// The stream framing of `bytes` payload bytes in `blocks` blocks.
     pub(crate) fn stream(header: u64, bytes: usize, blocks: u32) -> Framing {
-        let total = (8 + bytes).div_ceil(Line::PAYLOAD);
+        let total = stream_lines(bytes);
         Framing::Stream {
             header,
             total,
@@ -236,6 +236,11 @@ impl Framing {
             }
         }
     }
+}
+
+/// Lines of the stream `header ‖ buf` for a `bytes`-byte `buf`.
+pub(crate) fn stream_lines(bytes: usize) -> usize {
+    (8 + bytes).div_ceil(Line::PAYLOAD)
 }
 
 /// Writes line `k` of the stream `header ‖ buf` into a slot's payload `p` (every byte the

@@ -119,6 +119,35 @@ fn by_mode(raw: &[f64], series: &[(&str, Vec<f64>)]) -> Value {
     Value::Array(rows)
 }
 
+/// Records into `out` each contestant's figures (`v` by contestant, as [`interleave`] returns
+/// them), the per-slice ratios `(name, a, b)` = contestant `a` / contestant `b`, and, when
+/// `raw` names the raw-hop contestant, the contestants `per_mode` and every ratio per mode.
+fn record(
+    out: &mut Map<String, Value>,
+    cs: &[Contestant<'_>],
+    v: &[Vec<f64>],
+    ratio_of: &[(&str, usize, usize)],
+    raw: Option<usize>,
+    per_mode: &[usize],
+) {
+    for (c, v) in cs.iter().zip(v) {
+        put(out, c.0, v);
+    }
+    let rs: Vec<(&str, Vec<f64>)> = ratio_of
+        .iter()
+        .map(|&(name, a, b)| (name, ratios(&v[a], &v[b])))
+        .collect();
+    for (name, r) in &rs {
+        put(out, name, r);
+    }
+    if let Some(raw) = raw {
+        let mut series: Vec<(&str, Vec<f64>)> =
+            per_mode.iter().map(|&i| (cs[i].0, v[i].clone())).collect();
+        series.extend(rs);
+        out.insert("modes".into(), by_mode(&v[raw], &series));
+    }
+}
+
 fn ratios(a: &[f64], b: &[f64]) -> Vec<f64> {
     a.iter().zip(b).map(|(x, y)| x / y).collect()
 }
@@ -469,18 +498,8 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 ("arrayqueue_ns", Box::new(aq_hop)),
             ];
             let v = interleave(&mut team, a.slices, &mut cs);
-            for (c, v) in cs.iter().zip(&v) {
-                put(&mut out, c.0, v);
-            }
-            let (r_raw, r_rtrb) = (ratios(&v[1], &v[0]), ratios(&v[1], &v[2]));
-            put(&mut out, "ratio_raw", &r_raw);
-            put(&mut out, "ratio_rtrb", &r_rtrb);
-            let series = [
-                ("herald_ns", v[1].clone()),
-                ("ratio_raw", r_raw),
-                ("ratio_rtrb", r_rtrb),
-            ];
-            out.insert("modes".into(), by_mode(&v[0], &series));
+            let ratio_of = [("ratio_raw", 1, 0), ("ratio_rtrb", 1, 2)];
+            record(&mut out, &cs, &v, &ratio_of, Some(0), &[1]);
         }
         What::Stream => {
             let mut cs: Vec<Contestant<'_>> = vec![
@@ -491,19 +510,8 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 ("raw_ns", Box::new(|t: &mut Team| raw_hop(t, HOPS / 4))),
             ];
             let v = interleave(&mut team, a.slices, &mut cs);
-            for (c, v) in cs.iter().zip(&v) {
-                put(&mut out, c.0, v);
-            }
-            let (r_rtrb, r_aq) = (ratios(&v[0], &v[1]), ratios(&v[0], &v[2]));
-            put(&mut out, "ratio_rtrb", &r_rtrb);
-            put(&mut out, "ratio_arrayqueue", &r_aq);
-            let series = [
-                ("herald_mps", v[0].clone()),
-                ("rtrb_mps", v[1].clone()),
-                ("ratio_rtrb", r_rtrb),
-                ("ratio_arrayqueue", r_aq),
-            ];
-            out.insert("modes".into(), by_mode(&v[3], &series));
+            let ratio_of = [("ratio_rtrb", 0, 1), ("ratio_arrayqueue", 0, 2)];
+            record(&mut out, &cs, &v, &ratio_of, Some(3), &[0, 1]);
         }
         What::Bcast => {
             let pool = rayon::ThreadPoolBuilder::new()
@@ -536,22 +544,12 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 ];
                 let v = interleave(&mut team, a.slices, &mut cs);
                 let mut m = Map::new();
-                for (c, v) in cs.iter().zip(&v) {
-                    put(&mut m, c.0, v);
-                }
-                let r_raw = ratios(&v[1], &v[0]);
-                let r_rayon = ratios(&v[2], &v[1]);
-                let r_xcopy = ratios(&v[5], &v[1]);
-                put(&mut m, "ratio_raw", &r_raw);
-                put(&mut m, "ratio_rayon", &r_rayon);
-                put(&mut m, "ratio_xcopy", &r_xcopy);
-                let series = [
-                    ("herald_ns", v[1].clone()),
-                    ("ratio_raw", r_raw),
-                    ("ratio_rayon", r_rayon),
-                    ("ratio_xcopy", r_xcopy),
+                let ratio_of = [
+                    ("ratio_raw", 1, 0),
+                    ("ratio_rayon", 2, 1),
+                    ("ratio_xcopy", 5, 1),
                 ];
-                m.insert("modes".into(), by_mode(&v[0], &series));
+                record(&mut m, &cs, &v, &ratio_of, Some(0), &[1]);
                 m.insert(
                     "rayon_note".into(),
                     json!("rayon is a round trip per call, as measured"),
@@ -565,11 +563,9 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 schedule: herald::DefaultSchedule::Fixed(algorithm),
                 ..herald::CommOptions::default()
             };
-            let mut comm = Comm::with_options(a.ranks, options).map_err(CliError::usage)?;
-            let comm = &mut comm;
+            let comm = Comm::with_options(a.ranks, options).map_err(CliError::usage)?;
+            let comm = &std::cell::RefCell::new(comm);
             let k = 200;
-            let comm = std::cell::RefCell::new(comm);
-            let comm = &comm;
             let mut cs: Vec<Contestant<'_>> = vec![
                 (
                     "herald_ns",
@@ -586,11 +582,8 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 ("star_ns", Box::new(move |t: &mut Team| star_bcast(t, k))),
             ];
             let v = interleave(&mut team, a.slices, &mut cs);
-            for (c, v) in cs.iter().zip(&v) {
-                put(&mut out, c.0, v);
-            }
-            put(&mut out, "ratio_star", &ratios(&v[0], &v[2]));
-            put(&mut out, "ratio_star_acked", &ratios(&v[1], &v[2]));
+            let ratio_of = [("ratio_star", 0, 2), ("ratio_star_acked", 1, 2)];
+            record(&mut out, &cs, &v, &ratio_of, None, &[]);
             out.insert("algorithm".into(), json!(a.algo));
             out.insert("ranks".into(), json!(a.ranks));
         }

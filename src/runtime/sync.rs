@@ -12,7 +12,7 @@ pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 pub(crate) use loom::sync::{Arc, Mutex};
 
 #[cfg(not(herald_loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 #[cfg(not(herald_loom))]
 pub(crate) use std::sync::{Arc, Mutex};
 

@@ -10,6 +10,7 @@ mod fidelity;
 mod plan;
 mod run;
 mod sim;
+mod stress;
 mod topo;
 
 use clap::{Parser, Subcommand};
@@ -63,6 +64,9 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Compare the model's predicted 2-rank broadcast times with measured ones, per mode.
     Fidelity(fidelity::FidelityArgs),
+    /// Soak the collectives: random calls, sizes, late ranks and injected panics, every byte
+    /// verified; counts corruptions and hangs.
+    Stress(stress::StressArgs),
 }
 
 fn main() -> ExitCode {
@@ -95,6 +99,7 @@ fn main() -> ExitCode {
         Command::Calibrate(a) => calibrate::run(a),
         Command::Bench(a) => bench::bench(a),
         Command::Fidelity(a) => fidelity::run(a),
+        Command::Stress(a) => stress::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -280,7 +280,9 @@ fn setup_errors() {
             errs[1],
             Err(CollectiveError::Root { root: 7, .. })
         ));
-        assert!(errs.iter().all(|e| e.is_err()));
+        // Rank 0 needs rank 1's partial and is released by the poison (rank 2, whose part is
+        // one send, may have finished before anything failed).
+        assert!(errs[0].is_err());
         drop(ranks);
         // A program for another number of ranks is rejected, not run, and nobody hangs.
         let model = Model::from(Postal::new(Ratio::integer(2)).unwrap());

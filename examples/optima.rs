@@ -122,7 +122,12 @@ fn main() {
         }
     }
     if want("logp") {
-        for (l, o, g) in [("1", "0", "1"), ("2", "1", "1"), ("1", "1", "2"), ("3", "1", "2")] {
+        for (l, o, g) in [
+            ("1", "0", "1"),
+            ("2", "1", "1"),
+            ("1", "1", "2"),
+            ("3", "1", "2"),
+        ] {
             let p = |x: &str| x.parse::<Ratio>().unwrap();
             let model = Model::from(LogP::new(p(l), p(o), p(g), p("0")).unwrap());
             table(&format!("LogP, L = {l}, o = {o}, g = {g}"), &model, 6, 3);

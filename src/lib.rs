@@ -78,11 +78,11 @@ pub use schedule::{
     Request, Schedule, ScheduleBuilder, ScheduleError, ScheduleJsonError, Send, Summation,
 };
 pub use sim::evaluate_fat_tree;
-pub use sim::{optimum, Optimum, OptimumError, OPTIMUM_MAX_M, OPTIMUM_MAX_N};
 pub use sim::{
     check, check_with, evaluate, lower_bound, replay, CheckError, CheckOptions, Evaluation,
     Operands, Report, Rule, Span, ValueError, Violation,
 };
+pub use sim::{optimum, Optimum, OptimumError, OPTIMUM_MAX_M, OPTIMUM_MAX_N};
 pub use time::{Ratio, Ticks, TimeBase, TimeError};
 pub use topology::*;
 

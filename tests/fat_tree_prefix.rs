@@ -124,7 +124,8 @@ fn prefix_within_twice_the_broadcast_on_real_values() {
             if e >= 5 {
                 assert!(r.makespan() < sweep_time(n), "n={n} w={w}");
             }
-            let init: Vec<(u64, u64)> = (0..u64::from(n)).map(|i| (i % 7 + 2, i * 13 + 1)).collect();
+            let init: Vec<(u64, u64)> =
+                (0..u64::from(n)).map(|i| (i % 7 + 2, i * 13 + 1)).collect();
             let v = evaluate_fat_tree(&s, &tree, init.clone(), Operands::Linear, affine).unwrap();
             let mut acc = init[0];
             for i in 0..n as usize {

@@ -61,13 +61,25 @@ fn optimal_where_lemma_3_is_the_bound() {
 /// `D = 3` (and k = 9, n = 99, m = 27); never more than one round over.
 #[test]
 fn the_remaining_cases_are_one_round_over() {
-    let rest = [(215, 5, 9), (215, 5, 10), (215, 5, 15), (342, 6, 18), (99, 9, 27)];
+    let rest = [
+        (215, 5, 9),
+        (215, 5, 10),
+        (215, 5, 15),
+        (342, 6, 18),
+        (99, 9, 27),
+    ];
     for (n, k, m) in rest {
         let r = rounds(n, m, k);
         assert!(r <= target(n, m, k) + 1, "n={n} m={m} k={k}");
     }
     // their neighbours in m meet the bound
-    for (n, k, m) in [(215, 5, 8), (215, 5, 14), (215, 5, 16), (342, 6, 17), (99, 9, 28)] {
+    for (n, k, m) in [
+        (215, 5, 8),
+        (215, 5, 14),
+        (215, 5, 16),
+        (342, 6, 17),
+        (99, 9, 28),
+    ] {
         assert!(rounds(n, m, k) <= target(n, m, k), "n={n} m={m} k={k}");
     }
 }

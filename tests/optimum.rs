@@ -75,7 +75,11 @@ fn logp(l: u64, o: u64, g: u64) -> Model {
 fn f_lambda(num: u64, den: u64, n: u64) -> u64 {
     let mut f: Vec<u64> = Vec::new();
     for t in 0.. {
-        let v = if t < num { 1 } else { f[(t - den) as usize] + f[(t - num) as usize] };
+        let v = if t < num {
+            1
+        } else {
+            f[(t - den) as usize] + f[(t - num) as usize]
+        };
         f.push(v);
         if v >= n {
             return t;
@@ -200,10 +204,19 @@ fn logp_multi_item_optima_bound_every_algorithm() {
 #[test]
 fn unsupported_problems_are_typed_errors() {
     let ft = Model::from(herald::FatTree::new(herald::FatTreeCapacity::One));
-    assert!(matches!(optimum(&ft, 4, 1, 10), Err(OptimumError::Unsupported(_))));
+    assert!(matches!(
+        optimum(&ft, 4, 1, 10),
+        Err(OptimumError::Unsupported(_))
+    ));
     let p = postal("2");
-    assert!(matches!(optimum(&p, 9, 1, 10), Err(OptimumError::Unsupported(_))));
-    assert!(matches!(optimum(&p, 4, 5, 10), Err(OptimumError::Unsupported(_))));
+    assert!(matches!(
+        optimum(&p, 9, 1, 10),
+        Err(OptimumError::Unsupported(_))
+    ));
+    assert!(matches!(
+        optimum(&p, 4, 5, 10),
+        Err(OptimumError::Unsupported(_))
+    ));
     assert!(matches!(optimum(&p, 6, 3, 5), Err(OptimumError::Limit(_))));
     assert_eq!(optimum(&p, 1, 3, 10).unwrap().makespan, 0);
 }

@@ -205,7 +205,19 @@ fn pick(
         next[r] |= 1 << b;
         moves.push((s as u8, r as u8, b));
         let senders = senders | 1 << s;
-        pick(held, r, k, pairs, i + 1, senders, count + 1, load, next, moves, out);
+        pick(
+            held,
+            r,
+            k,
+            pairs,
+            i + 1,
+            senders,
+            count + 1,
+            load,
+            next,
+            moves,
+            out,
+        );
         moves.pop();
         next[r] &= !(1 << b);
         load[s] -= 1;
@@ -230,7 +242,10 @@ fn rounds(n: u32, m: u32, k: u32, node_limit: u64) -> Result<Optimum, OptimumErr
     let mut seen: HashSet<Vec<u8>> = layers[0].keys().cloned().collect();
     let mut nodes = 0u64;
     let mut succ = Vec::new();
-    while !layers[layers.len() - 1].keys().any(|s| s.iter().all(|&h| h == full)) {
+    while !layers[layers.len() - 1]
+        .keys()
+        .any(|s| s.iter().all(|&h| h == full))
+    {
         let mut next = HashMap::new();
         for held in layers[layers.len() - 1].values() {
             nodes += 1;
@@ -405,7 +420,12 @@ fn timed(n: u32, m: u32, t: &Timing, node_limit: u64) -> Result<Optimum, Optimum
             let collective = Collective::Broadcast { root: 0, blocks: m };
             let mut b = Schedule::builder(n, collective, t.base)?;
             for &(at, from, to, blk) in &s.path {
-                b.push(u64::from(at), u32::from(from), u32::from(to), u32::from(blk));
+                b.push(
+                    u64::from(at),
+                    u32::from(from),
+                    u32::from(to),
+                    u32::from(blk),
+                );
             }
             return Ok(Optimum {
                 makespan: Ticks::from(budget),
@@ -443,9 +463,7 @@ impl Timed {
             }
         }
         for b in 0..self.m {
-            let missing = ps
-                .iter()
-                .any(|p| p.held >> b & 1 == 0 && p.inc[b] == 0);
+            let missing = ps.iter().any(|p| p.held >> b & 1 == 0 && p.inc[b] == 0);
             if !missing {
                 continue;
             }
@@ -507,9 +525,9 @@ impl Timed {
         }
         // with a shared CPU, no receive interval may overlap [0, send_busy)
         !self.shared
-            || p.inc[..self.m].iter().all(|&a| {
-                a == 0 || self.recv_start(a) >= i32::from(self.send_busy)
-            })
+            || p.inc[..self.m]
+                .iter()
+                .all(|&a| a == 0 || self.recv_start(a) >= i32::from(self.send_busy))
     }
 
     /// Whether `q` may receive a block arriving `latency` from now.
@@ -523,7 +541,8 @@ impl Timed {
         let gap = q.since == u8::MAX || start + i32::from(q.since) >= i32::from(self.recv_gap);
         // with a shared CPU the receive interval must miss the current send, if any
         let cpu = !self.shared || {
-            let busy_until = i32::from(q.wait) - i32::from(self.send_step) + i32::from(self.send_busy);
+            let busy_until =
+                i32::from(q.wait) - i32::from(self.send_step) + i32::from(self.send_busy);
             start >= busy_until
         };
         spaced && gap && cpu

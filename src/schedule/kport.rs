@@ -29,9 +29,10 @@
 //!
 //! # Rotation (§4, rebuilt)
 //!
-//! Reaches `⌈m/k'⌉ + ⌈log_{k'+1} n⌉` rounds (one above Lemma 2) for every `n` and `k' ≥ 2`
-//! except a few `n` just below `(k'+1)^D` (`k' ≥ 5`), where it takes one round more; `k' = 1` is
-//! the 1-port model, handed to the round-optimal circulant schedule. The construction (the
+//! Reaches `⌈m/k'⌉ + ⌈log_{k'+1} n⌉` rounds (Theorem 10, one above Lemma 2) for every `n` and
+//! `k' ≥ 2` tested but a few `(n, m)` with `n` just below `(k'+1)^D`, `k' ≥ 5` and at most three
+//! batches, where it takes one round more (`docs/kport-reading.md`); `k' = 1` is the 1-port
+//! model, handed to the round-optimal circulant schedule. The construction (the
 //! paper's black boxes could not be read; this generalizes its "nice number" box, whose sets
 //! `S_{i,j}` rotate):
 //!
@@ -56,6 +57,11 @@
 //! different senders (a row member sends one slot, helpers send distinct targets) — and sends at
 //! most `k'`; every block is everywhere `D = ⌈log_{k'+1} n⌉` rounds after it left the root, so the
 //! last batch (round `B − 1`) is done at `B + D`. The checker proves each schedule.
+//!
+//! Where the row plan needs `D + 1` rounds (a few `n` just below `(k'+1)^D`, `k' ≥ 5`; for
+//! `n = (k'+1)² − 1` no schedule streams in `D`: `docs/kport-reading.md`), only the last batch
+//! must spread in `D`: it (or the last two) is re-planned round by round with maximum flows over
+//! the ports the other batches leave free (`last_batch`).
 
 use super::{Collective, Schedule, ScheduleError};
 use crate::model::{log_ceil, KPort};
@@ -518,11 +524,12 @@ pub(crate) fn rotation(n: u32, m: u32, model: &KPort) -> Result<Schedule, Schedu
     b.build()
 }
 
-/// Re-plans the last batch of a rotation schedule whose row plan needed `d + 1` spreading rounds
-/// so that it spreads in `d`: every other batch already ends by round `B + d − 1`, and the last
-/// one, whose blocks left the root in round `B − 1`, is sent afresh in rounds `B … B + d − 1` with
-/// the ports the other batches leave free (the root's included). Each round is a maximum flow
-/// (`round_flow`); the result is `None` unless every processor then holds every block.
+/// Re-plans the last `tail` batches of a rotation schedule whose row plan needed `d + 1`
+/// spreading rounds, so that everything ends by round `B + d − 1`: the other batches already do,
+/// and the re-planned ones keep only the root's first sends (block `b·k + i` in round `b`) and are
+/// sent afresh from round `B − tail + 1` on, with the ports the other batches leave free (the
+/// root's included). Each round is a maximum flow (`round_flow`), in passes that `attempt`
+/// varies; the result is `None` unless every processor then holds every block.
 fn last_batch(
     n: u32,
     m: u32,

@@ -82,6 +82,7 @@ pub use sim::{
     check, check_with, evaluate, lower_bound, replay, CheckError, CheckOptions, Evaluation,
     Operands, Report, Rule, Span, ValueError, Violation,
 };
+pub use sim::{optimum, Optimum, OptimumError, OPTIMUM_MAX_M, OPTIMUM_MAX_N};
 pub use time::{Ratio, Ticks, TimeBase, TimeError};
 pub use topology::*;
 

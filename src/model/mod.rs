@@ -30,7 +30,6 @@ mod oneport;
 mod postal;
 mod profile;
 
-pub(crate) use fat_tree::log2 as log2_floor;
 pub use fat_tree::{FatTree, FatTreeCapacity};
 pub use hier::{Assumptions, Hier, HierLevel, LevelCost, LevelSource};
 pub(crate) use hier::{Crossing, PairTiming};

@@ -10,11 +10,13 @@
 mod bounds;
 mod check;
 mod fat_tree;
+mod optimum;
 mod values;
 
 pub use bounds::lower_bound;
 pub use check::{check, check_with, CheckOptions};
 pub use fat_tree::evaluate as evaluate_fat_tree;
+pub use optimum::{optimum, Optimum, OptimumError, OPTIMUM_MAX_M, OPTIMUM_MAX_N};
 pub use values::{evaluate, Evaluation, Operands, Span, ValueError};
 
 use crate::model::{CostModel, ModelError};

@@ -197,7 +197,7 @@ fn blocked_ends_are_woken() {
 #[test]
 fn stream_a_million_lines() {
     watchdog(|| {
-        const LINES: u64 = 1_000_000;
+        const LINES: u64 = if cfg!(miri) { 3_000 } else { 1_000_000 };
         for capacity in [64, 7] {
             let (mut tx, mut rx) = channel(capacity);
             std::thread::scope(|s| {
@@ -214,7 +214,7 @@ fn stream_a_million_lines() {
 #[test]
 fn rings_are_reused_across_rounds() {
     watchdog(|| {
-        const ROUNDS: u64 = 2_000;
+        const ROUNDS: u64 = if cfg!(miri) { 50 } else { 2_000 };
         let (mut tx, mut rx) = channel(4);
         let (mut ack_tx, mut ack_rx) = channel(1);
         std::thread::scope(|s| {

@@ -240,7 +240,8 @@ fn epoch(seed: u64, e: u64, n: usize, args: &StressArgs) -> Result<Epoch, CliErr
             programs.push(Program::compile(&s).map_err(CliError::usage)?);
         }
     }
-    let calls = rng.random_range(20..200);
+    // Shorter epochs for large teams, so a run ends near its time.
+    let calls = rng.random_range(20..200) / (1 + n / 8);
     let mut panic = (args.panics && rng.random_ratio(1, 4)).then(|| {
         let kinds = [
             PanicKind::BetweenCalls,

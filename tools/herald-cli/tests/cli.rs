@@ -419,3 +419,34 @@ fn fidelity_and_bench_reject_bad_input() {
     bad_input(&["bench", "bcast64", "--algo", "nonsense"]);
     bad_input(&["bench", "nonsense"]);
 }
+
+#[test]
+fn stress_verifies_every_call_and_counts_injected_panics() {
+    let v = json(&herald(&[
+        "stress",
+        "--ranks",
+        "3",
+        "--seconds",
+        "3",
+        "--panics",
+        "--max-bytes",
+        "300000",
+        "--seed",
+        "7",
+        "--json",
+    ]));
+    assert_eq!(v["ranks"], 3);
+    assert!(v["calls_verified"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(v["corruptions"], 0, "{v}");
+    assert_eq!(v["unexpected_errors"], 0, "{v}");
+    assert_eq!(v["hangs"], 0, "{v}");
+    // Every planned panic that fired reached the caller; errors come only from them.
+    let fired = v["panics_fired"].as_u64().unwrap();
+    assert!(fired <= v["panic_epochs"].as_u64().unwrap(), "{v}");
+    if fired == 0 {
+        assert_eq!(v["errors_surfaced"], 0, "{v}");
+    }
+    bad_input(&["stress", "--ranks", "0"]);
+    bad_input(&["stress", "--seconds", "-1"]);
+    bad_input(&["stress", "--hang-seconds", "nan"]);
+}

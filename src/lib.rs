@@ -59,7 +59,7 @@ pub use calibrate::{
 };
 pub use model::{
     default_profile_path, host_name, load_profile, save_profile, Capacity, CostModel, Distribution,
-    Hierarchy, HierarchyError, Level, LevelKind, LevelProfile, LogP, Mode, Model, ModelError, Node,
+    Hierarchy, HierarchyError, Level, LevelKind, LevelProfile, LogP, LongMessages, Mode, Model, ModelError, Node,
     OnePort, Pick, Postal, Problem, Profile, ProfileError, Timing, TopologyLevel, TopologySummary,
     UniversalTree, WholeParams, MAX_PUS, PROFILE_SCHEMA,
 };

@@ -92,9 +92,12 @@ pub(super) fn tree_orders(tree: &dyn Tree, n: u32, m: u32) -> Result<Orders, Sch
     })
 }
 
-/// Scatter + ring allgather of `m` blocks: block `b` belongs to rank `b mod n`; the root sends
-/// each block down the binomial tree to its owner, then every rank passes blocks to its right
-/// neighbour around the ring until all hold all.
+/// Scatter + ring allgather of `m` blocks, sending nothing redundant: block `b` belongs to rank
+/// `b mod n`; the root sends each block down the binomial tree to its owner (every rank on the
+/// way keeps it), then the blocks travel around the ring `v → v + 1`, each rank passing on the
+/// blocks of owners `v, v − 1, …, v − (n − 2)` — but never to a rank that already holds the block
+/// from the scatter (the root, or an ancestor of the owner). So every rank but the root receives
+/// every block exactly once: `(n − 1)·m` receptions in all.
 pub(super) fn scatter_allgather_orders(n: u32, m: u32) -> Result<Orders, ScheduleError> {
     let owner = |b: u32| b % n;
     let tree = Knomial(2);
@@ -112,15 +115,24 @@ pub(super) fn scatter_allgather_orders(n: u32, m: u32) -> Result<Orders, Schedul
                 }
             }
         }
-        // Allgather: pass blocks owned by v, v−1, …, v−(n−2) to v+1 (never back to their owner).
+        // Allgather: pass blocks owned by v, v−1, …, v−(n−2) to v+1 unless v+1 has them.
         if n > 1 {
             let right = (v + 1) % n;
             for back in 0..n - 1 {
                 let o = (v + n - back) % n;
-                out.extend((o..m).step_by(n as usize).map(|b| (right, b)));
+                if !scatter_holds(right, o) {
+                    out.extend((o..m).step_by(n as usize).map(|b| (right, b)));
+                }
             }
         }
     })
+}
+
+/// Whether rank `x` holds the blocks owned by `o` after the binomial scatter: `x` is the root or
+/// an ancestor-or-self of `o` in the binomial tree (whose parent of `v > 0` is `v − lowbit(v)`),
+/// i.e. `o` with some of its lowest set bits cleared.
+fn scatter_holds(x: u32, o: u32) -> bool {
+    x == 0 || (x <= o && o & !((x & x.wrapping_neg()) - 1) == x)
 }
 
 /// The send orders of the classic algorithm `algorithm` (binomial, k-nomial, binary, d-ary,

@@ -310,11 +310,13 @@ pub fn generate(req: &Request, model: &Model) -> Result<Schedule, ScheduleError>
         (Algorithm::KTree | Algorithm::Rotation, _) => {
             return Err(not("defined for the k-port model (--model kport)"))
         }
-        (Algorithm::FatBroadcast, Model::FatTree(t)) => {
-            return super::fat_tree::broadcast(t, n, m, root, false)
-        }
-        (Algorithm::Pipelined, Model::FatTree(t)) => {
-            return super::fat_tree::broadcast(t, n, m, root, true)
+        // Sparse-Broadcast moves copies through leaves that receive the block again later
+        // (Bilardi et al.'s Algorithm 2); herald keeps each leaf's first reception only.
+        (Algorithm::FatBroadcast | Algorithm::Pipelined, Model::FatTree(t)) => {
+            let pipelined = algorithm == Algorithm::Pipelined;
+            let s = super::fat_tree::broadcast(t, n, m, root, pipelined)?;
+            let hop = |x: &super::Send| x.at + 2 * u64::from(crate::model::FatTree::height(x.from, x.to));
+            return s.first_receptions_only(hop);
         }
         (Algorithm::Sparse, Model::FatTree(t)) => {
             return super::fat_tree::sparse_only(t, n, m, root)

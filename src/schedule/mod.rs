@@ -317,6 +317,62 @@ impl Schedule {
         self.relabel(|r| ((u64::from(r) + u64::from(root)) % n) as u32)
     }
 
+    /// The same schedule without receptions of what the receiver already holds: for each
+    /// (receiver, payload) only the send that arrives first (ties: the earlier in storage order)
+    /// is kept, and nothing is sent to a processor that holds the payload initially. `arrival`
+    /// gives a send's arrival time under the model at hand (the schedule layer does not time).
+    ///
+    /// Dropping a later reception keeps every processor's first-holding time, so every remaining
+    /// send is as causal as before, and it only removes busy intervals and channel load: a legal
+    /// schedule stays legal with the same makespan. Combining collectives are returned unchanged
+    /// (every partial value counts).
+    ///
+    /// # Errors
+    /// [`ScheduleError::TooLarge`] if `n · payloads` exceeds `2^32`.
+    pub(crate) fn first_receptions_only(
+        &self,
+        arrival: impl Fn(&Send) -> Ticks,
+    ) -> Result<Schedule, ScheduleError> {
+        let width = self.collective.what_count(self.n);
+        if width == 0 {
+            return Ok(self.clone());
+        }
+        let slots = u64::from(self.n) * width;
+        if slots > 1 << 32 {
+            return Err(ScheduleError::TooLarge(format!(
+                "{} processors × {width} payloads",
+                self.n
+            )));
+        }
+        let slot = |s: &Send| (u64::from(s.to) * width + u64::from(s.what)) as usize;
+        let holds = |p: u32, w: u32| match self.collective {
+            Collective::Broadcast { root, .. } => p == root,
+            Collective::AllToAll { items } => w / items == p,
+            _ => false,
+        };
+        let mut first: Vec<Option<(Ticks, usize)>> = vec![None; slots as usize];
+        for (i, s) in self.sends().enumerate() {
+            if s.to >= self.n || u64::from(s.what) >= width || holds(s.to, s.what) {
+                continue;
+            }
+            let a = arrival(&s);
+            let f = &mut first[slot(&s)];
+            if f.is_none_or(|(b, _)| a < b) {
+                *f = Some((a, i));
+            }
+        }
+        let mut b = Schedule::builder(self.n, self.collective, self.base)?;
+        for (i, s) in self.sends().enumerate() {
+            let keep = s.to < self.n
+                && u64::from(s.what) < width
+                && first[slot(&s)].is_some_and(|(_, k)| k == i);
+            if keep {
+                b.push(s.at, s.from, s.to, s.what);
+            }
+        }
+        b.build()
+    }
+
     /// The same sends with times in a finer base (a multiple of this one).
     ///
     /// # Errors

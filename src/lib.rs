@@ -59,9 +59,9 @@ pub use calibrate::{
 };
 pub use model::{
     default_profile_path, host_name, load_profile, save_profile, Capacity, CostModel, Distribution,
-    Hierarchy, HierarchyError, Level, LevelKind, LevelProfile, LogP, LongMessages, Mode, Model, ModelError, Node,
-    OnePort, Pick, Postal, Problem, Profile, ProfileError, Timing, TopologyLevel, TopologySummary,
-    UniversalTree, WholeParams, MAX_PUS, PROFILE_SCHEMA,
+    Hierarchy, HierarchyError, Level, LevelKind, LevelProfile, LogP, LongMessages, Mode, Model,
+    ModelError, Node, OnePort, Pick, Postal, Problem, Profile, ProfileError, Timing, TopologyLevel,
+    TopologySummary, UniversalTree, WholeParams, MAX_PUS, PROFILE_SCHEMA,
 };
 pub use model::{Assumptions, Hier, HierLevel, LevelCost, LevelSource};
 pub use model::{FatTree, FatTreeCapacity, KPort};

@@ -57,12 +57,18 @@ fn receptions_are_exact(s: &Schedule) -> Result<(), String> {
         let slot = &mut seen[x.to as usize * blocks as usize + x.what as usize];
         *slot += 1;
         if *slot > 1 {
-            return Err(format!("{x:?}: rank {} receives block {} again", x.to, x.what));
+            return Err(format!(
+                "{x:?}: rank {} receives block {} again",
+                x.to, x.what
+            ));
         }
     }
     let expected = (n - 1) * blocks as usize;
     if s.len() != expected {
-        return Err(format!("{} receptions, not (n − 1)·m = {expected}", s.len()));
+        return Err(format!(
+            "{} receptions, not (n − 1)·m = {expected}",
+            s.len()
+        ));
     }
     Ok(())
 }
@@ -154,7 +160,11 @@ fn the_issue_s_scatter_allgather_sends_nothing_twice() {
     // issue 20: `--L 6 --o 2 --g 4 -n 8 -m 3` sent blocks back to the root.
     let model = Model::from(LogP::new(r(6), r(2), r(4), r(0)).unwrap());
     for (n, m) in [(8, 3), (8, 8), (8, 17), (5, 3), (2, 4), (1, 3), (13, 40)] {
-        let s = generate(&Request::broadcast(Algorithm::ScatterAllgather, n, m, 0), &model).unwrap();
+        let s = generate(
+            &Request::broadcast(Algorithm::ScatterAllgather, n, m, 0),
+            &model,
+        )
+        .unwrap();
         receptions_are_exact(&s).unwrap_or_else(|why| panic!("n = {n}, m = {m}: {why}"));
     }
 }
@@ -165,7 +175,12 @@ fn every_broadcast_generator_is_covered_on_a_grid() {
         Model::from(Postal::new("5/2".parse().unwrap()).unwrap()),
         Model::from(Postal::new(r(1)).unwrap()),
         Model::from(LogP::new(r(6), r(2), r(4), r(0)).unwrap()),
-        Model::from(LogP::new(r(5), r(3), r(2), r(1)).unwrap().with_bytes(8).unwrap()),
+        Model::from(
+            LogP::new(r(5), r(3), r(2), r(1))
+                .unwrap()
+                .with_bytes(8)
+                .unwrap(),
+        ),
         Model::from(LogP::new(r(0), r(2), r(3), r(0)).unwrap()),
         Model::from(OnePort),
         Model::from(KPort::new(2).unwrap()),
@@ -204,5 +219,8 @@ fn every_broadcast_generator_is_covered_on_a_grid() {
         .map(|a| a.to_string())
         .filter(|a| !used.contains_key(a))
         .collect();
-    assert!(missing.is_empty(), "never generated: {missing:?} (used: {used:?})");
+    assert!(
+        missing.is_empty(),
+        "never generated: {missing:?} (used: {used:?})"
+    );
 }

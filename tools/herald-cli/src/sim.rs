@@ -302,7 +302,7 @@ fn auto_candidates(model: &Model, m: u32) -> Result<Vec<Algorithm>, CliError> {
 
 /// Generates (and checks) what the flags ask for.
 fn choose(model: &Model, p: &ProblemArgs) -> Result<Chosen, CliError> {
-    let options = CheckOptions { completion: false };
+    let options = CheckOptions::default();
     let run = |algorithm: Algorithm| -> Result<(Schedule, Report), CliError> {
         let req = p.request(algorithm);
         let schedule = generate(&req, model).map_err(CliError::usage)?;

@@ -79,7 +79,8 @@ pub use schedule::{
 };
 pub use sim::evaluate_fat_tree;
 pub use sim::{
-    check, check_with, evaluate, lower_bound, replay, CheckError, CheckOptions, Evaluation,
+    check, check_goal, check_with, evaluate, goal_collective, goal_message_bytes, lower_bound,
+    replay, run_goal, CheckError, CheckOptions, Evaluation, GoalCheck, GoalRun, GoalRunError,
     Operands, Report, Rule, Span, ValueError, Violation,
 };
 pub use time::{Ratio, Ticks, TimeBase, TimeError};

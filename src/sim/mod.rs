@@ -6,15 +6,21 @@
 //!   violation, the exact makespan, the lower bound and the gap.
 //! * [`replay`] re-times a schedule from each processor's send order alone, as early as the rules
 //!   allow — what the runtime does when it executes the compiled per-processor programs.
+//! * [`run_goal`] executes a GOAL program (LogGOPSim's format) under a model's rules, and
+//!   [`check_goal`] checks the sends it makes under herald's.
 
 mod bounds;
 mod check;
 mod fat_tree;
+mod goal;
 mod values;
 
 pub use bounds::lower_bound;
 pub use check::{check, check_with, CheckOptions};
 pub use fat_tree::evaluate as evaluate_fat_tree;
+pub use goal::{
+    check_goal, goal_collective, goal_message_bytes, run_goal, GoalCheck, GoalRun, GoalRunError,
+};
 pub use values::{evaluate, Evaluation, Operands, Span, ValueError};
 
 use crate::model::{CostModel, ModelError};

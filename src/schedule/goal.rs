@@ -27,9 +27,10 @@
 //! before a send (a reduction's leaf waiting for its parent, a chain's root pacing its blocks), a
 //! `calc` of that length holds the send back: no message arrives during such a wait (its receive
 //! would be in the order), so LogGOPSim then reproduces every send time of a legal schedule.
-//! With separate send and receive ports (postal, 1-port) the sends are chained in send order and
-//! each forward `requires` the receive that first brings its payload; sends go as early as that
-//! allows (a `calc` would block receives too). The tag is the payload (block; `origin · items + item` for all-to-all), or
+//! With separate send and receive ports (postal, 1-port) the sends are chained in send order, each
+//! send `requires` every receive that ends by its start (a PACK forwards only whole packs) and
+//! the receive that first brings its payload, and an idle wait before a send becomes a `calc`
+//! only where no message arrives during it (LogGOPSim, with `o = 0`, would hold that message up). The tag is the payload (block; `origin · items + item` for all-to-all), or
 //! for combining collectives the number of earlier messages between the same two ranks, so matching
 //! is unambiguous. A program without any operation (n = 1) gets one `calc 0` on rank 0, since
 //! LogGOPSim cannot run an empty program. docs/goal.md gives the mapping to LogGOPSim's
@@ -484,6 +485,10 @@ impl Schedule {
             incoming[s.to as usize].push((start, s.from, tag));
         }
         drop(pair_count);
+        // CPU order on a tie of starts: what takes no time first (a receive before a send), then
+        // what takes time (only one can, in a legal schedule)
+        let recv_order = if t.recv_busy > 0 { 2 } else { 0 };
+        let send_order = if t.send_busy > 0 { 3 } else { 1 };
         let mut ranks = Vec::with_capacity(n as usize);
         let mut out_count: HashMap<u32, u32> = HashMap::new();
         for p in 0..n {
@@ -498,7 +503,7 @@ impl Schedule {
                         peer: Some(from),
                         tag: Some(tag),
                     };
-                    (start, 0, recv)
+                    (start, recv_order, recv)
                 })
                 .collect();
             out_count.clear();
@@ -515,7 +520,7 @@ impl Schedule {
                     peer: s.to,
                     tag,
                 };
-                events.push((time(s.at)?, 1, send));
+                events.push((time(s.at)?, send_order, send));
             }
             events.sort_by_key(|e| (e.0, e.1)); // stable: sends keep their order
             ranks.push(rank_program(&events, timing, p, self));
@@ -559,18 +564,43 @@ fn rank_program(events: &[(Ticks, u8, GoalOp)], timing: &Timing, p: u32, s: &Sch
     // Ports, combining: receives (or their combines) since the last send.
     let mut pending: Vec<u32> = Vec::new();
     let mut first_recv: HashMap<u32, u32> = HashMap::new();
+    // Ports: when each message is processed (LogGOPSim with o = 0: when it arrives, at the end of
+    // herald's receive), sorted
+    let arrivals: Vec<Ticks> = if chaining == Chaining::Ports {
+        events
+            .iter()
+            .filter(|e| matches!(e.2, GoalOp::Recv { .. }))
+            .map(|e| e.0 + timing.recv_busy)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut last_send: Ticks = 0;
+    // Ports: receives ended by the next send's start that it does not yet require, (end, op)
+    let mut done: Vec<(Ticks, u32)> = Vec::new();
     for &(start, _, op) in events {
-        if chaining == Chaining::Cpu && matches!(op, GoalOp::Send { .. }) && start > cpu_end {
-            // herald's schedule waits here with nothing else on the CPU (every receive is in the
-            // order): a calc keeps LogGOPSim from sending earlier
-            let idle = rank.ops.len() as u32;
-            rank.ops.push(GoalOp::Calc {
-                time: start - cpu_end,
-            });
-            if let Some(on) = previous {
-                require(&mut rank, idle, on);
+        if let GoalOp::Send { .. } = op {
+            // Where herald's schedule waits before a send with nothing else on the CPU, a calc
+            // keeps LogGOPSim from sending earlier. With a shared CPU every receive is in the
+            // order, so no message arrives during the wait; with ports (o = 0) a calc would hold
+            // up the messages arriving during it, so it is used only where none does.
+            let (from, idle) = match chaining {
+                Chaining::Cpu => (cpu_end, start > cpu_end),
+                Chaining::Ports => {
+                    let k = arrivals.partition_point(|&a| a <= last_send);
+                    let quiet = arrivals.get(k).is_none_or(|&a| a >= start);
+                    (last_send, start > last_send && quiet)
+                }
+            };
+            if idle {
+                let wait = rank.ops.len() as u32;
+                rank.ops.push(GoalOp::Calc { time: start - from });
+                if let Some(on) = previous {
+                    require(&mut rank, wait, on);
+                }
+                previous = Some(wait);
             }
-            previous = Some(idle);
+            last_send = start;
         }
         let index = rank.ops.len() as u32;
         rank.ops.push(op);
@@ -584,6 +614,9 @@ fn rank_program(events: &[(Ticks, u8, GoalOp)], timing: &Timing, p: u32, s: &Sch
             GoalOp::Recv { tag, .. } => {
                 if let Some(tag) = tag {
                     first_recv.entry(tag).or_insert(index);
+                }
+                if chaining == Chaining::Ports && !combining {
+                    done.push((start + timing.recv_busy, index));
                 }
                 if combining && combine > 0 {
                     rank.ops.push(GoalOp::Calc { time: combine });
@@ -605,8 +638,24 @@ fn rank_program(events: &[(Ticks, u8, GoalOp)], timing: &Timing, p: u32, s: &Sch
                         for on in pending.drain(..) {
                             require(&mut rank, index, on);
                         }
-                    } else if !holds(tag) {
-                        if let Some(&on) = first_recv.get(&tag) {
+                    } else {
+                        // every receive herald's schedule has finished by now (a pack waits
+                        // for all its blocks), and the one that brings the payload
+                        let mut needs_payload = !holds(tag);
+                        let on_payload = first_recv.get(&tag).copied();
+                        done.retain(|&(end, on)| {
+                            if end > start {
+                                return true;
+                            }
+                            needs_payload &= Some(on) != on_payload;
+                            rank.deps.push(GoalDep {
+                                after: index,
+                                on,
+                                start_only: false,
+                            });
+                            false
+                        });
+                        if let (true, Some(on)) = (needs_payload, on_payload) {
                             require(&mut rank, index, on);
                         }
                     }

@@ -14,7 +14,9 @@
 //!   message (first in arrival order with a matching source and tag) is processed;
 //! * a `calc T` occupies the CPU for `T` ticks of the model's tick base;
 //! * without a shared CPU (postal, 1-port) sends and receives use their own ports and only
-//!   `calc` occupies the CPU, which sends and receives wait for, as in LogGOPSim with `o = 0`;
+//!   `calc` occupies the CPU: a send waits for it to be free, a receive delivers its message at
+//!   its end only when it is — LogGOPSim with `o = 0`, where a message is processed the moment it
+//!   has arrived;
 //! * ties go to what became ready first, then to sends before receives before calcs.
 //!
 //! The sends with the times they got form a herald [`Schedule`]; [`check_goal`] checks it under
@@ -489,7 +491,14 @@ impl<'a> Sim<'a> {
                     let q = self.procs.get(to as usize).ok_or_else(|| {
                         GoalRunError::Unsupported(format!("rank {from} sends to rank {to}"))
                     })?;
-                    let earliest = now.max(q.cpu_free).max(q.recv_next);
+                    // a shared CPU receives when it is free; a receive port delivers at the
+                    // receive's end, when no calc holds the CPU (LogGOPSim with o = 0)
+                    let cpu = if t.shared_cpu {
+                        q.cpu_free
+                    } else {
+                        q.cpu_free.saturating_sub(t.recv_busy)
+                    };
+                    let earliest = now.max(cpu).max(q.recv_next);
                     if earliest > now {
                         self.heap.push(Reverse((earliest, seq, event)));
                         continue;

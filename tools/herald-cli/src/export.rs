@@ -41,10 +41,7 @@ pub(crate) fn run(a: &ExportArgs) -> Result<(), CliError> {
     match &a.out {
         Some(path) => std::fs::write(path, text)
             .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", path.display()))),
-        None => {
-            print!("{text}");
-            Ok(())
-        }
+        None => crate::print_out(&text),
     }
 }
 

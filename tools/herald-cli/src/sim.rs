@@ -546,20 +546,19 @@ pub(crate) fn schedule(a: &ScheduleArgs) -> Result<(), CliError> {
         return Ok(());
     }
     let base = c.schedule.base();
-    println!(
-        "# {} on n = {}, m = {}, root {}: {} sends",
+    let mut out = format!(
+        "# {} on n = {}, m = {}, root {}: {} sends\n# at\tfrom\tto\tblock\n",
         algorithm_name(&c),
         a.problem.n,
         a.problem.m,
         a.problem.root,
         c.schedule.len()
     );
-    println!("# at\tfrom\tto\tblock");
     for s in c.schedule.sends_by_time() {
-        println!("{}\t{}\t{}\t{}", base.format(s.at), s.from, s.to, s.what);
+        out += &format!("{}\t{}\t{}\t{}\n", base.format(s.at), s.from, s.to, s.what);
     }
-    print!("{}", report_text(&model, &algorithm_name(&c), &c.report));
-    Ok(())
+    out += &report_text(&model, &algorithm_name(&c), &c.report);
+    crate::print_out(&out)
 }
 
 /// Every algorithm `--compare` tries: each family once, with the parameters that matter most.

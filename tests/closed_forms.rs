@@ -244,6 +244,9 @@ fn binomial_children(v: u32, n: u32) -> Vec<u32> {
     out
 }
 
+/// A tree's children of a rank, in send order.
+type Children = Box<dyn Fn(u32) -> Vec<u32>>;
+
 fn model() -> impl Strategy<Value = Model> {
     prop_oneof![
         (1u64..9).prop_map(|l| Model::from(Postal::new(r(l)).unwrap())),
@@ -265,7 +268,7 @@ proptest! {
     fn one_block_trees_match_the_placement(model in model(), n in 1u32..200, root in any::<u32>()) {
         let root = root % n;
         let timing = model.timing(model.time_base().unwrap()).unwrap();
-        let trees: [(Algorithm, Box<dyn Fn(u32) -> Vec<u32>>); 3] = [
+        let trees: [(Algorithm, Children); 3] = [
             (Algorithm::Binomial, Box::new(move |v| binomial_children(v, n))),
             (Algorithm::Binary, Box::new(move |v| (2 * v + 1..(2 * v + 3).min(n)).collect())),
             (Algorithm::Star, Box::new(move |v| if v == 0 { (1..n).collect() } else { vec![] })),

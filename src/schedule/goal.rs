@@ -347,7 +347,7 @@ fn statement(
     let size = |w: &str| -> Result<u64, String> {
         w.strip_suffix('b')
             .ok_or_else(|| format!("size {w:?} must end in b"))
-            .and_then(|x| num(x))
+            .and_then(&num)
     };
     // trailing `tag T`, `cpu C`, `nic N` in this order, each optional
     let extras = |rest: &[&str], allow_tag: bool| -> Result<Option<i64>, String> {

@@ -108,6 +108,16 @@ impl GoalCheck {
 ///
 /// # Errors
 /// [`GoalRunError::Unsupported`] if no rank, or more than one, receives nothing.
+///
+/// # Examples
+///
+/// ```
+/// use herald::{goal_collective, Collective, Goal};
+/// let g = Goal::parse("num_ranks 2\nrank 1 {\nl1: send 1b to 0 tag 2\n}\n\
+///                      rank 0 {\nl1: recv 1b from 1 tag 2\n}\n")?;
+/// assert_eq!(goal_collective(&g)?, Collective::Broadcast { root: 1, blocks: 3 });
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn goal_collective(goal: &Goal) -> Result<Collective, GoalRunError> {
     let silent: Vec<u32> = (0..goal.ranks.len() as u32)
         .filter(|&r| {
@@ -149,6 +159,15 @@ pub fn goal_collective(goal: &Goal) -> Result<Collective, GoalRunError> {
 ///
 /// # Errors
 /// [`GoalRunError::Unsupported`] for messages of different sizes (a herald model has one).
+///
+/// # Examples
+///
+/// ```
+/// use herald::{goal_message_bytes, Goal};
+/// let g = Goal::parse("num_ranks 2\nrank 0 {\nsend 64b to 1\n}\nrank 1 {\nrecv 64b from 0\n}\n")?;
+/// assert_eq!(goal_message_bytes(&g)?, Some(64));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn goal_message_bytes(goal: &Goal) -> Result<Option<u64>, GoalRunError> {
     let mut size = None;
     for op in goal.ranks.iter().flat_map(|r| &r.ops) {

@@ -404,6 +404,7 @@ pub(crate) fn model_json(model: &Model) -> Value {
     if let Model::LogP(l) = model {
         if l.bytes() != 1 {
             obj.insert("bytes".into(), json!(l.bytes()));
+            obj.insert("long_messages".into(), json!(l.long_messages().name()));
         }
     }
     Value::Object(obj)

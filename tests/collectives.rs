@@ -126,6 +126,7 @@ fn broadcast_value_and_custom_schedules() {
                 (Algorithm::Star, 1, &model),
                 (Algorithm::Binary, 1, &model),
                 (Algorithm::Optimal, 4, &oneport),
+                (Algorithm::ScatterAllgather, 8, &model),
                 (Algorithm::Fibonacci { d: None }, 5, &oneport),
             ]
             .into_iter()
@@ -414,6 +415,7 @@ fn single_copy_broadcasts_every_schedule() {
             let mut ranks = comm.ranks();
             for (alg, m, model) in [
                 (Algorithm::Optimal, 4, &oneport),
+                (Algorithm::ScatterAllgather, 8, &postal),
                 (Algorithm::Greedy, 6, &postal),
                 (Algorithm::Fibonacci { d: None }, 5, &oneport),
             ] {

@@ -33,6 +33,7 @@ fn cases() -> Vec<(Model, Algorithm, u32)> {
             Algorithm::Knomial { radix: 3 },
             Algorithm::Chain,
             Algorithm::Star,
+            Algorithm::ScatterAllgather,
             Algorithm::Dtree { d: 3 },
         ] {
             v.push((model.clone(), alg, m));

@@ -36,7 +36,7 @@ pub(crate) use hier::{Crossing, PairTiming};
 pub use hierarchy::{Hierarchy, HierarchyError, Level, LevelKind, Node, MAX_PUS};
 pub(crate) use kport::log_ceil;
 pub use kport::KPort;
-pub use logp::LogP;
+pub use logp::{LogP, LongMessages};
 pub use oneport::OnePort;
 pub use postal::{Postal, UniversalTree};
 pub use profile::{

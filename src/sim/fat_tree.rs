@@ -51,6 +51,11 @@ pub(crate) fn check(
             "fat-tree schedules are in whole steps (tick base 1)".into(),
         ));
     }
+    if options.queue_arrivals {
+        return Err(CheckError::Unsupported(
+            "the fat-tree's rounds have no queued arrivals".into(),
+        ));
+    }
     let collective = schedule.collective();
     let mut c = FtChecker {
         schedule,
@@ -74,12 +79,20 @@ pub(crate) fn check(
         n,
         TimeBase::UNIT,
     )?);
+    let busy_until = schedule
+        .sends()
+        .filter(|x| x.to < n)
+        .map(|x| x.at + tree.latency(x.from, x.to))
+        .max()
+        .unwrap_or(0);
     Ok(Report {
         base: TimeBase::UNIT,
         collective,
         n,
         sends: schedule.len(),
         makespan,
+        busy_until,
+        queued: false,
         completion: options.completion.then_some(completion),
         lower_bound,
         violations: c.violations,

@@ -32,6 +32,19 @@ impl CliError {
     }
 }
 
+/// Writes `text` to standard output; a pipe closed early (`herald schedule … | head`) ends the
+/// output quietly instead of panicking.
+pub(crate) fn print_out(text: &str) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::Failed(format!(
+            "cannot write to standard output: {e}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// herald: optimal broadcast schedules for shared-memory multicores, checked and run for real.
 #[derive(Debug, Parser)]
 #[command(name = "herald", version, about, max_term_width = 100)]

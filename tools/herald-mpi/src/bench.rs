@@ -1,0 +1,1 @@
+//! herald against MPI (in progress).

@@ -1,0 +1,1 @@
+//! Hierarchical execution (in progress).

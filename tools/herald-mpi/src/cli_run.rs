@@ -119,16 +119,25 @@ pub(crate) struct RunArgs {
     /// Accept a profile of other hosts.
     #[arg(long)]
     force: bool,
-    /// The number of ranks expected (fails clearly when mpirun started another number).
+    /// The number of MPI processes expected (fails clearly when mpirun started another number).
     #[arg(short = 'n')]
     n: Option<usize>,
+    /// Hierarchical: each MPI process is a node running this many ranks as herald threads;
+    /// MPI among node leaders, herald's in-process runtime inside, planned by herald.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// With --threads: herald's profile of this machine (herald calibrate) for the in-process
+    /// costs (default: herald's default profile).
+    #[arg(long, value_name = "FILE")]
+    thread_profile: Option<PathBuf>,
 }
 
 impl RunArgs {
     /// The arguments every rank must share.
     fn canonical(&self) -> String {
         format!(
-            "run algo={} model={:?} m={} radix={} root={} bytes={} iters={} verify={} profile={:?}",
+            "run algo={} model={:?} m={} radix={} root={} bytes={} iters={} verify={} profile={:?} \
+             threads={} thread_profile={:?}",
             self.algo,
             self.model,
             self.blocks,
@@ -137,7 +146,9 @@ impl RunArgs {
             self.bytes,
             self.iters,
             self.verify,
-            self.profile
+            self.profile,
+            self.threads,
+            self.thread_profile
         )
     }
 }
@@ -192,6 +203,14 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
         return Err(Error::Usage("--iters and -m must be at least 1".into()).into());
     }
     world.agree(&a.canonical())?;
+    if a.threads > 1 {
+        return run_hier(world, a);
+    }
+    if a.thread_profile.is_some() {
+        return Err(
+            Error::Usage("--thread-profile applies with --threads T (T ≥ 2)".into()).into(),
+        );
+    }
     let (schedule, model, label, predicted) = choose(world, a)?;
     let chosen = match schedule.collective() {
         Collective::Broadcast { .. } => Chosen::Broadcast(BroadcastPlan::new(&schedule)?),
@@ -358,6 +377,172 @@ pub(crate) fn load_mpi_profile(
         )));
     }
     herald_mpi::calibrate::load_profile(&path, force)
+}
+
+/// `herald-mpi run --threads T`: the hierarchical broadcast (see `herald_mpi::hier`).
+fn run_hier(world: &World, a: &RunArgs) -> Result<(), Failure> {
+    use herald_mpi::hier;
+    if a.algo != "auto" || a.model.model.is_some() || a.blocks != 1 {
+        return Err(Error::Usage(
+            "--threads plans with the profiles: --algo, --model and -m do not apply".into(),
+        )
+        .into());
+    }
+    let (p, t) = (world.size(), a.threads);
+    let n = p * t;
+    if a.root as usize >= n {
+        return Err(Error::Usage(format!("--root {} of {n} ranks", a.root)).into());
+    }
+    let mpi_profile = world.agree_result(
+        "profile",
+        load_mpi_profile(world, a.profile.as_deref(), a.force),
+    )?;
+    let thread_profile = world.agree_result("thread profile", {
+        let path = a
+            .thread_profile
+            .clone()
+            .or_else(herald::default_profile_path);
+        match path {
+            Some(p) if p.exists() => herald_mpi::calibrate::load_profile(&p, a.force),
+            _ => Err(Error::Usage(
+                "no herald profile of this machine: run herald calibrate, or give --thread-profile"
+                    .into(),
+            )),
+        }
+    })?;
+    let cluster = Cluster::gather(world)?;
+    // this process's threads: round robin over the CPUs it was allowed, from its local rank
+    let allowed = herald::Team::available_cpus();
+    let (local, _) = world.local();
+    let cpus: Vec<usize> = (0..t)
+        .map(|i| {
+            allowed
+                .get((local * t + i) % allowed.len().max(1))
+                .copied()
+                .unwrap_or(0)
+        })
+        .collect();
+    let machine = world.agree_result(
+        "topology",
+        herald::TopologySource::Machine
+            .load()
+            .map_err(Error::herald),
+    )?;
+    let (mpi_cost, mpi_src) =
+        world.agree_result("mpi cost", hier::mpi_cost(&mpi_profile, &cluster))?;
+    let (thread_cost, thread_src) = world.agree_result(
+        "thread cost",
+        hier::thread_cost(&thread_profile, &machine, &cpus),
+    )?;
+    world.agree(&format!("costs {mpi_cost} / {thread_cost}"))?;
+    let model = hier::model(p, t, mpi_cost, thread_cost)?;
+    let choice = hier::choose(&model, a.bytes as u64, a.root)?;
+    world.agree(&format!(
+        "schedule {} {}",
+        choice.chosen.label,
+        digest(&choice.schedule)
+    ))?;
+    let plan = hier::HierPlan::new(&choice.schedule, p, t)?;
+    let mut team = herald::Team::builder()
+        .cores(cpus.clone())
+        .build()
+        .map_err(Error::herald)?;
+    let mut comm = herald::Comm::new(t).map_err(Error::herald)?;
+    let mut chan = world.channel()?;
+    let root = a.root as usize;
+    let verify = a.verify;
+    let (times, ok) = hier::run(
+        &plan,
+        &mut team,
+        &mut comm,
+        &mut chan,
+        a.bytes,
+        a.iters,
+        |i, buf| payload(buf, i as u64 + 1),
+        |i, buf| {
+            if !verify {
+                return true;
+            }
+            let mut want = vec![0u8; buf.len()];
+            payload(&mut want, i as u64 + 1);
+            buf == &want[..]
+        },
+    )
+    .map_err(Failure::Here)?;
+    let mine_bad = u8::from(!ok);
+    let mut any_bad = 0u8;
+    world.comm().all_reduce_into(
+        &mine_bad,
+        &mut any_bad,
+        mpi::collective::SystemOperation::max(),
+    );
+    if any_bad != 0 {
+        return Err(Failure::Everywhere(Error::Verify(format!(
+            "a rank received wrong bytes (this process: {})",
+            if ok { "all right" } else { "wrong" }
+        ))));
+    }
+    let times = max_over_ranks(world, &times);
+    let Some(spread) = Spread::of(&times) else {
+        return Ok(());
+    };
+    if world.rank() != 0 {
+        return Ok(());
+    }
+    let ns = |d: Duration| d.as_nanos() as f64;
+    let predicted = choice.chosen.makespan.to_f64();
+    if a.json {
+        let v = json!({
+            "collective": "broadcast", "hierarchical": true, "processes": p, "threads": t,
+            "n": n, "root": root, "bytes": a.bytes, "iters": a.iters, "verified": verify,
+            "library": world.library(), "algorithm": choice.chosen.label,
+            "blocks": choice.chosen.blocks,
+            "overall_best": choice.overall.as_ref().map(|c| c.label.clone()),
+            "overall_best_ns": choice.overall.as_ref().map(|c| c.makespan.to_f64()),
+            "mpi_cost": model.levels()[0].cost.map(|c| c.to_string()), "mpi_cost_source": mpi_src,
+            "thread_cost": model.levels()[1].cost.map(|c| c.to_string()),
+            "thread_cost_source": thread_src,
+            "median_ns": ns(spread.median), "p10_ns": ns(spread.p10), "p90_ns": ns(spread.p90),
+            "predicted_ns": predicted, "measured_over_predicted": ns(spread.median) / predicted,
+        });
+        println!("{v}");
+    } else {
+        println!(
+            "hierarchical broadcast of {} bytes: {p} processes × {t} threads = {n} ranks, root {root}, \
+             {} iterations{}",
+            a.bytes,
+            a.iters,
+            if verify { ", every byte verified" } else { "" }
+        );
+        if let Some(c) = model.levels()[0].cost {
+            println!(
+                "  between processes (MPI, {}): {c} ns — {mpi_src}",
+                world.library()
+            );
+        }
+        if let Some(c) = model.levels()[1].cost {
+            println!("  between threads (herald in process): {c} ns — {thread_src}");
+        }
+        println!(
+            "  herald's choice with the node split: {} with {} block(s), predicted {:.0} ns",
+            choice.chosen.label, choice.chosen.blocks, predicted
+        );
+        if let Some(o) = &choice.overall {
+            println!(
+                "  (the planner's overall best is {} at {:.0} ns, which does not split at the node)",
+                o.label,
+                o.makespan.to_f64()
+            );
+        }
+        println!(
+            "time per broadcast (slowest rank): median {:?}, p10 {:?}, p90 {:?}; measured/predicted = {:.2}",
+            spread.median,
+            spread.p10,
+            spread.p90,
+            ns(spread.median) / predicted
+        );
+    }
+    Ok(())
 }
 
 /// A short digest of a schedule's sends (FNV-1a).

@@ -164,22 +164,25 @@ impl BroadcastPlan {
         let mut slices = split_mut(buf, &ranges);
         let mut held: Vec<Option<&[u8]>> = vec![None; self.blocks as usize];
         let mut pending: Vec<Option<RecvReq<'_>>> = (0..self.blocks).map(|_| None).collect();
-        let dups = part.recvs.iter().filter(|r| !r.2).count();
+        // The root holds every block: whatever it receives (some schedules send blocks back to
+        // it) goes to scratch, as does every duplicate elsewhere.
+        let is_root = me == self.root;
+        let to_buffer = |first: bool| first && !is_root;
         let mut scratch: Vec<Vec<u8>> = part
             .recvs
             .iter()
-            .filter(|r| !r.2)
+            .filter(|r| !to_buffer(r.2))
             .map(|&(_, b, _)| vec![0u8; ranges[b as usize].len()])
             .collect();
-        let mut extra: Vec<RecvReq<'_>> = Vec::with_capacity(dups);
-        if me == self.root {
+        let mut extra: Vec<RecvReq<'_>> = Vec::with_capacity(scratch.len());
+        if is_root {
             for (h, s) in held.iter_mut().zip(slices.iter_mut()) {
                 *h = s.take().map(|s| &*s);
             }
         }
         let mut scratch_iter = scratch.iter_mut();
         for &(from, b, first) in &part.recvs {
-            if first {
+            if to_buffer(first) {
                 let slice = slices[b as usize]
                     .take()
                     .expect("one first receive per block");
@@ -187,7 +190,7 @@ impl BroadcastPlan {
             } else {
                 let s = scratch_iter
                     .next()
-                    .expect("one scratch buffer per duplicate");
+                    .expect("one scratch buffer per other receive");
                 extra.push(chan.irecv(s, from, b as u16)?);
             }
         }

@@ -3,7 +3,10 @@
 //! Bad input prints one line on stderr and exits with code 2 (on every rank that can speak); a
 //! failed run exits 1.
 
+mod cli_bench;
+mod cli_calibrate;
 mod cli_run;
+mod cli_selftest;
 
 use clap::{Parser, Subcommand};
 use herald_mpi::{Error, InitOptions, World};
@@ -28,6 +31,14 @@ struct Cli {
 enum Command {
     /// Run herald broadcast, reduce or allreduce schedules over MPI point-to-point.
     Run(cli_run::RunArgs),
+    /// Measure L, o_s, o_r, g, G and λ between ranks per level into a profile (herald's schema).
+    Calibrate(cli_calibrate::CalibrateArgs),
+    /// herald against the library's MPI_Bcast and MPI_Allreduce: identical loops, alternating.
+    Bench(cli_bench::BenchArgs),
+    /// The multi-rank checks (run under mpirun by the tests).
+    Selftest(cli_selftest::SelftestArgs),
+    /// Print the MPI library this binary is linked to (without starting MPI), and exit.
+    Library,
 }
 
 fn main() -> ExitCode {
@@ -47,6 +58,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Command::Library = cli.command {
+        let text = mpi::environment::library_version().unwrap_or_default();
+        println!("{}", text.lines().next().unwrap_or("").trim());
+        return ExitCode::SUCCESS;
+    }
     let opts = InitOptions {
         pin: !cli.no_pin,
         timeout: Duration::from_secs(cli.timeout.max(1)),
@@ -55,8 +71,20 @@ fn main() -> ExitCode {
         Ok(w) => w,
         Err(e) => return fail(None, &e),
     };
+    // A panic on one rank would leave the others waiting: print it, then end the job.
+    let rank = world.rank();
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        eprintln!("herald-mpi: rank {rank}: internal error (a bug); aborting the job");
+        default_hook(info);
+        herald_mpi::abort_world(101);
+    }));
     let result = match &cli.command {
         Command::Run(a) => cli_run::run(&world, a),
+        Command::Calibrate(a) => cli_calibrate::run(&world, a),
+        Command::Bench(a) => cli_bench::run(&world, a),
+        Command::Selftest(a) => cli_selftest::run(&world, a),
+        Command::Library => unreachable!("handled before MPI starts"),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -74,14 +102,14 @@ fn main() -> ExitCode {
 pub(crate) enum Failure {
     /// Every rank has the same error (found before or by agreement): each exits with it.
     Everywhere(Error),
-    /// Only this rank has it (a failed message, a wrong byte): the job is aborted.
+    /// Only this rank may have it (a failed message, a wrong byte): the job is aborted.
     Here(Error),
 }
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Failure {
         match e {
-            Error::P2p(_) => Failure::Here(e),
+            Error::P2p(_) | Error::Verify(_) => Failure::Here(e),
             e => Failure::Everywhere(e),
         }
     }

@@ -261,13 +261,36 @@ impl Channel {
     /// # Errors
     /// [`P2pError::Mpi`], or [`P2pError::Timeout`] after the channel's timeout.
     pub fn quiet_barrier(&self, nap: Duration) -> Result<(), P2pError> {
+        self.ibarrier()?.poll(|| std::thread::sleep(nap))
+    }
+
+    /// A barrier among the channel's processes (`MPI_Ibarrier`, polled like every wait here).
+    ///
+    /// # Errors
+    /// [`P2pError::Mpi`], or [`P2pError::Timeout`] after the channel's timeout.
+    pub fn barrier(&self) -> Result<(), P2pError> {
+        self.ibarrier()?.wait().map(|_| ())
+    }
+
+    fn ibarrier(&self) -> Result<RawReq<'_>, P2pError> {
         let mut req = RawReq::null(self, self.rank, "barrier", false);
         // SAFETY: the communicator is valid; `req.handle` receives the request handle.
         let rc = unsafe { ffi::MPI_Ibarrier(self.comm.as_raw(), &mut req.handle) };
         check("MPI_Ibarrier", rc)?;
         req.active = true;
-        req.poll(|| std::thread::sleep(nap))
+        Ok(req)
     }
+}
+
+/// Ends every process of the job (`MPI_Abort` on `MPI_COMM_WORLD`): for a failure no rank can
+/// report to the others, such as a panic. Does nothing useful before MPI is initialized.
+pub fn abort_world(code: i32) -> ! {
+    // SAFETY: MPI_COMM_WORLD is a predefined communicator; MPI_Abort may be called from any
+    // thread once MPI is initialized, and does not return.
+    unsafe {
+        ffi::MPI_Abort(ffi::RSMPI_COMM_WORLD, code);
+    }
+    std::process::abort()
 }
 
 /// A raw request handle and what its wait needs to know.

@@ -319,8 +319,8 @@ struct SlicePlan {
 }
 
 /// Tags of the calibration messages.
-const TAG_DATA: u16 = 1;
-const TAG_CTRL: u16 = 2;
+const TAG_DATA: u16 = 32_764;
+const TAG_CTRL: u16 = 32_765;
 
 /// One slice on the client: returns the points per size, the gaps per size and the raw hop.
 fn client_slice(

@@ -42,7 +42,7 @@ use crate::p2p::{Channel, RecvReq, SendReq};
 use herald::{Collective, CostModel, Model, Program, Schedule};
 
 /// The largest block count a broadcast plan accepts (blocks are message tags).
-pub const MAX_BLOCKS: u32 = 32_767;
+pub const MAX_BLOCKS: u32 = 32_000;
 
 /// Tag of combining messages.
 const COMBINE_TAG: u16 = 32_767;

@@ -9,7 +9,7 @@ mod cli_run;
 mod cli_selftest;
 
 use clap::{Parser, Subcommand};
-use herald_mpi::{Error, InitOptions, World};
+use herald_mpi::{Error, InitOptions, P2pError, World};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -92,6 +92,10 @@ fn main() -> ExitCode {
         Err(Failure::Here(e)) => {
             // Only this rank knows: the others may wait for it forever.
             let _ = fail(Some(world.rank()), &e);
+            if let Error::P2p(P2pError::Timeout { .. } | P2pError::Stopped { .. }) = e {
+                // stop notices are out: give every rank a moment to say why it stops
+                std::thread::sleep(Duration::from_millis(500));
+            }
             world.abort(if e.is_usage() { 2 } else { 1 })
         }
     }

@@ -49,6 +49,16 @@ pub enum P2pError {
         /// The deadline in seconds.
         secs: u64,
     },
+    /// Another rank gave up (a timeout or a failure of its own) and told this one.
+    #[error("stopped while waiting for {waiting}: rank {from} reported: {reason}")]
+    Stopped {
+        /// What this rank was waiting for.
+        waiting: String,
+        /// The rank that gave up.
+        from: usize,
+        /// Its reason.
+        reason: String,
+    },
     /// A message arrived with another length than expected.
     #[error(
         "rank {peer} sent {got} bytes where {want} were expected: ranks called with different sizes"
@@ -98,11 +108,23 @@ const SPIN_POLLS: u32 = 256;
 
 /// A communicator reserved for herald's messages (see the module docs).
 pub struct Channel {
+    /// The stop notice posted for any sender: `(request, buffer)`; the buffer is on the heap
+    /// so its address stays put while MPI may write it.
+    stop: std::cell::Cell<ffi::MPI_Request>,
+    stop_buf: Box<[u8; STOP_BYTES]>,
+    /// Why a wait on this channel failed, once one has: later drops of unfinished requests
+    /// then give up quickly and name it.
+    failed: std::cell::RefCell<Option<String>>,
     comm: SimpleCommunicator,
     rank: usize,
     size: usize,
     timeout: Duration,
 }
+
+/// Tag of the stop notices (above every block tag, beside the other control tags).
+pub(crate) const STOP_TAG: u16 = 32_766;
+/// Bytes of a stop notice.
+const STOP_BYTES: usize = 512;
 
 // SAFETY: a `Channel` exists only when MPI was initialized with MPI_THREAD_SERIALIZED or
 // MULTIPLE (`Channel::new` checks), so any thread may make MPI calls as long as no two threads
@@ -140,12 +162,90 @@ impl Channel {
         let rc = unsafe { ffi::MPI_Comm_set_errhandler(comm.as_raw(), ffi::RSMPI_ERRORS_RETURN) };
         check("MPI_Comm_set_errhandler", rc)?;
         let (rank, size) = (comm.rank() as usize, comm.size() as usize);
-        Ok(Channel {
+        let mut chan = Channel {
+            // SAFETY: reading an MPI-provided constant handle.
+            stop: std::cell::Cell::new(unsafe { ffi::RSMPI_REQUEST_NULL }),
+            stop_buf: Box::new([0u8; STOP_BYTES]),
+            failed: std::cell::RefCell::new(None),
             comm,
             rank,
             size,
             timeout,
+        };
+        let mut req = chan.stop.get();
+        // SAFETY: `stop_buf` is a heap buffer of STOP_BYTES owned by the channel, which cancels
+        // and completes this receive in its `Drop` before the buffer is freed; `req` receives
+        // the handle.
+        let rc = unsafe {
+            ffi::MPI_Irecv(
+                chan.stop_buf.as_mut_ptr().cast::<c_void>(),
+                STOP_BYTES as c_int,
+                ffi::RSMPI_UINT8_T,
+                ffi::RSMPI_ANY_SOURCE,
+                c_int::from(STOP_TAG),
+                chan.comm.as_raw(),
+                &mut req,
+            )
+        };
+        check("MPI_Irecv", rc)?;
+        chan.stop.set(req);
+        Ok(chan)
+    }
+
+    /// Whether another rank sent a stop notice (one `MPI_Test` of the posted receive).
+    fn stopped(&self) -> Option<P2pError> {
+        let mut req = self.stop.get();
+        // SAFETY: reading an MPI-provided constant handle.
+        if req == unsafe { ffi::RSMPI_REQUEST_NULL } {
+            return None;
+        }
+        let mut flag: c_int = 0;
+        let mut status = std::mem::MaybeUninit::<ffi::MPI_Status>::uninit();
+        // SAFETY: `req` is the channel's active stop receive; `flag` and `status` are valid.
+        let rc = unsafe { ffi::MPI_Test(&mut req, &mut flag, status.as_mut_ptr()) };
+        self.stop.set(req);
+        if rc != 0 || flag == 0 {
+            return None;
+        }
+        // SAFETY: MPI_Test completed the receive and wrote its status.
+        let status = unsafe { status.assume_init() };
+        let text = &self.stop_buf[..];
+        let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
+        Some(P2pError::Stopped {
+            waiting: String::new(),
+            from: usize::try_from(status.MPI_SOURCE).unwrap_or(usize::MAX),
+            reason: String::from_utf8_lossy(&text[..end]).into_owned(),
         })
+    }
+
+    /// Tells every other rank to stop, with `reason` (best effort: the notices are never waited
+    /// for, since a peer may be dead; their buffer is leaked on purpose, as MPI may read it
+    /// until the process ends).
+    pub fn stop_all(&self, reason: &str) {
+        let mut text = format!("{reason}\0").into_bytes();
+        text.truncate(STOP_BYTES);
+        let buf: &'static [u8] = Box::leak(text.into_boxed_slice());
+        for peer in (0..self.size).filter(|&p| p != self.rank) {
+            // SAFETY: reading an MPI-provided constant handle.
+            let mut req = unsafe { ffi::RSMPI_REQUEST_NULL };
+            // SAFETY: `buf` is leaked, so valid for reads until the process ends; the request
+            // is freed below without waiting (MPI completes it or the job ends).
+            let rc = unsafe {
+                ffi::MPI_Isend(
+                    buf.as_ptr().cast::<c_void>(),
+                    buf.len() as c_int,
+                    ffi::RSMPI_UINT8_T,
+                    peer as c_int,
+                    c_int::from(STOP_TAG),
+                    self.comm.as_raw(),
+                    &mut req,
+                )
+            };
+            if rc == 0 {
+                // SAFETY: `req` is an active send; MPI_Request_free lets it complete on its own.
+                unsafe { ffi::MPI_Request_free(&mut req) };
+            }
+        }
     }
 
     /// This process's rank.
@@ -282,6 +382,22 @@ impl Channel {
     }
 }
 
+impl Drop for Channel {
+    fn drop(&mut self) {
+        let mut req = self.stop.get();
+        // SAFETY: reading an MPI-provided constant handle.
+        if req == unsafe { ffi::RSMPI_REQUEST_NULL } {
+            return;
+        }
+        // SAFETY: `req` is the active stop receive into `stop_buf`; cancelling a receive is
+        // allowed and is completed by the wait below.
+        unsafe { ffi::MPI_Cancel(&mut req) };
+        // SAFETY: completes the cancelled (or arrived) receive before `stop_buf` and the
+        // communicator go away.
+        unsafe { ffi::MPI_Wait(&mut req, ffi::RSMPI_STATUS_IGNORE) };
+    }
+}
+
 /// Ends every process of the job (`MPI_Abort` on `MPI_COMM_WORLD`): for a failure no rank can
 /// report to the others, such as a panic. Does nothing useful before MPI is initialized.
 pub fn abort_world(code: i32) -> ! {
@@ -367,11 +483,21 @@ impl<'c> RawReq<'c> {
             } else {
                 std::hint::spin_loop();
             }
+            if polls % 64 == 0 {
+                if let Some(mut e) = self.chan.stopped() {
+                    if let P2pError::Stopped { waiting, .. } = &mut e {
+                        *waiting = self.describe();
+                    }
+                    return Err(e);
+                }
+            }
             if polls % 1024 == 0 && start.elapsed() > self.chan.timeout {
-                return Err(P2pError::Timeout {
+                let e = P2pError::Timeout {
                     waiting: self.describe(),
                     secs: self.chan.timeout.as_secs(),
-                });
+                };
+                self.chan.stop_all(&e.to_string());
+                return Err(e);
             }
         }
     }
@@ -389,7 +515,14 @@ impl<'c> RawReq<'c> {
     }
 
     fn wait(&mut self) -> Result<usize, P2pError> {
-        self.poll_count(std::thread::yield_now)
+        let r = self.poll_count(std::thread::yield_now);
+        if let Err(e) = &r {
+            self.chan
+                .failed
+                .borrow_mut()
+                .get_or_insert_with(|| e.to_string());
+        }
+        r
     }
 }
 
@@ -403,13 +536,33 @@ impl Drop for RawReq<'_> {
             // and is followed by a completing wait below.
             unsafe { ffi::MPI_Cancel(&mut self.handle) };
         }
-        if self.wait().is_err() {
+        // After a failure elsewhere on the channel, give the request a moment only.
+        let failed = self.chan.failed.borrow().clone();
+        let done = match &failed {
+            None => self.wait().is_ok(),
+            Some(_) => {
+                let start = Instant::now();
+                loop {
+                    match self.test() {
+                        Ok(Some(_)) => break true,
+                        Err(_) => break false,
+                        Ok(None) if start.elapsed() > Duration::from_millis(500) => break false,
+                        Ok(None) => std::thread::yield_now(),
+                    }
+                }
+            }
+        };
+        if !done {
+            // MPI may still read or write the request's buffer, which Rust is about to free.
+            let why = failed.or_else(|| self.chan.failed.borrow().clone());
             eprintln!(
-                "herald-mpi: rank {}: {} never completed; aborting (MPI_Abort)",
+                "herald-mpi: rank {}: {}; {} cannot be completed: aborting the job (MPI_Abort)",
                 self.chan.rank,
+                why.unwrap_or_else(|| "a request failed".into()),
                 self.describe()
             );
-            self.chan.comm.abort(3);
+            std::thread::sleep(Duration::from_millis(300));
+            self.chan.comm.abort(1);
         }
     }
 }

@@ -225,6 +225,8 @@ const KEYS: [&str; 8] = [
 ];
 const ABS_TOL: [f64; 8] = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.01, 0.05];
 const STABLE_CHECKS: u32 = 3;
+/// Rounds measured at least (the first slice of a level only warms up).
+const MIN_ROUNDS: usize = 3;
 
 /// Whether two mode lists agree (same count, centers within `rel` or `abs`).
 fn modes_agree(a: &[Mode], b: &[Mode], rel: f64, abs: f64) -> bool {
@@ -554,21 +556,25 @@ pub fn calibrate(
                     .zip(&plan.delay)
                     .all(|(&g, &d)| g.is_finite() && g < d);
                 if warm && valid {
-                    match fit_prtt(opts.n, &points) {
-                        Ok(f) => {
-                            p.samples.push([
-                                raw_hop,
-                                f.one_way,
-                                f.l,
-                                f.o_s,
-                                f.o_r,
-                                f.g,
-                                f.big_g_byte,
-                                f.lambda,
-                            ]);
+                    let sample = fit_prtt(opts.n, &points).ok().map(|f| {
+                        [
+                            raw_hop,
+                            f.one_way,
+                            f.l,
+                            f.o_s,
+                            f.o_r,
+                            f.g,
+                            f.big_g_byte,
+                            f.lambda,
+                        ]
+                    });
+                    // a slice whose fit is not finite (e.g. λ with no positive gap) is dropped
+                    match sample.filter(|s| s.iter().all(|v| v.is_finite())) {
+                        Some(s) => {
+                            p.samples.push(s);
                             p.weights.push(took.as_secs_f64());
                         }
-                        Err(_) => p.discarded += 1,
+                        None => p.discarded += 1,
                     }
                 } else if warm {
                     p.discarded += 1;
@@ -594,7 +600,9 @@ pub fn calibrate(
                     chan.recv(&mut buf[..0], b, TAG_DATA)?;
                 }
                 let one_way = (since(t) - clock) / f64::from(opts.hops) / 2.0;
-                switch_samples.push((one_way, t0.elapsed().as_secs_f64()));
+                if one_way.is_finite() {
+                    switch_samples.push((one_way, t0.elapsed().as_secs_f64()));
+                }
             } else if me == b {
                 for _ in 0..opts.hops {
                     chan.recv(&mut buf[..0], a, TAG_DATA)?;
@@ -610,16 +618,26 @@ pub fn calibrate(
                 .filter(|p| p.client == me)
                 .for_each(Probe::check_settled);
         }
-        // Rank 0 decides, from the clients' settling and its own clock.
-        let mine_settled = probes.iter().filter(|p| p.client == me).all(Probe::settled);
-        let mut all_settled = false;
+        // Rank 0 decides, from the clients' settling and sample counts and its own clock.
+        let mine = probes.iter().filter(|p| p.client == me);
+        let flags = [
+            u8::from(mine.clone().all(Probe::settled)),
+            u8::from(mine.clone().all(|p| p.samples.len() >= 2)),
+        ];
+        let mut all = [0u8; 2];
         world.comm().all_reduce_into(
-            &mine_settled,
-            &mut all_settled,
-            mpi::collective::SystemOperation::logical_and(),
+            &flags[..],
+            &mut all[..],
+            mpi::collective::SystemOperation::min(),
         );
+        let (all_settled, all_sampled) = (all[0] == 1, all[1] == 1);
         let elapsed = start.elapsed();
-        let mut stop = elapsed >= opts.budget || (elapsed >= opts.min_time && all_settled);
+        // At least a warm-up round, and two measured slices per level: past the budget if
+        // slices keep being discarded, up to four times it.
+        let mut stop = elapsed >= 4 * opts.budget
+            || (rounds >= MIN_ROUNDS
+                && all_sampled
+                && (elapsed >= opts.budget || (elapsed >= opts.min_time && all_settled)));
         world.comm().process_at_rank(0).broadcast_into(&mut stop);
         progress(&Progress {
             elapsed,
@@ -720,7 +738,7 @@ pub fn calibrate(
     // The switch samples live on rank a: it sends their distribution to rank 0.
     let mut switch_ns = None;
     if let Some((a, _)) = switch {
-        let local = (me == a).then(|| {
+        let local = (me == a && !switch_samples.is_empty()).then(|| {
             let mut d = distribution(&switch_samples);
             d.settled = switch_samples.len() >= 10;
             d

@@ -202,29 +202,28 @@ fn hierarchical(world: &World, chan: &mut Channel) -> Result<usize, Failure> {
     Ok(checked)
 }
 
-/// A short calibration: every level where ranks meet is measured, with sane numbers.
-fn calibration(world: &World, chan: &Channel, cluster: &Cluster) -> Result<usize, Failure> {
+/// A short calibration: every level where ranks meet is measured, with sane numbers. Returns
+/// the profile (on every rank) for the bench check.
+fn calibration(
+    world: &World,
+    chan: &Channel,
+    cluster: &Cluster,
+) -> Result<(usize, herald::Profile), Failure> {
     let opts = CalibrateOptions {
         min_time: Duration::from_millis(200),
         budget: Duration::from_millis(600),
         slice: Duration::from_millis(5),
         ..CalibrateOptions::quick()
     };
-    let profile = calibrate(world, chan, cluster, &opts, |_| {})?;
-    let Some(profile) = profile else {
-        return Ok(0);
-    };
-    let want: Vec<usize> = {
-        let n = cluster.rank_pus().len();
-        let mut d: Vec<usize> = (0..n)
-            .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
-            .map(|(a, b)| cluster.level_of(a, b))
-            .filter(|&d| d < cluster.hierarchy().pu_level())
-            .collect();
-        d.sort_unstable();
-        d.dedup();
-        d
-    };
+    let profile = crate::cli_bench::share(world, calibrate(world, chan, cluster, &opts, |_| {})?)?;
+    let n = cluster.rank_pus().len();
+    let mut want: Vec<usize> = (0..n)
+        .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+        .map(|(a, b)| cluster.level_of(a, b))
+        .filter(|&d| d < cluster.hierarchy().pu_level())
+        .collect();
+    want.sort_unstable();
+    want.dedup();
     for d in &want {
         let l = &profile.levels[*d];
         let one_way = l.one_way_ns.as_ref().map(|x| x.median);
@@ -235,22 +234,17 @@ fn calibration(world: &World, chan: &Channel, cluster: &Cluster) -> Result<usize
             )));
         }
     }
-    Ok(want.len())
+    Ok((want.len(), profile))
 }
 
 /// A short bench of both herald sides: both must verify.
-fn benches(world: &World, chan: &Channel, cluster: &Cluster) -> Result<usize, Failure> {
+fn benches(
+    world: &World,
+    chan: &Channel,
+    cluster: &Cluster,
+    profile: &herald::Profile,
+) -> Result<usize, Failure> {
     let mut rows = 0;
-    let profile = {
-        let opts = CalibrateOptions {
-            min_time: Duration::from_millis(100),
-            budget: Duration::from_millis(300),
-            slice: Duration::from_millis(5),
-            ..CalibrateOptions::quick()
-        };
-        let p = calibrate(world, chan, cluster, &opts, |_| {})?;
-        crate::cli_bench::share(world, p)?
-    };
     for side in [HeraldSide::Mpi, HeraldSide::Inproc] {
         let opts = BenchOptions {
             herald: side,
@@ -261,7 +255,7 @@ fn benches(world: &World, chan: &Channel, cluster: &Cluster) -> Result<usize, Fa
             target: Duration::from_micros(300),
             algo: None,
         };
-        rows += bench(world, chan, cluster, Some(&profile), &opts, |_| {})?.len();
+        rows += bench(world, chan, cluster, Some(profile), &opts, |_| {})?.len();
     }
     Ok(rows)
 }
@@ -312,11 +306,12 @@ pub(crate) fn run(world: &World, a: &SelftestArgs) -> Result<(), Failure> {
     report.push(format!("{} reduce/allreduce", combining(world, &chan)?));
     report.push(format!("{} hierarchical", hierarchical(world, &mut chan)?));
     if !a.quick {
+        let (levels, profile) = calibration(world, &chan, &cluster)?;
+        report.push(format!("{levels} calibrated levels"));
         report.push(format!(
-            "{} calibrated levels",
-            calibration(world, &chan, &cluster)?
+            "{} bench rows",
+            benches(world, &chan, &cluster, &profile)?
         ));
-        report.push(format!("{} bench rows", benches(world, &chan, &cluster)?));
     }
     // every rank passed (a failing rank aborted the job above)
     let mut total = 0u32;

@@ -23,6 +23,11 @@ use herald::{
 use mpi::collective::CommunicatorCollectives;
 use mpi::datatype::PartitionMut;
 
+/// A level's kind and, for hwloc `group` levels, which one of a host's (1, 2, …; 0 for others).
+type LevelKey = (LevelKind, usize);
+/// A level's nodes, as lists of PUs.
+type Groups = Vec<Vec<usize>>;
+
 /// The job's hosts and where every rank runs on them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cluster {
@@ -83,7 +88,7 @@ impl Cluster {
         let mut pus = Vec::new();
         // Levels merged across hosts by kind (the i-th hwloc `group` level of each host with
         // the i-th of the others), then one `group` node per host.
-        let mut merged: Vec<((LevelKind, usize), Vec<Vec<usize>>)> = Vec::new();
+        let mut merged: Vec<(LevelKey, Groups)> = Vec::new();
         let mut per_host: Vec<Vec<usize>> = Vec::new();
         for (h, m) in machines.iter().enumerate() {
             let global = |pu: usize| h * stride + m.os_index(pu);
@@ -108,7 +113,7 @@ impl Cluster {
             }
             per_host.push((0..m.pu_count()).map(global).collect());
         }
-        let mut merged: Vec<(LevelKind, Vec<Vec<usize>>)> =
+        let mut merged: Vec<(LevelKind, Groups)> =
             merged.into_iter().map(|((k, _), g)| (k, g)).collect();
         merged.push((LevelKind::Group, per_host));
         let hierarchy = Hierarchy::new(&pus, merged).map_err(|e| {

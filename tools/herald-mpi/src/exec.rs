@@ -96,9 +96,9 @@ impl BroadcastPlan {
         let n = schedule.n() as usize;
         let mut parts = vec![RankPart::default(); n];
         let mut incoming: Vec<Vec<(u64, usize, u32)>> = vec![Vec::new(); n];
-        for p in 0..n {
+        for (p, part) in parts.iter_mut().enumerate() {
             for s in schedule.sends_of(p as u32) {
-                parts[p].sends.push((s.to as usize, s.what));
+                part.sends.push((s.to as usize, s.what));
                 incoming[s.to as usize].push((s.at, p, s.what));
             }
         }
@@ -507,10 +507,10 @@ mod tests {
         )
         .unwrap();
         let all = (1u64 << n) - 1;
-        for r in 0..n {
-            assert_eq!(got[r], *eval.value(r as u32), "rank {r}");
+        for (r, &v) in got.iter().enumerate() {
+            assert_eq!(v, *eval.value(r as u32), "rank {r}");
             if plan.has_result(r) {
-                assert_eq!(got[r], all, "rank {r} lacks a contribution");
+                assert_eq!(v, all, "rank {r} lacks a contribution");
             }
         }
     }

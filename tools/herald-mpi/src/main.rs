@@ -59,8 +59,7 @@ fn main() -> ExitCode {
         }
     };
     if let Command::Library = cli.command {
-        let text = mpi::environment::library_version().unwrap_or_default();
-        println!("{}", text.lines().next().unwrap_or("").trim());
+        println!("{}", herald_mpi::library_line());
         return ExitCode::SUCCESS;
     }
     let opts = InitOptions {

@@ -97,11 +97,17 @@ fn launcher_size() -> Option<(usize, &'static str)> {
     })
 }
 
-/// The first line of the MPI library's version string.
-fn library_line() -> String {
+/// The MPI library in a few words (`Open MPI v4.1.4`, `MPICH 4.0.2`), from the first line of
+/// `MPI_Get_library_version`.
+pub fn library_line() -> String {
     let full = mpi::environment::library_version().unwrap_or_default();
     let line = full.lines().next().unwrap_or("").trim();
-    line.split(',').next().unwrap_or(line).trim().to_owned()
+    let first = line.split(',').next().unwrap_or(line);
+    first
+        .replace("Version:", "")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 impl World {

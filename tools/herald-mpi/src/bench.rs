@@ -255,6 +255,8 @@ struct Buffers {
 enum OverMpi {
     Bcast([BroadcastPlan; 2]),
     Allreduce(CombinePlan),
+    /// A reduce to rank 0, then a broadcast from rank 0.
+    ReduceBcast(Box<(CombinePlan, BroadcastPlan)>),
 }
 
 /// The library's or herald-over-MPI's round on this rank: seconds per collective (this rank's).
@@ -288,6 +290,11 @@ fn mpi_round(
             }
             (Collective::Allreduce, Some(OverMpi::Allreduce(plan))) => {
                 plan.run(chan, &mut b.scratch, &mut b.value)?;
+            }
+            (Collective::Allreduce, Some(OverMpi::ReduceBcast(two))) => {
+                two.0.run(chan, &mut b.scratch, &mut b.value)?;
+                two.1
+                    .run(chan, bytemuck::cast_slice_mut(&mut b.value[..]))?;
             }
             _ => unreachable!("plans match their collective"),
         }
@@ -421,12 +428,19 @@ fn over_mpi(
             let mut plans = Vec::new();
             let mut labels = Vec::new();
             for root in [0, n - 1] {
-                let s = match opts.algo {
-                    Some(a) => generate(&Request::broadcast(a, n, 1, root), &model)
-                        .map_err(Error::herald)?,
-                    None => cluster.plan(profile, bytes as u64, root)?.0,
+                let (s, label) = match opts.algo {
+                    Some(a) => {
+                        let s = generate(&Request::broadcast(a, n, 1, root), &model)
+                            .map_err(Error::herald)?;
+                        let label = format!("{a} ({} sends)", s.len());
+                        (s, label)
+                    }
+                    None => {
+                        let (s, c, _) = cluster.plan(profile, bytes as u64, root)?;
+                        (s, format!("{} ×{}", c.label, c.blocks))
+                    }
                 };
-                labels.push(plan_label(&s, opts.algo, cluster, profile, bytes, root)?);
+                labels.push(label);
                 plans.push(BroadcastPlan::new(&s)?);
             }
             let [a, b]: [BroadcastPlan; 2] = plans.try_into().expect("two roots");
@@ -435,33 +449,39 @@ fn over_mpi(
         }
         Collective::Allreduce => {
             let flat = allreduce_model(&model, n, bytes as u64)?;
-            let s = generate(&Request::broadcast(Algorithm::Allreduce, n, 1, 0), &flat)
-                .map_err(Error::herald)?;
-            (
-                OverMpi::Allreduce(CombinePlan::new(&s, &flat)?),
-                format!("allreduce ({} sends)", s.len()),
-            )
+            let gen = |a: Algorithm| {
+                let s = generate(&Request::broadcast(a, n, 1, 0), &flat).map_err(Error::herald)?;
+                let r = herald::check(&s, &flat).map_err(Error::herald)?;
+                Ok::<_, Error>((r.base().to_f64(r.makespan()), s))
+            };
+            let (t_all, all) = gen(Algorithm::Allreduce)?;
+            let combined = CombinePlan::new(&all, &flat)?;
+            if opts.algo.is_some() {
+                let label = format!("allreduce ({} sends)", all.len());
+                (OverMpi::Allreduce(combined), label)
+            } else {
+                // herald's choice by simulated time: its allreduce with combining, or its
+                // optimal reduce to rank 0 followed by the planner's broadcast from rank 0
+                let (t_red, red) = gen(Algorithm::Reduce)?;
+                let (bs, bc, _) = cluster.plan(profile, bytes as u64, 0)?;
+                let t_two = t_red + bc.makespan.to_f64();
+                if t_all <= t_two {
+                    let label =
+                        format!("allreduce ({} sends, {t_all:.0} vs {t_two:.0})", all.len());
+                    (OverMpi::Allreduce(combined), label)
+                } else {
+                    let label = format!(
+                        "reduce + {} ×{} ({t_two:.0} vs {t_all:.0})",
+                        bc.label, bc.blocks
+                    );
+                    let two = (CombinePlan::new(&red, &flat)?, BroadcastPlan::new(&bs)?);
+                    (OverMpi::ReduceBcast(Box::new(two)), label)
+                }
+            }
         }
     };
     world.agree(&format!("bench plan {coll:?} {bytes} {label}"))?;
     Ok((what, label))
-}
-
-fn plan_label(
-    s: &herald::Schedule,
-    algo: Option<Algorithm>,
-    cluster: &Cluster,
-    profile: &Profile,
-    bytes: usize,
-    root: u32,
-) -> Result<String, Error> {
-    Ok(match algo {
-        Some(a) => format!("{a} ({} sends)", s.len()),
-        None => {
-            let (_, c, _) = cluster.plan(profile, bytes as u64, root)?;
-            format!("{} ×{}", c.label, c.blocks)
-        }
-    })
 }
 
 /// The in-process side, owned by rank 0.

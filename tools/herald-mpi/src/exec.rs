@@ -40,6 +40,7 @@
 use crate::error::Error;
 use crate::p2p::{Channel, RecvReq, SendReq};
 use herald::{Collective, CostModel, Model, Program, Schedule};
+use smallvec::SmallVec;
 
 /// The largest block count a broadcast plan accepts (blocks are message tags).
 pub const MAX_BLOCKS: u32 = 32_000;
@@ -160,10 +161,11 @@ impl BroadcastPlan {
             )));
         }
         let part = &self.parts[me];
-        let ranges = block_ranges(buf.len(), self.blocks);
+        let ranges: Small<std::ops::Range<usize>> =
+            block_ranges_iter(buf.len(), self.blocks).collect();
         let mut slices = split_mut(buf, &ranges);
-        let mut held: Vec<Option<&[u8]>> = vec![None; self.blocks as usize];
-        let mut pending: Vec<Option<RecvReq<'_>>> = (0..self.blocks).map(|_| None).collect();
+        let mut held: Small<Option<&[u8]>> = smallvec::smallvec![None; self.blocks as usize];
+        let mut pending: Small<Option<RecvReq<'_>>> = (0..self.blocks).map(|_| None).collect();
         // The root holds every block: whatever it receives (some schedules send blocks back to
         // it) goes to scratch, as does every duplicate elsewhere.
         let is_root = me == self.root;
@@ -194,7 +196,7 @@ impl BroadcastPlan {
                 extra.push(chan.irecv(s, from, b as u16)?);
             }
         }
-        let mut sends: Vec<SendReq<'_>> = Vec::with_capacity(part.sends.len());
+        let mut sends: Small<SendReq<'_>> = SmallVec::with_capacity(part.sends.len());
         for &(to, b) in &part.sends {
             let data = match held[b as usize] {
                 Some(d) => d,
@@ -223,22 +225,33 @@ impl BroadcastPlan {
 }
 
 /// `bytes` cut into `blocks` blocks of `⌈bytes / blocks⌉` bytes (the last shorter or empty).
+///
+/// ```
+/// assert_eq!(herald_mpi::block_ranges(10, 4), [0..3, 3..6, 6..9, 9..10]);
+/// assert_eq!(herald_mpi::block_ranges(2, 3), [0..1, 1..2, 2..2]);
+/// ```
 pub fn block_ranges(bytes: usize, blocks: u32) -> Vec<std::ops::Range<usize>> {
-    let per = bytes.div_ceil(blocks.max(1) as usize).max(1);
-    (0..blocks as usize)
-        .map(|b| {
-            let start = (b * per).min(bytes);
-            start..((b + 1) * per).min(bytes)
-        })
-        .collect()
+    block_ranges_iter(bytes, blocks).collect()
 }
+
+fn block_ranges_iter(bytes: usize, blocks: u32) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let per = bytes.div_ceil(blocks.max(1) as usize).max(1);
+    (0..blocks as usize).map(move |b| {
+        let start = (b * per).min(bytes);
+        start..((b + 1) * per).min(bytes)
+    })
+}
+
+/// Per-call lists, on the stack for up to 8 entries (a call allocates nothing for small
+/// schedules).
+type Small<T> = SmallVec<[T; 8]>;
 
 /// Disjoint mutable slices of `buf` for consecutive, non-overlapping `ranges`.
 fn split_mut<'b>(
     mut buf: &'b mut [u8],
     ranges: &[std::ops::Range<usize>],
-) -> Vec<Option<&'b mut [u8]>> {
-    let mut out = Vec::with_capacity(ranges.len());
+) -> Small<Option<&'b mut [u8]>> {
+    let mut out = SmallVec::with_capacity(ranges.len());
     let mut at = 0;
     for r in ranges {
         let rest = std::mem::take(&mut buf);

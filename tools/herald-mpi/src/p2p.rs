@@ -103,7 +103,8 @@ fn check(call: &'static str, code: c_int) -> Result<(), P2pError> {
     }
 }
 
-/// Polls spent spinning before a waiting rank starts yielding its CPU between polls.
+/// Polls spent spinning before a waiting rank that shares its CPU starts yielding it between
+/// polls.
 const SPIN_POLLS: u32 = 256;
 
 /// A communicator reserved for herald's messages (see the module docs).
@@ -119,6 +120,9 @@ pub struct Channel {
     rank: usize,
     size: usize,
     timeout: Duration,
+    /// Whether waits yield the CPU (processes outnumber the host's CPUs), as MPI libraries do
+    /// when oversubscribed; otherwise they spin, as MPI libraries do on a CPU of their own.
+    yields: bool,
 }
 
 /// Tag of the stop notices (above every block tag, beside the other control tags).
@@ -149,7 +153,11 @@ impl Channel {
     /// # Errors
     /// [`P2pError::Invalid`] if MPI provides less than `MPI_THREAD_SERIALIZED`; [`P2pError::Mpi`]
     /// if the error handler cannot be set.
-    pub(crate) fn new(world: &SimpleCommunicator, timeout: Duration) -> Result<Channel, P2pError> {
+    pub(crate) fn new(
+        world: &SimpleCommunicator,
+        timeout: Duration,
+        yields: bool,
+    ) -> Result<Channel, P2pError> {
         let level = mpi::environment::threading_support();
         if !matches!(level, mpi::Threading::Serialized | mpi::Threading::Multiple) {
             return Err(P2pError::Invalid(format!(
@@ -171,6 +179,7 @@ impl Channel {
             rank,
             size,
             timeout,
+            yields,
         };
         let mut req = chan.stop.get();
         // SAFETY: `stop_buf` is a heap buffer of STOP_BYTES owned by the channel, which cancels
@@ -515,7 +524,11 @@ impl<'c> RawReq<'c> {
     }
 
     fn wait(&mut self) -> Result<usize, P2pError> {
-        let r = self.poll_count(std::thread::yield_now);
+        let r = if self.chan.yields {
+            self.poll_count(std::thread::yield_now)
+        } else {
+            self.poll_count(std::hint::spin_loop)
+        };
         if let Err(e) = &r {
             self.chan
                 .failed

@@ -68,6 +68,8 @@ pub struct World {
     cpu: Option<usize>,
     library: String,
     timeout: Duration,
+    /// Whether this host runs more processes of the job than it has CPUs.
+    oversubscribed: bool,
 }
 
 impl std::fmt::Debug for World {
@@ -148,7 +150,11 @@ impl World {
             }
             _ => None,
         };
+        let host_cpus = herald::TopologySource::Machine
+            .load()
+            .map_or(allowed.len(), |h| h.pu_count());
         Ok(World {
+            oversubscribed: local_size > host_cpus.max(1),
             _universe: universe,
             comm,
             rank,
@@ -176,6 +182,12 @@ impl World {
         (self.local_rank, self.local_size)
     }
 
+    /// Whether this host runs more of the job's processes than it has CPUs (waits then yield
+    /// the CPU between polls).
+    pub fn oversubscribed(&self) -> bool {
+        self.oversubscribed
+    }
+
     /// The CPU this process runs on, if one.
     pub fn cpu(&self) -> Option<usize> {
         self.cpu
@@ -196,7 +208,7 @@ impl World {
     /// # Errors
     /// [`Error::P2p`] if MPI's thread level is below `MPI_THREAD_SERIALIZED`.
     pub fn channel(&self) -> Result<Channel, Error> {
-        Ok(Channel::new(&self.comm, self.timeout)?)
+        Ok(Channel::new(&self.comm, self.timeout, self.oversubscribed)?)
     }
 
     /// Fails unless the world has exactly `n` processes.

@@ -225,6 +225,8 @@ const KEYS: [&str; 8] = [
 ];
 const ABS_TOL: [f64; 8] = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.01, 0.05];
 const STABLE_CHECKS: u32 = 3;
+/// Repetitions of every probe per slice at least (the slice keeps their medians).
+const MIN_REPS: u32 = 3;
 /// Rounds measured at least (the first slice of a level only warms up).
 const MIN_ROUNDS: usize = 3;
 
@@ -255,7 +257,8 @@ struct Probe {
     samples: Vec<[f64; 8]>,
     weights: Vec<f64>,
     discarded: usize,
-    /// Per size: (PRTT(1,0,s), gap) of the last slice, to plan the next.
+    /// Per size: the least positive PRTT(1,0,s) and gap seen so far (infinite: none yet), to
+    /// plan the next slice.
     last: Option<Vec<(f64, f64)>>,
     reps: u32,
     previous: Vec<Vec<Mode>>,
@@ -364,9 +367,11 @@ fn client_slice(
             }
             chan.recv(&mut buf[..len], server, TAG_DATA)?;
             let delayed = since(t0) - clock;
-            // o_r: the server times a receive of a message sent right after its "go".
+            // o_r: the server times a receive of a message sent right after its "go", then
+            // says "done" (so its wait does not leak into the next probe)
             chan.recv(&mut buf[..0], server, TAG_CTRL)?;
             chan.send(&buf[..len], server, TAG_DATA)?;
+            chan.recv(&mut buf[..0], server, TAG_CTRL)?;
             prtt[i].push([one, many, delayed, spun - clock * (n as f64 - 1.0)]);
         }
     }
@@ -430,6 +435,7 @@ fn server_slice(
             let t0 = Instant::now();
             chan.recv(&mut buf[..len], client, TAG_DATA)?;
             o_r[i].push(since(t0) - clock);
+            chan.send(&buf[..0], client, TAG_CTRL)?;
         }
     }
     for _ in 0..opts.hops {
@@ -505,7 +511,7 @@ pub fn calibrate(
             weights: Vec::new(),
             discarded: 0,
             last: None,
-            reps: 2,
+            reps: MIN_REPS,
             previous: Vec::new(),
             stable: [0; 8],
         })
@@ -531,11 +537,17 @@ pub fn calibrate(
                         reps: p.reps,
                         delay: last
                             .iter()
-                            .map(|&(one, gap)| one.max(2.0 * gap).max(100.0))
+                            .map(|&(one, gap)| {
+                                let one = if one.is_finite() { one } else { 5000.0 };
+                                let gap = if gap.is_finite() { gap } else { 0.0 };
+                                one.max(2.0 * gap).max(100.0)
+                            })
                             .collect(),
                         wait: last
                             .iter()
-                            .map(|&(one, _)| 2.0 * one.max(0.0) + 500.0)
+                            .map(|&(one, _)| {
+                                2.0 * if one.is_finite() { one } else { 10_000.0 } + 500.0
+                            })
                             .collect(),
                     },
                     None => SlicePlan {
@@ -549,7 +561,7 @@ pub fn calibrate(
                     client_slice(chan, p.server, opts, &plan, clock, &mut buf)?;
                 let took = t0.elapsed();
                 let scale = opts.slice.as_secs_f64() / took.as_secs_f64().max(1e-6);
-                p.reps = ((f64::from(p.reps) * scale).round() as u32).clamp(1, 4096);
+                p.reps = ((f64::from(p.reps) * scale).round() as u32).clamp(MIN_REPS, 4096);
                 let warm = p.last.is_some();
                 let valid = gaps
                     .iter()
@@ -579,11 +591,17 @@ pub fn calibrate(
                 } else if warm {
                     p.discarded += 1;
                 }
+                // Plan the next slice from the least values seen so far, not the last slice's: a
+                // slice preempted by other work (milliseconds) must not set the next one's delays.
+                let best = p
+                    .last
+                    .take()
+                    .unwrap_or_else(|| vec![(f64::INFINITY, f64::INFINITY); gaps.len()]);
+                let least = |a: f64, b: f64| if b > 0.0 { a.min(b) } else { a };
                 p.last = Some(
-                    points
-                        .iter()
-                        .zip(&gaps)
-                        .map(|(x, &g)| (x.prtt_1_0, g))
+                    best.iter()
+                        .zip(points.iter().zip(&gaps))
+                        .map(|(&(one, gap), (x, &g))| (least(one, x.prtt_1_0), least(gap, g)))
                         .collect(),
                 );
             } else if me == p.server {

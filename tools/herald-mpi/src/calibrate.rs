@@ -21,10 +21,17 @@
 //! [`herald::distribution`], a quantity settled when its modes stay put for three checks.
 //! Messages are MPI messages sent and received the way herald-mpi's executors do (nonblocking
 //! send and receive, completed by polling), of `s` *units* of 56 bytes — the payload of one of
-//! herald's lines, so `G_ns_per_byte` means what it means in herald's profiles — with `s = 1, 2,
-//! 4, …, 64` (3.5 KiB; 1 … 16 with `--quick`). The fit uses the longest prefix of sizes on one
-//! line (herald's protocol-change rule), so an MPI library's switch from its eager to its
-//! rendezvous protocol does not distort the small-message values: `G` is the eager regime's.
+//! herald's lines, so `G_ns_per_byte` means what it means in herald's profiles.
+//!
+//! One difference: `L, o_s, o_r, g` and λ are fitted on small messages (`s = 1, 2, 4, …, 64`
+//! units, up to 3.5 KiB; 1 … 16 with `--quick`), but `G` on large ones (`s = 256 … 16384`
+//! units, 14 KiB to 896 KiB; to 224 KiB with `--quick`), by the same fit on those sizes alone.
+//! An MPI library moves small messages eagerly (copied through a buffer) and large ones by
+//! rendezvous (on one host often a single copy), at different costs per byte; the planner uses
+//! `G` to price blocks of large payloads, so it gets the large-message regime's. (Fitted on the
+//! small sizes, `G` would make a 64 KiB broadcast look best cut into dozens of eager blocks,
+//! which measure slower than one rendezvous message.) Each fit keeps herald's protocol-change
+//! rule: the longest prefix of its sizes that lies on one line.
 //!
 //! `raw_hop_ns` is, over MPI, the one-way time of a batched ping-pong of empty messages between
 //! the pair (no cache-line baseline exists between processes). `switch_ns`, when two ranks share
@@ -65,8 +72,11 @@ pub struct CalibrateOptions {
     pub budget: Duration,
     /// Target duration of one slice.
     pub slice: Duration,
-    /// Message sizes in units of [`UNIT`] bytes (two distinct at least).
+    /// Message sizes in units of [`UNIT`] bytes for `L`, `o_s`, `o_r`, `g` (two distinct at
+    /// least).
     pub sizes: Vec<u32>,
+    /// Large message sizes (units) for `G` alone (none: `G` from `sizes`).
+    pub large: Vec<u32>,
     /// Messages per multi-message probe (Netgauge's `n`).
     pub n: u32,
     /// Empty-message round trips per slice for `raw_hop_ns`.
@@ -82,6 +92,7 @@ impl CalibrateOptions {
             budget: Duration::from_secs(8),
             slice: Duration::from_millis(15),
             sizes: vec![1, 2, 4, 8, 16],
+            large: vec![256, 1024, 4096],
             n: 10,
             hops: 64,
         }
@@ -95,12 +106,21 @@ impl CalibrateOptions {
             budget: Duration::from_secs(90),
             slice: Duration::from_millis(30),
             sizes: vec![1, 2, 4, 8, 16, 32, 64],
+            large: vec![256, 1024, 4096, 16384],
             n: 10,
             hops: 128,
         }
     }
 
+    /// The small sizes, then the large ones.
+    fn all_sizes(&self) -> Vec<u32> {
+        self.sizes.iter().chain(&self.large).copied().collect()
+    }
+
     fn check(&self) -> Result<(), Error> {
+        if self.large.len() == 1 || self.large.iter().any(|&l| l == 0) {
+            return Err(Error::Usage("give no large size or two at least".into()));
+        }
         let mut s = self.sizes.clone();
         s.sort_unstable();
         s.dedup();
@@ -340,7 +360,7 @@ fn client_slice(
     ctrl.extend(&plan.delay);
     ctrl.extend(&plan.wait);
     chan.send(bytemuck::cast_slice(&ctrl), server, TAG_CTRL)?;
-    let sizes = &opts.sizes;
+    let sizes = &opts.all_sizes();
     let n = opts.n as usize;
     // [size][rep] of (prtt_1_0, prtt_n_0, prtt_n_d, delay_total)
     let mut prtt = vec![Vec::with_capacity(plan.reps as usize); sizes.len()];
@@ -412,7 +432,7 @@ fn server_slice(
     clock: f64,
     buf: &mut [u8],
 ) -> Result<(), Error> {
-    let sizes = &opts.sizes;
+    let sizes = &opts.all_sizes();
     let mut ctrl = vec![0f64; 1 + 2 * sizes.len()];
     chan.recv(bytemuck::cast_slice_mut(&mut ctrl), client, TAG_CTRL)?;
     let reps = ctrl[0] as u32;
@@ -524,7 +544,7 @@ pub fn calibrate(
     }
     let switch = shared_pair(cluster);
     let mut switch_samples: Vec<(f64, f64)> = Vec::new();
-    let max_len = *opts.sizes.iter().max().unwrap_or(&1) as usize * UNIT;
+    let max_len = *opts.all_sizes().iter().max().unwrap_or(&1) as usize * UNIT;
     let mut buf = vec![0u8; max_len];
     let nap = Duration::from_micros(200);
     let start = Instant::now();
@@ -552,8 +572,8 @@ pub fn calibrate(
                     },
                     None => SlicePlan {
                         reps: p.reps,
-                        delay: vec![5000.0; opts.sizes.len()],
-                        wait: vec![20_000.0; opts.sizes.len()],
+                        delay: vec![5000.0; opts.all_sizes().len()],
+                        wait: vec![20_000.0; opts.all_sizes().len()],
                     },
                 };
                 let t0 = Instant::now();
@@ -568,7 +588,10 @@ pub fn calibrate(
                     .zip(&plan.delay)
                     .all(|(&g, &d)| g.is_finite() && g < d);
                 if warm && valid {
-                    let sample = fit_prtt(opts.n, &points).ok().map(|f| {
+                    let (small, large) = points.split_at(opts.sizes.len());
+                    // G from the large messages (the library's protocol for them), if any
+                    let big_g = fit_prtt(opts.n, large).ok().map(|f| f.big_g_byte);
+                    let sample = fit_prtt(opts.n, small).ok().map(|f| {
                         [
                             raw_hop,
                             f.one_way,
@@ -576,7 +599,7 @@ pub fn calibrate(
                             f.o_s,
                             f.o_r,
                             f.g,
-                            f.big_g_byte,
+                            big_g.unwrap_or(f.big_g_byte),
                             f.lambda,
                         ]
                     });

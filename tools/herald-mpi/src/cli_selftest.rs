@@ -213,6 +213,7 @@ fn calibration(
         min_time: Duration::from_millis(200),
         budget: Duration::from_millis(600),
         slice: Duration::from_millis(5),
+        large: vec![64, 256],
         ..CalibrateOptions::quick()
     };
     let profile = crate::cli_bench::share(world, calibrate(world, chan, cluster, &opts, |_| {})?)?;

@@ -24,8 +24,8 @@
 //! herald's lines, so `G_ns_per_byte` means what it means in herald's profiles.
 //!
 //! One difference: `L, o_s, o_r, g` and λ are fitted on small messages (`s = 1, 2, 4, …, 64`
-//! units, up to 3.5 KiB; 1 … 16 with `--quick`), but `G` on large ones (`s = 256 … 16384`
-//! units, 14 KiB to 896 KiB; to 224 KiB with `--quick`), by the same fit on those sizes alone.
+//! units, up to 3.5 KiB; 1 … 16 with `--quick`), but `G` on large ones (`s = 256, 1024, 4096`
+//! units, 14 KiB to 224 KiB; to 56 KiB with `--quick`), by the same fit on those sizes alone.
 //! An MPI library moves small messages eagerly (copied through a buffer) and large ones by
 //! rendezvous (on one host often a single copy), at different costs per byte; the planner uses
 //! `G` to price blocks of large payloads, so it gets the large-message regime's. (Fitted on the
@@ -92,7 +92,7 @@ impl CalibrateOptions {
             budget: Duration::from_secs(8),
             slice: Duration::from_millis(15),
             sizes: vec![1, 2, 4, 8, 16],
-            large: vec![256, 1024, 4096],
+            large: vec![256, 1024],
             n: 10,
             hops: 64,
         }
@@ -106,7 +106,7 @@ impl CalibrateOptions {
             budget: Duration::from_secs(90),
             slice: Duration::from_millis(30),
             sizes: vec![1, 2, 4, 8, 16, 32, 64],
-            large: vec![256, 1024, 4096, 16384],
+            large: vec![256, 1024, 4096],
             n: 10,
             hops: 128,
         }

@@ -7,6 +7,7 @@ mod cli_bench;
 mod cli_calibrate;
 mod cli_run;
 mod cli_selftest;
+mod cli_table;
 
 use clap::{Parser, Subcommand};
 use herald_mpi::{Error, InitOptions, P2pError, World};
@@ -39,6 +40,8 @@ enum Command {
     Selftest(cli_selftest::SelftestArgs),
     /// Print the MPI library this binary is linked to (without starting MPI), and exit.
     Library,
+    /// Print `bench --json` files as Markdown tables (without starting MPI).
+    Table(cli_table::TableArgs),
 }
 
 fn main() -> ExitCode {
@@ -58,9 +61,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Command::Library = cli.command {
-        println!("{}", herald_mpi::library_line());
-        return ExitCode::SUCCESS;
+    match &cli.command {
+        Command::Library => {
+            println!("{}", herald_mpi::library_line());
+            return ExitCode::SUCCESS;
+        }
+        Command::Table(a) => {
+            return match cli_table::run(a) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(None, &Error::Usage(e)),
+            }
+        }
+        _ => {}
     }
     let opts = InitOptions {
         pin: !cli.no_pin,
@@ -83,7 +95,7 @@ fn main() -> ExitCode {
         Command::Calibrate(a) => cli_calibrate::run(&world, a),
         Command::Bench(a) => cli_bench::run(&world, a),
         Command::Selftest(a) => cli_selftest::run(&world, a),
-        Command::Library => unreachable!("handled before MPI starts"),
+        Command::Library | Command::Table(_) => unreachable!("handled before MPI starts"),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

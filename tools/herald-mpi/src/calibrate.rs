@@ -118,7 +118,7 @@ impl CalibrateOptions {
     }
 
     fn check(&self) -> Result<(), Error> {
-        if self.large.len() == 1 || self.large.iter().any(|&l| l == 0) {
+        if self.large.len() == 1 || self.large.contains(&0) {
             return Err(Error::Usage("give no large size or two at least".into()));
         }
         let mut s = self.sizes.clone();

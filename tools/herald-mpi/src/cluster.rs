@@ -58,7 +58,10 @@ impl Cluster {
     /// let level = |r0: usize, r1: usize| h.level(h.lca_level(h.pu_of_os(c.rank_pus()[r0]).unwrap(),
     ///                                                      h.pu_of_os(c.rank_pus()[r1]).unwrap())).kind();
     /// assert_eq!(level(0, 2), LevelKind::Machine); // two hosts: the network
-    /// assert_eq!(level(0, 1), LevelKind::Group); // two sockets of host a
+    /// // two sockets of host a meet at the host, which this synthetic machine calls its one
+    /// // NUMA node (so herald drops the `group` level of hosts, which coincides with it)
+    /// assert_eq!(level(0, 1), LevelKind::Numa);
+    /// assert_eq!(level(0, 0), LevelKind::Pu);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn new(places: &[RankPlace], machines: &[Hierarchy]) -> Result<Cluster, Error> {

@@ -14,8 +14,8 @@ use std::time::Instant;
 fn channel_round_trip(c: &mut Criterion) {
     c.bench_function("round trip/channel line", |b| {
         b.iter_custom(|iters| {
-            let (ping_tx, ping_rx) = channel(8);
-            let (pong_tx, pong_rx) = channel(8);
+            let (mut ping_tx, mut ping_rx) = channel(8);
+            let (mut pong_tx, mut pong_rx) = channel(8);
             std::thread::scope(|s| {
                 s.spawn(move || {
                     for _ in 0..iters {
@@ -67,7 +67,7 @@ fn channel_stream(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     group.bench_function("channel lines, capacity 64", |b| {
         b.iter_custom(|iters| {
-            let (tx, rx) = channel(64);
+            let (mut tx, mut rx) = channel(64);
             std::thread::scope(|s| {
                 let start = Instant::now();
                 s.spawn(move || {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# herald's test suite: formatting, lints, unit/integration/doc tests, the loom model check of the
-# channel, a compile check of the benches, and herald-mpi against Open MPI and MPICH.
+# herald's test suite: formatting, lints, unit/integration/doc tests, the loom model checks, Miri
+# where it is installed, a compile check of the benches, and herald-mpi against Open MPI and MPICH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -10,9 +10,18 @@ export MPICC="${MPICC:-mpicc.openmpi}"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace
-if [ -f tests/loom_channel.rs ]; then
-  RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
-    cargo test --release --test loom_channel
+# loom: the channel (tests/loom_channel.rs), the executor's wake protocol and the single-copy
+# handshake (the `loom_` unit tests in src/runtime).
+RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
+  cargo test --release --test loom_channel
+RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
+  cargo test --release --lib loom_
+# Miri on the channel and the runtime's failure paths, where a nightly toolchain with Miri is
+# installed (`rustup component add --toolchain nightly miri`).
+if cargo +nightly miri --version >/dev/null 2>&1; then
+  cargo +nightly miri test -p herald --test channel --test failure_paths
+else
+  echo "scripts/test.sh: Miri skipped: no nightly toolchain with Miri here (cargo +nightly miri --version fails)"
 fi
 cargo bench --workspace --no-run
 # herald-mpi against MPICH: its own target directory (mpi-sys does not rebuild when MPICC

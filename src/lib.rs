@@ -59,9 +59,9 @@ pub use calibrate::{
 };
 pub use model::{
     default_profile_path, host_name, load_profile, save_profile, Capacity, CostModel, Distribution,
-    Hierarchy, HierarchyError, Level, LevelKind, LevelProfile, LogP, Mode, Model, ModelError, Node,
-    OnePort, Pick, Postal, Problem, Profile, ProfileError, Timing, TopologyLevel, TopologySummary,
-    UniversalTree, WholeParams, MAX_PUS, PROFILE_SCHEMA,
+    Hierarchy, HierarchyError, Level, LevelKind, LevelProfile, LogP, LongMessages, Mode, Model,
+    ModelError, Node, OnePort, Pick, Postal, Problem, Profile, ProfileError, Timing, TopologyLevel,
+    TopologySummary, UniversalTree, WholeParams, MAX_PUS, PROFILE_SCHEMA,
 };
 pub use model::{Assumptions, Hier, HierLevel, LevelCost, LevelSource};
 pub use model::{FatTree, FatTreeCapacity, KPort};
@@ -79,9 +79,11 @@ pub use schedule::{
 };
 pub use sim::evaluate_fat_tree;
 pub use sim::{
-    check, check_with, evaluate, lower_bound, replay, CheckError, CheckOptions, Evaluation,
+    check, check_goal, check_with, evaluate, goal_collective, goal_message_bytes, lower_bound,
+    replay, run_goal, CheckError, CheckOptions, Evaluation, GoalCheck, GoalRun, GoalRunError,
     Operands, Report, Rule, Span, ValueError, Violation,
 };
+pub use sim::{optimum, Optimum, OptimumError, OPTIMUM_MAX_M, OPTIMUM_MAX_N};
 pub use time::{Ratio, Ticks, TimeBase, TimeError};
 pub use topology::*;
 

@@ -40,7 +40,7 @@ fn assert_numbered(line: &Line, i: u64) {
 
 #[test]
 fn smoke() {
-    let (tx, rx) = channel(1);
+    let (mut tx, mut rx) = channel(1);
     tx.send(Line::from_bytes(b"smoke")).unwrap();
     assert_eq!(&rx.recv().unwrap().payload()[..5], b"smoke");
     assert_eq!((tx.sent(), rx.received()), (1, 1));
@@ -63,7 +63,7 @@ fn zero_capacity_panics() {
 #[test]
 fn wrap_around_single_thread() {
     for capacity in [2, 3, 4] {
-        let (tx, rx) = channel(capacity);
+        let (mut tx, mut rx) = channel(capacity);
         let total = 10 * capacity as u64;
         let (mut sent, mut received) = (0, 0);
         // Uneven bursts so the positions cross the end of the ring at every offset.
@@ -88,7 +88,7 @@ fn wrap_around_single_thread() {
 fn wrap_around_two_threads() {
     watchdog(|| {
         for capacity in [2, 3, 4] {
-            let (tx, rx) = channel(capacity);
+            let (mut tx, mut rx) = channel(capacity);
             let total = 10 * capacity as u64;
             std::thread::scope(|s| {
                 s.spawn(move || (0..total).for_each(|i| tx.send(numbered(i)).unwrap()));
@@ -104,7 +104,7 @@ fn wrap_around_two_threads() {
 #[test]
 fn full_and_empty() {
     for capacity in [1, 2, 3, 4, 17] {
-        let (tx, rx) = channel(capacity);
+        let (mut tx, mut rx) = channel(capacity);
         assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
         for i in 0..capacity as u64 {
             tx.try_send(numbered(i)).unwrap();
@@ -137,7 +137,7 @@ fn full_and_empty() {
 
 #[test]
 fn disconnection() {
-    let (tx, rx) = channel(2);
+    let (mut tx, mut rx) = channel(2);
     tx.send(numbered(1)).unwrap();
     drop(tx);
     assert!(rx.is_disconnected());
@@ -145,7 +145,7 @@ fn disconnection() {
     assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
     assert_eq!(rx.recv(), Err(RecvError::Disconnected));
 
-    let (tx, rx) = channel(2);
+    let (mut tx, rx) = channel(2);
     drop(rx);
     assert!(tx.is_disconnected());
     // Room left: the line is accepted (and lost), as in rtrb.
@@ -165,7 +165,7 @@ fn disconnection() {
 fn blocked_ends_are_woken() {
     watchdog(|| {
         // The receiver parks on an empty ring; the sender comes late.
-        let (tx, rx) = channel(2);
+        let (mut tx, mut rx) = channel(2);
         std::thread::scope(|s| {
             s.spawn(move || {
                 std::thread::sleep(Duration::from_millis(50));
@@ -174,7 +174,7 @@ fn blocked_ends_are_woken() {
             assert_numbered(&rx.recv().unwrap(), 7);
         });
         // The sender parks on a full ring; the receiver comes late.
-        let (tx, rx) = channel(2);
+        let (mut tx, mut rx) = channel(2);
         std::thread::scope(|s| {
             s.spawn(move || {
                 std::thread::sleep(Duration::from_millis(50));
@@ -183,7 +183,7 @@ fn blocked_ends_are_woken() {
             (0..5).for_each(|i| tx.send(numbered(i)).unwrap());
         });
         // A receiver parked on an empty ring learns that the sender is gone.
-        let (tx, rx) = channel(2);
+        let (tx, mut rx) = channel(2);
         std::thread::scope(|s| {
             s.spawn(move || {
                 std::thread::sleep(Duration::from_millis(50));
@@ -197,9 +197,9 @@ fn blocked_ends_are_woken() {
 #[test]
 fn stream_a_million_lines() {
     watchdog(|| {
-        const LINES: u64 = 1_000_000;
+        const LINES: u64 = if cfg!(miri) { 3_000 } else { 1_000_000 };
         for capacity in [64, 7] {
-            let (tx, rx) = channel(capacity);
+            let (mut tx, mut rx) = channel(capacity);
             std::thread::scope(|s| {
                 s.spawn(move || (0..LINES).for_each(|i| tx.send(numbered(i)).unwrap()));
                 for i in 0..LINES {
@@ -214,9 +214,9 @@ fn stream_a_million_lines() {
 #[test]
 fn rings_are_reused_across_rounds() {
     watchdog(|| {
-        const ROUNDS: u64 = 2_000;
-        let (tx, rx) = channel(4);
-        let (ack_tx, ack_rx) = channel(1);
+        const ROUNDS: u64 = if cfg!(miri) { 50 } else { 2_000 };
+        let (mut tx, mut rx) = channel(4);
+        let (mut ack_tx, mut ack_rx) = channel(1);
         std::thread::scope(|s| {
             s.spawn(move || {
                 let mut next = 0;

@@ -250,30 +250,54 @@ fn setup_errors() {
     watchdog(|| {
         let mut team = Team::new(3).unwrap();
         let mut comm = Comm::new(3).unwrap();
+        // A bad root is reported where it is passed, and poisons the communicator: another
+        // rank may have passed a good one and would wait for this rank forever.
         let mut ranks = comm.ranks();
         let errs = team.run_with(&mut ranks, |_, c| {
-            let a = matches!(
-                c.broadcast(3, &mut [0; 4]),
-                Err(CollectiveError::Root { root: 3, size: 3 })
-            );
-            let b = matches!(
-                c.reduce(7, 1u8, |a, b| a + b),
-                Err(CollectiveError::Root { .. })
-            );
-            // Still usable after a rejected root.
-            let s = c.allreduce(1u32, |a, b| a + b).unwrap();
-            a && b && s == 3
+            let root = c.broadcast(3, &mut [0; 4]);
+            let later = c.allreduce(1u32, |a, b| a + b);
+            (root, later)
         });
-        assert!(errs.iter().all(|&b| b));
-        // A program for another number of ranks is rejected on every rank, not run.
+        for (root, later) in &errs {
+            assert!(matches!(
+                root,
+                Err(CollectiveError::Root { root: 3, size: 3 } | CollectiveError::Poisoned { .. })
+            ));
+            assert!(matches!(later, Err(CollectiveError::Poisoned { .. })));
+        }
+        assert!(errs
+            .iter()
+            .any(|e| matches!(e.0, Err(CollectiveError::Root { .. }))));
+        drop(ranks);
+        assert!(comm.is_poisoned());
+        // One rank alone passes a bad root: the others do not wait for it forever.
+        let mut ranks = comm.ranks();
+        assert!(!ranks[0].is_poisoned());
+        let errs = team.run_with(&mut ranks, |_, c| {
+            let root = if c.rank() == 1 { 7 } else { 0 };
+            c.reduce(root, 1u8, |a, b| a + b)
+        });
+        assert!(matches!(
+            errs[1],
+            Err(CollectiveError::Root { root: 7, .. })
+        ));
+        // Rank 0 needs rank 1's partial and is released by the poison (rank 2, whose part is
+        // one send, may have finished before anything failed).
+        assert!(errs[0].is_err());
+        drop(ranks);
+        // A program for another number of ranks is rejected, not run, and nobody hangs.
         let model = Model::from(Postal::new(Ratio::integer(2)).unwrap());
         let s = generate(&Request::broadcast(Algorithm::Binomial, 4, 4, 0), &model).unwrap();
         let p = Program::compile(&s).unwrap();
+        let mut ranks = comm.ranks();
         let errs = team.run_with(&mut ranks, |_, c| c.broadcast_with(&p, &mut [0; 8]));
-        assert!(errs
-            .iter()
-            .all(|e| matches!(e, Err(CollectiveError::Program(_)))));
-        // and the communicator still works
+        assert!(errs.iter().all(|e| matches!(
+            e,
+            Err(CollectiveError::Program(_) | CollectiveError::Poisoned { .. })
+        )));
+        drop(ranks);
+        // Rebuilt endpoints work again.
+        let mut ranks = comm.ranks();
         let s = team.run_with(&mut ranks, |_, c| c.allreduce(2u32, |a, b| a + b).unwrap());
         assert_eq!(s, [6, 6, 6]);
     });
@@ -392,6 +416,7 @@ fn single_copy_broadcasts_every_schedule() {
             for (alg, m, model) in [
                 (Algorithm::Optimal, 4, &oneport),
                 (Algorithm::ScatterAllgather, 8, &postal),
+                (Algorithm::Greedy, 6, &postal),
                 (Algorithm::Fibonacci { d: None }, 5, &oneport),
             ] {
                 let req = Request::broadcast(alg, n as u32, m, (n / 2) as u32);

@@ -4,8 +4,8 @@
 //! RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release --test loom_channel
 //! ```
 //!
-//! Rings of capacity 2–4 carry more lines than they hold, so every run wraps around, fills
-//! the ring and drains it; loom reports a lost wake-up as a deadlock and a slot read during
+//! Rings of capacity 2–4 and 8 (where the consumer publishes its position in batches) carry
+//! more lines than they hold, so every run wraps around, fills the ring and drains it; loom reports a lost wake-up as a deadlock and a slot read during
 //! its write as a causality violation.
 
 #![cfg(herald_loom)]
@@ -27,7 +27,7 @@ fn check(line: Line, i: u64) {
 /// Blocking send and recv: the producer and the consumer both park on a full/empty ring.
 fn blocking(capacity: usize, lines: u64) {
     loom::model(move || {
-        let (tx, rx) = channel(capacity);
+        let (mut tx, mut rx) = channel(capacity);
         let producer = thread::spawn(move || {
             for i in 0..lines {
                 tx.send(numbered(i)).unwrap();
@@ -56,11 +56,18 @@ fn blocking_capacity_4() {
     blocking(4, 6);
 }
 
+/// Capacity 8: the consumer publishes its position every 2 lines (`capacity / 4`), so the
+/// producer sees room only in batches and may wait on a ring the consumer has partly drained.
+#[test]
+fn blocking_capacity_8_batches() {
+    blocking(8, 11);
+}
+
 /// Non-blocking ends polling each other: full and empty are seen and survived.
 #[test]
 fn polling_capacity_2() {
     loom::model(|| {
-        let (tx, rx) = channel(2);
+        let (mut tx, mut rx) = channel(2);
         let producer = thread::spawn(move || {
             let mut i = 0;
             while i < 4 {
@@ -93,7 +100,7 @@ fn polling_capacity_2() {
 #[test]
 fn mixed_capacity_2() {
     loom::model(|| {
-        let (tx, rx) = channel(2);
+        let (mut tx, mut rx) = channel(2);
         let producer = thread::spawn(move || {
             let mut i = 0;
             while i < 3 {
@@ -109,7 +116,7 @@ fn mixed_capacity_2() {
         producer.join().unwrap();
     });
     loom::model(|| {
-        let (tx, rx) = channel(2);
+        let (mut tx, mut rx) = channel(2);
         let consumer = thread::spawn(move || {
             let mut i = 0;
             while i < 3 {
@@ -133,7 +140,7 @@ fn mixed_capacity_2() {
 #[test]
 fn disconnect_wakes_the_consumer() {
     loom::model(|| {
-        let (tx, rx) = channel(2);
+        let (mut tx, mut rx) = channel(2);
         let producer = thread::spawn(move || {
             tx.send(numbered(0)).unwrap();
             tx.send(numbered(1)).unwrap();
@@ -151,7 +158,7 @@ fn disconnect_wakes_the_consumer() {
 #[test]
 fn disconnect_wakes_the_producer() {
     loom::model(|| {
-        let (tx, rx) = channel(2);
+        let (mut tx, mut rx) = channel(2);
         let consumer = thread::spawn(move || {
             check(rx.recv().unwrap(), 0);
         });

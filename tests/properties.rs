@@ -121,8 +121,9 @@ proptest! {
             }
         }
         // 4. A send overlapping a receive overhead (LogP, o > 0): a processor sends exactly
-        //    when its own receive overhead is running.
-        if timing.shared_cpu && timing.recv_busy > 0 {
+        //    when its own receive overhead is running. (With o = 0 but w > 0 the receiver is
+        //    busy, yet a send of zero length overlaps nothing.)
+        if timing.shared_cpu && timing.recv_busy > 0 && timing.send_busy > 0 {
             let x = sends.iter().find(|x| x.from == 0 && x.to == 1).copied().unwrap();
             let during = x.at + timing.latency - 1; // inside 1's receive overhead
             let r = check(&rebuild(&s, |b| {

@@ -53,7 +53,8 @@ fn broadcast(ctx: &Ctx, ends: &mut Star, round: u64) -> Result<(), RecvError> {
     match ends {
         Star::Root(txs) => {
             assert_eq!(ctx.rank(), 0);
-            txs.iter().for_each(|tx| tx.send(message(round)).unwrap());
+            txs.iter_mut()
+                .for_each(|tx| tx.send(message(round)).unwrap());
         }
         Star::Leaf(rx) => assert_eq!(rx.recv()?, message(round), "rank {}", ctx.rank()),
     }
@@ -119,7 +120,7 @@ fn a_panic_mid_broadcast_reaches_the_caller() {
                 Star::Root(txs) => {
                     // Half the leaves get their line, then the root dies.
                     txs[..n / 2]
-                        .iter()
+                        .iter_mut()
                         .for_each(|tx| tx.send(message(1)).unwrap());
                     panic!("root died mid-broadcast");
                 }

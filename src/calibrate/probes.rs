@@ -204,7 +204,7 @@ fn summarize(plan: &SlicePlan, prtt: &[Vec<[f64; 4]>], o_r: &[Vec<f64>], rtt: f6
 
 /// Polls `rx` until a line comes (no waiting primitive: its back-off would blur the timing).
 #[inline]
-fn take(ctx: &Ctx, rx: &Receiver) -> Result<Line, CalibrateError> {
+fn take(ctx: &Ctx, rx: &mut Receiver) -> Result<Line, CalibrateError> {
     match rx.try_recv() {
         Ok(line) => Ok(line),
         Err(_) => take_slow(ctx, rx),
@@ -212,7 +212,7 @@ fn take(ctx: &Ctx, rx: &Receiver) -> Result<Line, CalibrateError> {
 }
 
 #[inline(never)]
-fn take_slow(ctx: &Ctx, rx: &Receiver) -> Result<Line, CalibrateError> {
+fn take_slow(ctx: &Ctx, rx: &mut Receiver) -> Result<Line, CalibrateError> {
     let t0 = Instant::now();
     let mut polls = 0u32;
     loop {
@@ -232,7 +232,7 @@ fn take_slow(ctx: &Ctx, rx: &Receiver) -> Result<Line, CalibrateError> {
 
 /// Receives `count` lines.
 #[inline]
-fn take_n(ctx: &Ctx, rx: &Receiver, count: u32) -> Result<(), CalibrateError> {
+fn take_n(ctx: &Ctx, rx: &mut Receiver, count: u32) -> Result<(), CalibrateError> {
     for _ in 0..count {
         take(ctx, rx)?;
     }
@@ -241,7 +241,7 @@ fn take_n(ctx: &Ctx, rx: &Receiver, count: u32) -> Result<(), CalibrateError> {
 
 /// Sends `count` lines.
 #[inline]
-fn put_n(tx: &Sender, count: u32) -> Result<(), CalibrateError> {
+fn put_n(tx: &mut Sender, count: u32) -> Result<(), CalibrateError> {
     for _ in 0..count {
         let mut line = Line::new();
         line.set_word(0, tx.sent());
@@ -280,30 +280,30 @@ fn client(
         for (k, &s) in plan.sizes.iter().enumerate() {
             // PRTT(1, 0, s)
             let t0 = Instant::now();
-            put_n(&e.tx, s)?;
-            take_n(ctx, &e.rx, s)?;
+            put_n(&mut e.tx, s)?;
+            take_n(ctx, &mut e.rx, s)?;
             let one = since(t0) - c;
             // PRTT(n, 0, s)
             let t0 = Instant::now();
-            put_n(&e.tx, plan.n * s)?;
-            take_n(ctx, &e.rx, s)?;
+            put_n(&mut e.tx, plan.n * s)?;
+            take_n(ctx, &mut e.rx, s)?;
             let burst = since(t0) - c;
             // PRTT(n, d, s)
             let mut delays = 0.0;
             let t0 = Instant::now();
             for i in 0..plan.n {
-                put_n(&e.tx, s)?;
+                put_n(&mut e.tx, s)?;
                 if i + 1 < plan.n {
                     delays += spin_for(plan.delay[k]);
                 }
             }
-            take_n(ctx, &e.rx, s)?;
+            take_n(ctx, &mut e.rx, s)?;
             let spaced = since(t0) - c;
             prtt[k].push([one, burst, spaced, delays]);
             // o_r: wait for "go", send the message at once, wait for "done".
-            take(ctx, &e.rx)?;
-            put_n(&e.tx, s)?;
-            take(ctx, &e.rx)?;
+            take(ctx, &mut e.rx)?;
+            put_n(&mut e.tx, s)?;
+            take(ctx, &mut e.rx)?;
         }
     }
     // The raw round trips are timed together, not one by one: a round trip (50–450 ns) is a
@@ -327,19 +327,19 @@ fn server(
     let mut o_r = vec![Vec::with_capacity(plan.reps as usize); plan.sizes.len()];
     for _ in 0..plan.reps {
         for (k, &s) in plan.sizes.iter().enumerate() {
-            take_n(ctx, &e.rx, s)?;
-            put_n(&e.tx, s)?;
-            take_n(ctx, &e.rx, plan.n * s)?;
-            put_n(&e.tx, s)?;
-            take_n(ctx, &e.rx, plan.n * s)?;
-            put_n(&e.tx, s)?;
+            take_n(ctx, &mut e.rx, s)?;
+            put_n(&mut e.tx, s)?;
+            take_n(ctx, &mut e.rx, plan.n * s)?;
+            put_n(&mut e.tx, s)?;
+            take_n(ctx, &mut e.rx, plan.n * s)?;
+            put_n(&mut e.tx, s)?;
             // o_r: "go", wait until the message has surely arrived, time its receipt, "done".
-            put_n(&e.tx, 1)?;
+            put_n(&mut e.tx, 1)?;
             spin_for(plan.wait[k]);
             let t0 = Instant::now();
-            take_n(ctx, &e.rx, s)?;
+            take_n(ctx, &mut e.rx, s)?;
             o_r[k].push(since(t0) - c);
-            put_n(&e.tx, 1)?;
+            put_n(&mut e.tx, 1)?;
         }
     }
     for i in 0..u64::from(plan.hops) {

@@ -144,6 +144,36 @@ impl FatTree {
             .unwrap_or(u64::MAX)
     }
 
+    /// The largest `n` for which [`piece`](Self::piece) names every run of ranks.
+    pub const MAX_PIECE_N: u32 = 1 << 15;
+
+    /// The payload (`Send::what`) of a combining message on `n` leaves that carries the product
+    /// of the ranks `lo ..= hi` (a *piece*, `1 + lo·n + hi`); `what = 0` is the sender's whole
+    /// current value. A processor keeps every piece it received (and its own value) and may send
+    /// any run it can tile with them, in rank order — the checker's piece rule
+    /// (`docs/fat-tree.md`). Requires `lo ≤ hi < n ≤ MAX_PIECE_N`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use herald::FatTree;
+    /// let what = FatTree::piece(8, 2, 5);
+    /// assert_eq!(FatTree::piece_run(8, what), Some((2, 5)));
+    /// assert_eq!(FatTree::piece_run(8, 0), None); // the whole current value
+    /// ```
+    pub fn piece(n: u32, lo: u32, hi: u32) -> u32 {
+        debug_assert!(lo <= hi && hi < n && n <= Self::MAX_PIECE_N);
+        1 + lo * n + hi
+    }
+
+    /// The run `(lo, hi)` a combining payload names on `n` leaves (`None` for `0`, the whole
+    /// value, or a payload that names no run).
+    pub fn piece_run(n: u32, what: u32) -> Option<(u32, u32)> {
+        let x = what.checked_sub(1)?;
+        let (lo, hi) = (x / n.max(1), x % n.max(1));
+        (n <= Self::MAX_PIECE_N && lo <= hi && hi < n).then_some((lo, hi))
+    }
+
     /// Height of the lowest common ancestor of leaves `a` and `b` (0 if equal).
     pub fn height(a: u32, b: u32) -> u32 {
         u32::BITS - (a ^ b).leading_zeros()

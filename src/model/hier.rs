@@ -104,7 +104,8 @@ impl LevelCost {
             LevelCost::LogP(l) => {
                 let s = |r| mul_ratio(r, factor);
                 let scaled = LogP::new(s(l.l())?, s(l.o())?, s(l.g())?, s(l.big_g())?)?
-                    .with_combine(l.combine());
+                    .with_combine(l.combine())
+                    .with_long_messages(l.long_messages());
                 LevelCost::LogP(scaled.with_bytes(l.bytes())?)
             }
         })

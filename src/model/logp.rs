@@ -3,19 +3,28 @@
 //! # Rules (as the checker applies them)
 //!
 //! Messages carry one block of `bytes` bytes; `w = (bytes − 1)·G` is the time the network
-//! interface needs to inject the bytes after the first (LogGP). A send from `p` to `q` starting
-//! at `t`:
+//! interface needs to inject the bytes after the first (LogGP). Under the default rule,
+//! [`LongMessages::Published`] — LogGP as Alexandrov, Ionescu, Schauser & Scheiman state it, and as
+//! LogGOPSim simulates it — a send from `p` to `q` starting at `t`:
 //! * occupies `p`'s CPU with the send overhead during `[t, t + o)`;
-//! * is injected during `[t + o, t + o + w)` and in transit during `[t + o + w, t + o + w + L)`;
-//! * occupies `q`'s CPU with the receive overhead during `[t + o + w + L, t + 2o + w + L)`;
+//! * injects its bytes during `[t + o, t + o + w)`; they are in the network during
+//!   `[t + o, t + o + w + L)` (the first byte arrives at `t + o + L`, the last at `t + o + w + L`);
+//! * occupies `q`'s CPU from the first byte's arrival until the last byte is received and the
+//!   receive overhead paid, `[t + o + L, t + 2o + w + L)`;
 //! * makes the data available at `q` from `t + L + 2o + w`.
 //!
 //! Per processor: the send and receive overheads never overlap one another (one CPU); consecutive
-//! send starts are at least `max(g, w)` apart, and so are consecutive receive starts; at most
+//! send starts are at least `g + w` apart, and so are consecutive receive starts; at most
 //! `max(1, ⌈L/g⌉)` messages are in transit from it, and at most as many to it, at any instant
 //! (no limit when `g = 0`). The receive overhead starts exactly when the message arrives: a
 //! schedule whose arrival meets a busy CPU is illegal, not delayed (every time is derived from the
 //! send start alone). `L + 2o` must be positive.
+//!
+//! [`LongMessages::MaxGap`] is herald's former rule, kept for comparison: the gap and the
+//! injection overlap (consecutive starts `max(g, w)` apart), the receiver is busy only `o` (during
+//! `[t + o + w + L, t + 2o + w + L)`), and a message is in transit during `[t + o + w, t + o + w + L)`.
+//! Both rules agree for one-byte messages or `G = 0`. docs/errata.md ("LogGP's long messages")
+//! gives the smallest case where they differ.
 //!
 //! Combining collectives: after receiving a partial value the CPU spends `c` combining it
 //! (default 1: "local operations execute in unit time", and Karp et al. §4 count one unit per
@@ -51,6 +60,61 @@ pub struct LogP {
     bytes: u64,
     /// Time to combine a received partial value.
     combine: Ratio,
+    /// How long messages space and occupy (LogGP's rule or herald's former one).
+    long_messages: LongMessages,
+}
+
+/// How LogGP's per-byte gap `G` spaces and occupies messages of more than one byte (module docs).
+///
+/// # Examples
+///
+/// ```
+/// use herald::{CostModel, LogP, LongMessages, Ratio};
+/// // Star on 3 ranks, L = 5, o = 3, g = 2, G = 1, 8-byte messages: w = 7.
+/// let m = LogP::new(Ratio::integer(5), Ratio::integer(3), Ratio::integer(2), Ratio::ONE)?
+///     .with_bytes(8)?;
+/// let t = m.timing(m.time_base()?)?;
+/// assert_eq!((t.send_gap, t.recv_busy), (2 + 7, 3 + 7)); // g + w, o + w
+/// let old = m.with_long_messages(LongMessages::MaxGap).timing(m.time_base()?)?;
+/// assert_eq!((old.send_gap, old.recv_busy), (7, 3)); // max(g, w), o
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum LongMessages {
+    /// LogGP as published and as LogGOPSim simulates it: consecutive message starts of one
+    /// processor at least `g + (bytes − 1)·G` apart (sends and receives alike), the receiver busy
+    /// `o + (bytes − 1)·G` from the first byte's arrival.
+    #[default]
+    Published,
+    /// herald's former rule: consecutive starts `max(g, (bytes − 1)·G)` apart, the receiver busy
+    /// `o` after the last byte's arrival.
+    MaxGap,
+}
+
+impl LongMessages {
+    /// The rule's name on the command line (`published`, `max-gap`).
+    pub fn name(self) -> &'static str {
+        match self {
+            LongMessages::Published => "published",
+            LongMessages::MaxGap => "max-gap",
+        }
+    }
+}
+
+impl std::str::FromStr for LongMessages {
+    type Err = ModelError;
+
+    fn from_str(s: &str) -> Result<LongMessages, ModelError> {
+        match s {
+            "published" | "loggp" => Ok(LongMessages::Published),
+            "max-gap" | "maxgap" => Ok(LongMessages::MaxGap),
+            other => Err(ModelError::Parameter {
+                name: "long-messages",
+                value: other.to_owned(),
+                why: "known rules: published, max-gap",
+            }),
+        }
+    }
 }
 
 impl LogP {
@@ -73,6 +137,7 @@ impl LogP {
             big_g,
             bytes: 1,
             combine: Ratio::ONE,
+            long_messages: LongMessages::Published,
         })
     }
 
@@ -94,6 +159,19 @@ impl LogP {
     /// The same model with combining taking `c` (default 1).
     pub fn with_combine(self, c: Ratio) -> LogP {
         LogP { combine: c, ..self }
+    }
+
+    /// The same model with long messages spaced and received by `rule`.
+    pub fn with_long_messages(self, rule: LongMessages) -> LogP {
+        LogP {
+            long_messages: rule,
+            ..self
+        }
+    }
+
+    /// The long-message rule.
+    pub fn long_messages(&self) -> LongMessages {
+        self.long_messages
     }
 
     /// Time to combine a received partial value.
@@ -147,18 +225,23 @@ impl CostModel for LogP {
         let o = base.ticks(self.o)?;
         let g = base.ticks(self.g)?;
         let w = time::mul(base.ticks(self.big_g)?, self.bytes - 1)?;
-        let in_flight_end = time::add(time::add(o, w)?, l)?;
         let capacity = (g > 0).then(|| l.div_ceil(g).clamp(1, u64::from(u32::MAX)) as u32);
+        let injected = time::add(o, w)?;
+        let last_byte = time::add(injected, l)?; // the last byte's arrival
+        let (gap, recv_busy, transit) = match self.long_messages {
+            LongMessages::Published => (time::add(g, w)?, injected, (o, last_byte)),
+            LongMessages::MaxGap => (g.max(w), o, (injected, last_byte)),
+        };
         Ok(Timing {
             base,
             send_busy: o,
-            recv_busy: o,
-            latency: time::add(in_flight_end, o)?,
-            send_gap: g.max(w),
-            recv_gap: g.max(w),
+            recv_busy,
+            latency: time::add(last_byte, o)?,
+            send_gap: gap,
+            recv_gap: gap,
             shared_cpu: true,
             capacity,
-            transit: (time::add(o, w)?, in_flight_end),
+            transit,
             combine: base.ticks(self.combine)?,
             ports: 1,
         })

@@ -30,14 +30,13 @@ mod oneport;
 mod postal;
 mod profile;
 
-pub(crate) use fat_tree::log2 as log2_floor;
 pub use fat_tree::{FatTree, FatTreeCapacity};
 pub use hier::{Assumptions, Hier, HierLevel, LevelCost, LevelSource};
 pub(crate) use hier::{Crossing, PairTiming};
 pub use hierarchy::{Hierarchy, HierarchyError, Level, LevelKind, Node, MAX_PUS};
 pub(crate) use kport::log_ceil;
 pub use kport::KPort;
-pub use logp::LogP;
+pub use logp::{LogP, LongMessages};
 pub use oneport::OnePort;
 pub use postal::{Postal, UniversalTree};
 pub use profile::{

@@ -27,7 +27,6 @@ use super::sync::{Arc, AtomicBool, AtomicU64, Ordering, UnsafeCell};
 use super::wait::Signal;
 use super::Line;
 use crossbeam_utils::CachePadded;
-use std::cell::Cell;
 use std::fmt;
 
 /// The largest number of lines the consumer reads before publishing its position.
@@ -82,24 +81,31 @@ unsafe impl Sync for Ring {}
 /// # Examples
 ///
 /// ```
-/// let (tx, rx) = herald::channel(4);
+/// let (mut tx, mut rx) = herald::channel(4);
 /// tx.try_send(herald::Line::from_bytes(b"hi")).unwrap();
 /// assert_eq!(&rx.try_recv().unwrap().payload()[..2], b"hi");
 /// assert_eq!((tx.sent(), rx.received()), (1, 1));
 /// ```
 ///
-/// Both ends are `Send` but not `Sync`:
+/// Every method that moves a line takes its end by `&mut`, so one end is used by one thread at
+/// a time and the closure APIs cannot be re-entered (a closure that reads a slot in place cannot
+/// consume that slot, nor write the slot it is filling twice):
 ///
 /// ```compile_fail
-/// fn sync<T: Sync>(_: T) {}
-/// let (tx, _rx) = herald::channel(2);
-/// sync(tx);
+/// let (mut tx, _rx) = herald::channel(2);
+/// tx.try_send_with(|_| {
+///     let _ = tx.try_send(herald::Line::new());
+/// })
+/// .unwrap();
 /// ```
 ///
 /// ```compile_fail
-/// fn sync<T: Sync>(_: T) {}
-/// let (_tx, rx) = herald::channel(2);
-/// sync(rx);
+/// let (mut tx, mut rx) = herald::channel(2);
+/// tx.try_send(herald::Line::new()).unwrap();
+/// rx.try_recv_with(|_| {
+///     let _ = rx.try_recv();
+/// })
+/// .unwrap();
 /// ```
 #[must_use]
 pub fn channel(capacity: usize) -> (Sender, Receiver) {
@@ -124,40 +130,40 @@ pub fn channel(capacity: usize) -> (Sender, Receiver) {
     let batch = (capacity / 4).clamp(1, MAX_BATCH) as u64;
     let tx = Sender {
         ring: Arc::clone(&ring),
-        tail: Cell::new(0),
-        index: Cell::new(0),
-        cached_head: Cell::new(0),
+        tail: 0,
+        index: 0,
+        cached_head: 0,
     };
     let rx = Receiver {
         ring,
-        head: Cell::new(0),
-        index: Cell::new(0),
-        published: Cell::new(0),
+        head: 0,
+        index: 0,
+        published: 0,
         batch,
     };
     (tx, rx)
 }
 
-/// The producing end of a [`channel`]: `Send`, not `Sync`.
+/// The producing end of a [`channel`]; sending takes `&mut self`.
 pub struct Sender {
     ring: Arc<Ring>,
     /// The next position to write; also the number of lines sent so far.
-    tail: Cell<u64>,
+    tail: u64,
     /// `tail mod capacity`, kept incrementally (capacities need not be powers of two).
-    index: Cell<usize>,
+    index: usize,
     /// The last `head` read from the ring. Invariant: `cached_head <= head <= tail`.
-    cached_head: Cell<u64>,
+    cached_head: u64,
 }
 
-/// The consuming end of a [`channel`]: `Send`, not `Sync`.
+/// The consuming end of a [`channel`]; receiving takes `&mut self`.
 pub struct Receiver {
     ring: Arc<Ring>,
     /// The next position to read; also the number of lines received so far.
-    head: Cell<u64>,
+    head: u64,
     /// `head mod capacity`.
-    index: Cell<usize>,
+    index: usize,
     /// The last position stored into the ring's `head`. Invariant: `published <= head`.
-    published: Cell<u64>,
+    published: u64,
     /// Publish after this many unpublished lines (1 ..= `MAX_BATCH`).
     batch: u64,
 }
@@ -251,12 +257,12 @@ impl Sender {
     ///
     /// ```
     /// use herald::{channel, Line, TrySendError};
-    /// let (tx, _rx) = channel(1);
+    /// let (mut tx, _rx) = channel(1);
     /// tx.try_send(Line::new()).unwrap();
     /// assert!(matches!(tx.try_send(Line::new()), Err(TrySendError::Full(_))));
     /// ```
     #[inline]
-    pub fn try_send(&self, line: Line) -> Result<(), TrySendError> {
+    pub fn try_send(&mut self, line: Line) -> Result<(), TrySendError> {
         if self.has_room() {
             self.write(&line);
             Ok(())
@@ -281,14 +287,14 @@ impl Sender {
     /// # Examples
     ///
     /// ```
-    /// let (tx, rx) = herald::channel(2);
+    /// let (mut tx, mut rx) = herald::channel(2);
     /// tx.try_send_with(|p| p[..5].copy_from_slice(b"hello")).unwrap();
     /// let got = rx.try_recv_with(|p| p[..5] == *b"hello").unwrap();
     /// assert!(got);
     /// ```
     #[inline]
     pub fn try_send_with(
-        &self,
+        &mut self,
         fill: impl FnOnce(&mut [u8; Line::PAYLOAD]),
     ) -> Result<(), TrySendWithError> {
         if self.has_room() {
@@ -311,7 +317,7 @@ impl Sender {
     /// # Examples
     ///
     /// ```
-    /// let (tx, rx) = herald::channel(2);
+    /// let (mut tx, mut rx) = herald::channel(2);
     /// std::thread::scope(|s| {
     ///     s.spawn(move || (0..10).for_each(|i| {
     ///         let mut line = herald::Line::new();
@@ -324,7 +330,7 @@ impl Sender {
     /// });
     /// ```
     #[inline]
-    pub fn send(&self, line: Line) -> Result<(), SendError> {
+    pub fn send(&mut self, line: Line) -> Result<(), SendError> {
         if !self.has_room() {
             self.wait_for_room(&line)?;
         }
@@ -335,7 +341,7 @@ impl Sender {
     /// Lines sent so far (always counted; it is the producer's position).
     #[must_use]
     pub fn sent(&self) -> u64 {
-        self.tail.get()
+        self.tail
     }
 
     /// The ring's capacity in lines.
@@ -353,28 +359,30 @@ impl Sender {
     /// Whether a slot is free, re-reading the consumer's `head` only when the cached copy
     /// says full.
     #[inline]
-    fn has_room(&self) -> bool {
+    fn has_room(&mut self) -> bool {
         let capacity = self.ring.capacity() as u64;
-        if self.tail.get() - self.cached_head.get() < capacity {
+        if self.tail - self.cached_head < capacity {
             return true;
         }
         let head = self.ring.head.load(Ordering::Acquire);
-        debug_assert!(self.cached_head.get() <= head && head <= self.tail.get());
-        self.cached_head.set(head);
-        self.tail.get() - head < capacity
+        debug_assert!(self.cached_head <= head && head <= self.tail);
+        self.cached_head = head;
+        self.tail - head < capacity
     }
 
     #[cold]
-    fn wait_for_room(&self, line: &Line) -> Result<(), SendError> {
+    fn wait_for_room(&mut self, line: &Line) -> Result<(), SendError> {
         // `ready` only loads and updates our own cache: it must not block (see `Signal`).
+        // (The wait holds its own reference to the ring: `ready` borrows `self` mutably.)
+        let ring = Arc::clone(&self.ring);
         let ready = || {
             if self.has_room() {
                 Some(true)
             } else {
-                self.ring.rx_closed.load(Ordering::Acquire).then_some(false)
+                ring.rx_closed.load(Ordering::Acquire).then_some(false)
             }
         };
-        match self.ring.tx_signal.wait_until(ready) {
+        match ring.tx_signal.wait_until(ready) {
             Ok(true) => Ok(()),
             Ok(false) => Err(SendError::Disconnected(*line)),
             Err(_) => Err(SendError::Aborted(*line)),
@@ -383,17 +391,16 @@ impl Sender {
 
     /// Writes `line` at `tail` (which has room), publishes it and wakes the consumer.
     #[inline]
-    fn write(&self, line: &Line) {
+    fn write(&mut self, line: &Line) {
         self.write_with(|p| *p = *line.payload());
     }
 
     /// Lets `fill` write the payload at `tail` (which has room), publishes it and wakes the
     /// consumer.
     #[inline]
-    fn write_with(&self, fill: impl FnOnce(&mut [u8; Line::PAYLOAD])) {
-        let tail = self.tail.get();
-        let index = self.index.get();
-        debug_assert!(tail - self.cached_head.get() < self.ring.capacity() as u64);
+    fn write_with(&mut self, fill: impl FnOnce(&mut [u8; Line::PAYLOAD])) {
+        let (tail, index) = (self.tail, self.index);
+        debug_assert!(tail - self.cached_head < self.ring.capacity() as u64);
         debug_assert_eq!(tail % self.ring.capacity() as u64, index as u64);
         let slot = &self.ring.slots[index];
         // SAFETY: `has_room` saw the consumer's published head past this slot's previous
@@ -402,12 +409,12 @@ impl Sender {
         // the only reference to the payload while `fill` runs.
         slot.payload.with_mut(|p| fill(unsafe { &mut *p }));
         slot.seq.store(tail + 1, Ordering::Release);
-        self.tail.set(tail + 1);
-        self.index.set(if index + 1 == self.ring.capacity() {
+        self.tail = tail + 1;
+        self.index = if index + 1 == self.ring.capacity() {
             0
         } else {
             index + 1
-        });
+        };
         self.ring.rx_signal.notify();
     }
 }
@@ -424,13 +431,13 @@ impl Receiver {
     ///
     /// ```
     /// use herald::{channel, TryRecvError};
-    /// let (tx, rx) = channel(2);
+    /// let (mut tx, mut rx) = channel(2);
     /// assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
     /// drop(tx);
     /// assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
     /// ```
     #[inline]
-    pub fn try_recv(&self) -> Result<Line, TryRecvError> {
+    pub fn try_recv(&mut self) -> Result<Line, TryRecvError> {
         if let Some(line) = self.read() {
             return Ok(line);
         }
@@ -454,7 +461,7 @@ impl Receiver {
     /// # Examples
     ///
     /// ```
-    /// let (tx, rx) = herald::channel(2);
+    /// let (mut tx, mut rx) = herald::channel(2);
     /// tx.try_send(herald::Line::from_bytes(&[1, 2, 3])).unwrap();
     /// let mut buf = [0u8; 3];
     /// rx.try_recv_with(|p| buf.copy_from_slice(&p[..3])).unwrap();
@@ -462,7 +469,7 @@ impl Receiver {
     /// ```
     #[inline]
     pub fn try_recv_with<R>(
-        &self,
+        &mut self,
         f: impl FnOnce(&[u8; Line::PAYLOAD]) -> R,
     ) -> Result<R, TryRecvError> {
         let mut f = Some(f);
@@ -488,14 +495,14 @@ impl Receiver {
     /// # Examples
     ///
     /// ```
-    /// let (tx, rx) = herald::channel(2);
+    /// let (mut tx, mut rx) = herald::channel(2);
     /// tx.send(herald::Line::from_bytes(&[9])).unwrap();
     /// drop(tx);
     /// assert_eq!(rx.recv().unwrap().payload()[0], 9);
     /// assert_eq!(rx.recv(), Err(herald::RecvError::Disconnected));
     /// ```
     #[inline]
-    pub fn recv(&self) -> Result<Line, RecvError> {
+    pub fn recv(&mut self) -> Result<Line, RecvError> {
         match self.read() {
             Some(line) => Ok(line),
             None => self.recv_cold(),
@@ -509,7 +516,7 @@ impl Receiver {
     /// in a stream instead of one contended transfer each.
     ///
     /// ```
-    /// let (tx, rx) = herald::channel(4);
+    /// let (mut tx, mut rx) = herald::channel(4);
     /// tx.try_send(herald::Line::new()).unwrap();
     /// assert!(rx.is_written(0) && !rx.is_written(1));
     /// tx.try_send(herald::Line::new()).unwrap();
@@ -522,7 +529,7 @@ impl Receiver {
         if ahead >= capacity {
             return false;
         }
-        let (head, index) = (self.head.get(), self.index.get());
+        let (head, index) = (self.head, self.index);
         let far = (index + ahead) % capacity;
         // Load the next line's word too: when both lines have been written, the two misses
         // overlap instead of the next line's coming only after the far one's.
@@ -534,7 +541,7 @@ impl Receiver {
     /// Lines received so far (always counted; it is the consumer's position).
     #[must_use]
     pub fn received(&self) -> u64 {
-        self.head.get()
+        self.head
     }
 
     /// The ring's capacity in lines.
@@ -550,7 +557,7 @@ impl Receiver {
     }
 
     #[cold]
-    fn recv_cold(&self) -> Result<Line, RecvError> {
+    fn recv_cold(&mut self) -> Result<Line, RecvError> {
         // Publish our position before waiting, so a producer waiting for room gets it.
         self.publish();
         // `ready` only loads: it must not block (see `Signal`), so reading the line (which
@@ -571,23 +578,20 @@ impl Receiver {
     /// Whether the producer has written the line at `head`.
     #[inline]
     fn is_readable(&self) -> bool {
-        let seq = self.ring.slots[self.index.get()]
-            .seq
-            .load(Ordering::Acquire);
-        seq == self.head.get() + 1
+        let seq = self.ring.slots[self.index].seq.load(Ordering::Acquire);
+        seq == self.head + 1
     }
 
     /// Reads the line at `head` if the producer has written it.
     #[inline]
-    fn read(&self) -> Option<Line> {
+    fn read(&mut self) -> Option<Line> {
         self.read_with(|p| Line::from_payload(*p))
     }
 
     /// Calls `f` with the payload at `head` and consumes it, if the producer has written it.
     #[inline]
-    fn read_with<R>(&self, f: impl FnOnce(&[u8; Line::PAYLOAD]) -> R) -> Option<R> {
-        let head = self.head.get();
-        let index = self.index.get();
+    fn read_with<R>(&mut self, f: impl FnOnce(&[u8; Line::PAYLOAD]) -> R) -> Option<R> {
+        let (head, index) = (self.head, self.index);
         debug_assert_eq!(head % self.ring.capacity() as u64, index as u64);
         let slot = &self.ring.slots[index];
         let seq = slot.seq.load(Ordering::Acquire);
@@ -599,24 +603,24 @@ impl Receiver {
         // `head` here, and it will not write this slot again before we publish a head past it
         // (below, after `f` returns): a shared reference for `f`'s duration is sound.
         let result = slot.payload.with(|p| f(unsafe { &*p }));
-        self.head.set(head + 1);
-        self.index.set(if index + 1 == self.ring.capacity() {
+        self.head = head + 1;
+        self.index = if index + 1 == self.ring.capacity() {
             0
         } else {
             index + 1
-        });
-        if head + 1 - self.published.get() >= self.batch {
+        };
+        if head + 1 - self.published >= self.batch {
             self.publish();
         }
         Some(result)
     }
 
     /// Publishes `head` to the producer if it moved, and wakes the producer.
-    fn publish(&self) {
-        let head = self.head.get();
-        if head != self.published.get() {
+    fn publish(&mut self) {
+        let head = self.head;
+        if head != self.published {
             self.ring.head.store(head, Ordering::Release);
-            self.published.set(head);
+            self.published = head;
             self.ring.tx_signal.notify();
         }
     }
@@ -640,7 +644,7 @@ impl fmt::Debug for Sender {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Sender")
             .field("capacity", &self.ring.capacity())
-            .field("sent", &self.tail.get())
+            .field("sent", &self.tail)
             .finish_non_exhaustive()
     }
 }
@@ -649,7 +653,7 @@ impl fmt::Debug for Receiver {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Receiver")
             .field("capacity", &self.ring.capacity())
-            .field("received", &self.head.get())
+            .field("received", &self.head)
             .finish_non_exhaustive()
     }
 }

@@ -21,16 +21,16 @@
 //! or lines of the stream `header ‖ buffer` whose first line carries the call's header
 //! ([`Comm`](super::Comm), which detects mismatched calls with it).
 
-use super::channel::{Receiver, Sender};
+use super::channel::{Receiver, Sender, TryRecvError, TrySendWithError};
+use super::collective::DirectFraming;
 use super::line::Line;
 use super::program::{Blocking, RankProgram};
-use super::wait::{thread_aborted, Signal};
+use super::wait::{Aborted, Phase, Signal};
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How the blocks of a broadcast map onto lines and bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Framing {
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Framing<'a> {
     /// Blocks of whole lines of the buffer.
     Plain(Blocking),
     /// The stream `header ‖ buffer` cut into 56-byte lines; block `b` is stream lines
@@ -43,26 +43,10 @@ pub(crate) enum Framing {
         /// Lines per block.
         per_block: usize,
     },
-    /// Single copy: block `b` is bytes `b·per_block .. min((b + 1)·per_block, bytes)` of the
-    /// buffer at `base`, in chunks of `chunk` bytes; a "line" is a descriptor of one chunk
-    /// (header, the sender's buffer address, offset, length), and receiving it copies the chunk
-    /// straight from the sender's buffer into this rank's. The caller guarantees the protocol
-    /// that makes those copies sound (`collective.rs`, *Single copy*).
-    Direct {
-        /// The call's header (every descriptor carries it).
-        header: u64,
-        /// This rank's buffer.
-        base: *mut u8,
-        /// Payload length.
-        bytes: usize,
-        /// Bytes per block.
-        per_block: usize,
-        /// Bytes per chunk.
-        chunk: usize,
-        /// Raised when the run must stop (the communicator's poison flag): checked, with the
-        /// team's abort flag, before every copy.
-        stop: *const AtomicBool,
-    },
+    /// Single copy: a "line" is a descriptor of one chunk of the sender's buffer, and storing
+    /// it copies the chunk into this rank's buffer (`collective/direct.rs`, which owns the
+    /// protocol that makes the copy sound).
+    Direct(DirectFraming<'a>),
 }
 
 /// Why a line was not stored.
@@ -74,9 +58,9 @@ pub(crate) enum Refused {
     Stopped,
 }
 
-impl Framing {
+impl Framing<'_> {
     /// The stream framing of `bytes` payload bytes in `blocks` blocks.
-    pub(crate) fn stream(header: u64, bytes: usize, blocks: u32) -> Framing {
+    pub(crate) fn stream(header: u64, bytes: usize, blocks: u32) -> Framing<'static> {
         let total = stream_lines(bytes);
         Framing::Stream {
             header,
@@ -85,59 +69,13 @@ impl Framing {
         }
     }
 
-    /// The single-copy framing of `bytes` bytes at `base` in `blocks` blocks of `chunk`-byte
-    /// chunks.
-    pub(crate) fn direct(
-        header: u64,
-        base: *mut u8,
-        bytes: usize,
-        (blocks, chunk): (u32, usize),
-        stop: &AtomicBool,
-    ) -> Framing {
-        Framing::Direct {
-            header,
-            base,
-            bytes,
-            per_block: bytes.div_ceil(blocks.max(1) as usize).max(1),
-            chunk: chunk.max(1),
-            stop,
-        }
-    }
-
-    /// Bytes of block `b` in the single-copy framing.
-    fn direct_block(bytes: usize, per_block: usize, b: u32) -> std::ops::Range<usize> {
-        let start = (b as usize * per_block).min(bytes);
-        start..(start + per_block).min(bytes)
-    }
-
-    /// Offset and length of chunk `j` of block `b` in the single-copy framing.
-    fn direct_chunk(
-        bytes: usize,
-        per_block: usize,
-        chunk: usize,
-        b: u32,
-        j: usize,
-    ) -> (usize, usize) {
-        let block = Framing::direct_block(bytes, per_block, b);
-        let off = (block.start + j * chunk).min(block.end);
-        (off, (block.end - off).min(chunk))
-    }
-
     /// Lines of block `b` (at least 1).
     #[inline]
     fn lines(&self, b: u32) -> usize {
-        match *self {
-            Framing::Direct {
-                bytes,
-                per_block,
-                chunk,
-                ..
-            } => Framing::direct_block(bytes, per_block, b)
-                .len()
-                .div_ceil(chunk)
-                .max(1),
+        match self {
+            Framing::Direct(d) => d.lines(b),
             Framing::Plain(blocking) => blocking.lines(b),
-            Framing::Stream {
+            &Framing::Stream {
                 total, per_block, ..
             } => {
                 let start = (b as usize * per_block).min(total);
@@ -149,30 +87,17 @@ impl Framing {
     /// Writes line `j` of block `b` of `buf` into a slot's payload.
     #[inline]
     fn fill(&self, b: u32, j: usize, buf: &[u8], p: &mut [u8; Line::PAYLOAD]) {
-        match *self {
+        match self {
             Framing::Plain(blocking) => {
                 let range = blocking.range(b);
                 let off = range.start + j * Line::PAYLOAD;
                 let len = range.end.saturating_sub(off).min(Line::PAYLOAD);
                 p[..len].copy_from_slice(&buf[off..off + len]);
             }
-            Framing::Stream {
+            &Framing::Stream {
                 header, per_block, ..
             } => fill_line(b as usize * per_block + j, header, buf, p),
-            Framing::Direct {
-                header,
-                base,
-                bytes,
-                per_block,
-                chunk,
-                ..
-            } => {
-                let (off, len) = Framing::direct_chunk(bytes, per_block, chunk, b, j);
-                let words = [header, base as u64, off as u64, len as u64];
-                for (i, word) in words.into_iter().enumerate() {
-                    p[8 * i..8 * i + 8].copy_from_slice(&word.to_le_bytes());
-                }
-            }
+            Framing::Direct(d) => d.fill(b, j, p),
         }
     }
 
@@ -186,7 +111,7 @@ impl Framing {
         p: &[u8; Line::PAYLOAD],
         buf: &mut [u8],
     ) -> Result<(), Refused> {
-        match *self {
+        match self {
             Framing::Plain(blocking) => {
                 let range = blocking.range(b);
                 let off = range.start + j * Line::PAYLOAD;
@@ -194,7 +119,7 @@ impl Framing {
                 buf[off..off + len].copy_from_slice(&p[..len]);
                 Ok(())
             }
-            Framing::Stream {
+            &Framing::Stream {
                 header, per_block, ..
             } => {
                 let k = b as usize * per_block + j;
@@ -203,37 +128,7 @@ impl Framing {
                     _ => Ok(()),
                 }
             }
-            Framing::Direct {
-                header,
-                base,
-                bytes,
-                per_block,
-                chunk,
-                stop,
-            } => {
-                // SAFETY: `stop` points at the communicator's flag, which outlives the run.
-                if unsafe { &*stop }.load(Ordering::SeqCst) || thread_aborted() {
-                    return Err(Refused::Stopped);
-                }
-                let word =
-                    |i: usize| u64::from_le_bytes(p[8 * i..8 * i + 8].try_into().expect("8 bytes"));
-                let (got, src, off, len) = (word(0), word(1), word(2) as usize, word(3) as usize);
-                if got != header
-                    || (off, len) != Framing::direct_chunk(bytes, per_block, chunk, b, j)
-                {
-                    return Err(Refused::Header(got));
-                }
-                // SAFETY: the descriptor carries this call's header, so its sender is in this
-                // call and keeps `src[off..off + len]` written and unchanged until this rank
-                // reports its reads done (`collective.rs`, *Single copy*); `base[off..off +
-                // len]` lies in this rank's buffer (`off + len <= bytes`: the framing's own
-                // ranges, checked above) and no other thread touches it before this rank
-                // forwards it.
-                unsafe {
-                    std::ptr::copy_nonoverlapping((src as *const u8).add(off), base.add(off), len);
-                }
-                Ok(())
-            }
+            Framing::Direct(d) => d.store(b, j, p),
         }
     }
 }
@@ -276,9 +171,9 @@ pub(crate) fn store_line(k: usize, p: &[u8; Line::PAYLOAD], buf: &mut [u8]) -> u
 /// A rank's channel ends, as the executor asks for them.
 pub(crate) trait Links {
     /// The sending end of the edge to `to` (the program guarantees the edge).
-    fn sender(&self, to: u32) -> &Sender;
+    fn sender(&mut self, to: u32) -> &mut Sender;
     /// The receiving end of the `e`-th incoming edge of the program (from `from`).
-    fn receiver(&self, e: usize, from: u32) -> &Receiver;
+    fn receiver(&mut self, e: usize, from: u32) -> &mut Receiver;
 }
 
 /// Why an execution stopped early.
@@ -288,11 +183,14 @@ pub(crate) enum Stop<E> {
     Header(u32, u64),
     /// A single-copy run found the poison or abort flag raised before a copy.
     Stopped,
+    /// The other end of the edge with this peer was dropped while lines were still due.
+    Gone(u32),
     /// The wait hook reported an error (abort, poison, a peer's mismatched call).
     Hook(E),
 }
 
-/// A waiting rank consults its run's hook once every this many polls.
+/// While spinning, a waiting rank consults its run's hook once every this many polls (the
+/// hook may read lines its peers write); after the spin phase, on every poll.
 const HOOK_EVERY: u32 = 64;
 
 /// How far ahead of its next line a receiver waits for the producer before reading a burst.
@@ -310,8 +208,8 @@ pub(crate) struct Scratch {
 /// One rank's execution of a program.
 pub(crate) struct Exec<'a, L: Links> {
     prog: &'a RankProgram,
-    framing: Framing,
-    links: &'a L,
+    framing: Framing<'a>,
+    links: &'a mut L,
     buf: &'a mut [u8],
     signals: &'a [CachePadded<Signal>],
     rank: usize,
@@ -328,8 +226,8 @@ impl<'a, L: Links> Exec<'a, L> {
         prog: &'a RankProgram,
         blocks: u32,
         is_root: bool,
-        framing: Framing,
-        links: &'a L,
+        framing: Framing<'a>,
+        links: &'a mut L,
         buf: &'a mut [u8],
         signals: &'a [CachePadded<Signal>],
         rank: usize,
@@ -364,22 +262,22 @@ impl<'a, L: Links> Exec<'a, L> {
                 .all(|(st, (_, bl))| st.0 == bl.len())
     }
 
-    /// Runs to completion; while waiting, `hook` may stop the run with an error.
-    pub(crate) fn run<E>(&mut self, hook: impl Fn() -> Option<E>) -> Result<(), Stop<E>>
+    /// Runs to completion. While waiting, `hook` may stop the run with an error: it is called
+    /// on every poll after the spin phase (so on every wake-up) and on every
+    /// [`HOOK_EVERY`]-th poll while spinning.
+    pub(crate) fn run<E>(&mut self, mut hook: impl FnMut() -> Option<E>) -> Result<(), Stop<E>>
     where
-        E: From<super::wait::Aborted>,
+        E: From<Aborted>,
     {
         while !self.finished() {
             if !self.step()? {
                 let signals = self.signals;
-                // The hook reads other ranks' lines: consult it only every few polls, so
-                // waiting does not pull lines its peers are about to write.
                 let mut polls = 0u32;
-                let waited = signals[self.rank].wait_until(|| match self.step() {
+                let waited = signals[self.rank].wait_phased(|phase| match self.step() {
                     Ok(true) => Some(Ok(())),
                     Ok(false) => {
                         polls = polls.wrapping_add(1);
-                        if polls % HOOK_EVERY == 0 {
+                        if phase == Phase::Slow || polls % HOOK_EVERY == 0 {
                             hook().map(|e| Err(Stop::Hook(e)))
                         } else {
                             None
@@ -402,7 +300,7 @@ impl<'a, L: Links> Exec<'a, L> {
         for e in 0..self.recv.len() {
             moved |= self.drain(e)?;
         }
-        Ok(moved | self.push())
+        Ok(moved | self.push()?)
     }
 
     /// Receives what edge `e` has, in bursts: it reads only once the line `SLIP` lines ahead
@@ -414,7 +312,7 @@ impl<'a, L: Links> Exec<'a, L> {
         if let Some(&block) = blocks.get(self.recv[e].0) {
             let remaining = self.framing.lines(block) - self.recv[e].1;
             let slip = match self.framing {
-                Framing::Direct { .. } => 0, // a descriptor is worth acting on at once
+                Framing::Direct(_) => 0, // a descriptor is worth acting on at once
                 _ => SLIP,
             };
             // At most half the ring: the producer must be able to write the awaited line even
@@ -426,12 +324,13 @@ impl<'a, L: Links> Exec<'a, L> {
         }
         while let Some(&block) = blocks.get(self.recv[e].0) {
             let j = self.recv[e].1;
-            let (framing, buf) = (self.framing, &mut *self.buf);
+            let (framing, buf) = (&self.framing, &mut *self.buf);
             match rx.try_recv_with(|p| framing.store(block, j, p, buf)) {
                 Ok(Ok(())) => {}
                 Ok(Err(Refused::Header(found))) => return Err(Stop::Header(from, found)),
                 Ok(Err(Refused::Stopped)) => return Err(Stop::Stopped),
-                Err(_) => break,
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => return Err(Stop::Gone(from)),
             }
             got = true;
             let held = &mut self.held[block as usize];
@@ -448,7 +347,7 @@ impl<'a, L: Links> Exec<'a, L> {
     }
 
     /// Pushes the lines of the current sends that are held and fit their rings.
-    fn push(&mut self) -> bool {
+    fn push<E>(&mut self) -> Result<bool, Stop<E>> {
         let mut moved = false;
         while let Some(&(to, block)) = self.prog.sends.get(self.send.0) {
             let lines = self.framing.lines(block);
@@ -456,12 +355,11 @@ impl<'a, L: Links> Exec<'a, L> {
             let tx = self.links.sender(to);
             let mut pushed = false;
             while self.send.1 < held {
-                let (framing, buf, j) = (self.framing, &*self.buf, self.send.1);
-                if tx
-                    .try_send_with(|p| framing.fill(block, j, buf, p))
-                    .is_err()
-                {
-                    break;
+                let (framing, buf, j) = (&self.framing, &*self.buf, self.send.1);
+                match tx.try_send_with(|p| framing.fill(block, j, buf, p)) {
+                    Ok(()) => {}
+                    Err(TrySendWithError::Full) => break,
+                    Err(TrySendWithError::Disconnected) => return Err(Stop::Gone(to)),
                 }
                 self.send.1 += 1;
                 pushed = true;
@@ -475,6 +373,119 @@ impl<'a, L: Links> Exec<'a, L> {
             }
             self.send = (self.send.0 + 1, 0);
         }
-        moved
+        Ok(moved)
+    }
+}
+
+/// Loom model of the executor's wake protocol: ranks of a chain forward a block line by line
+/// over rings smaller than the block, each waiting on its signal (spin, yield, park) whenever
+/// nothing moves; a lost wake-up is a deadlock loom reports, a slot read during its write a
+/// causality violation. (`RUSTFLAGS="--cfg herald_loom" cargo test --release --lib loom_`.)
+#[cfg(all(test, herald_loom))]
+mod loom_tests {
+    use super::*;
+    use crate::runtime::channel::channel;
+    use crate::runtime::program::ProgramError;
+    use crate::runtime::sync::Arc;
+    use loom::thread;
+
+    /// A rank's ends in the model.
+    struct Ends {
+        tx: Option<Sender>,
+        rx: Option<Receiver>,
+    }
+
+    impl Links for Ends {
+        fn sender(&mut self, _to: u32) -> &mut Sender {
+            self.tx.as_mut().expect("a sender")
+        }
+
+        fn receiver(&mut self, _e: usize, _from: u32) -> &mut Receiver {
+            self.rx.as_mut().expect("a receiver")
+        }
+    }
+
+    /// Rank `i` of an `n`-rank chain.
+    fn program(i: u32, n: u32) -> RankProgram {
+        RankProgram {
+            sends: if i + 1 < n { vec![(i + 1, 0)] } else { vec![] },
+            incoming: if i > 0 {
+                vec![(i - 1, vec![0])]
+            } else {
+                vec![]
+            },
+        }
+    }
+
+    fn rank(
+        i: u32,
+        n: u32,
+        ends: &mut Ends,
+        signals: &[CachePadded<Signal>],
+        bytes: usize,
+    ) -> Vec<u8> {
+        let prog = program(i, n);
+        let mut buf: Vec<u8> = if i == 0 {
+            (0..bytes).map(|b| b as u8 ^ 0x5a).collect()
+        } else {
+            vec![0; bytes]
+        };
+        let mut scratch = Scratch::default();
+        let framing = Framing::Plain(Blocking::new(bytes, 1));
+        let mut exec = Exec::new(
+            &prog,
+            1,
+            i == 0,
+            framing,
+            ends,
+            &mut buf,
+            signals,
+            i as usize,
+            &mut scratch,
+        );
+        assert!(exec.run(|| None::<ProgramError>).is_ok());
+        buf
+    }
+
+    fn chain(n: u32, lines: usize, capacity: usize) {
+        loom::model(move || {
+            let bytes = lines * Line::PAYLOAD;
+            let signals: Arc<Vec<CachePadded<Signal>>> =
+                Arc::new((0..n).map(|_| CachePadded::new(Signal::new())).collect());
+            let mut ends: Vec<Ends> = (0..n).map(|_| Ends { tx: None, rx: None }).collect();
+            for i in 0..n as usize - 1 {
+                let (tx, rx) = channel(capacity);
+                ends[i].tx = Some(tx);
+                ends[i + 1].rx = Some(rx);
+            }
+            let mut root = ends.remove(0);
+            let handles: Vec<_> = ends
+                .into_iter()
+                .enumerate()
+                .map(|(i, mut e)| {
+                    let signals = Arc::clone(&signals);
+                    thread::spawn(move || rank(i as u32 + 1, n, &mut e, &signals, bytes))
+                })
+                .collect();
+            let sent = rank(0, n, &mut root, &signals, bytes);
+            for h in handles {
+                assert_eq!(h.join().unwrap(), sent);
+            }
+        });
+    }
+
+    #[test]
+    fn loom_exec_two_ranks_ring_of_two() {
+        chain(2, 3, 2);
+    }
+
+    #[test]
+    fn loom_exec_two_ranks_ring_of_one() {
+        chain(2, 3, 1);
+    }
+
+    #[test]
+    fn loom_exec_chain_of_three() {
+        chain(3, 2, 1);
     }
 }

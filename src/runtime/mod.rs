@@ -8,10 +8,13 @@
 //!    team over channels on the schedule's edges only ([`Network`]).
 //! 6. `collective` — SPMD collectives over per-pair rings ([`Comm`], [`CommRank`]).
 //! 7. `sync` — the std/loom shim (`cfg(herald_loom)`).
+//! 8. `fault` — fault injection for the failure-path tests (hidden, not a stable API).
 
 mod channel;
 mod collective;
 mod exec;
+#[doc(hidden)]
+pub mod fault;
 mod line;
 mod program;
 mod sync;
@@ -24,7 +27,7 @@ pub use channel::{
 };
 pub use collective::{
     CallInfo, CollectiveError, CollectiveKind, Comm, CommOptions, CommRank, DefaultSchedule,
-    Planned, MAX_COMM_RANKS,
+    Planned, PoisonCause, MAX_COMM_RANKS,
 };
 pub use line::Line;
 pub use program::{

@@ -16,7 +16,7 @@ use super::channel::{channel, Receiver, Sender};
 use super::exec::{Exec, Framing, Links, Scratch, Stop};
 use super::line::Line;
 use super::team::Team;
-use super::wait::{Aborted, Signal};
+use super::wait::{thread_aborted, Aborted, Signal};
 use crate::schedule::{Collective, Schedule};
 use crossbeam_utils::CachePadded;
 use std::collections::HashMap;
@@ -36,6 +36,37 @@ pub enum ProgramError {
         from: u32,
         /// Receiver.
         to: u32,
+    },
+    /// A send names a block the broadcast does not have.
+    #[error(
+        "send from {from} to {to} carries block {block}, but the broadcast has {blocks} blocks"
+    )]
+    Block {
+        /// Sender.
+        from: u32,
+        /// Receiver.
+        to: u32,
+        /// The block named.
+        block: u32,
+        /// Blocks of the broadcast.
+        blocks: u32,
+    },
+    /// A processor would receive a block twice (the second copy would overwrite bytes its
+    /// children may be reading).
+    #[error("processor {processor} receives block {block} twice")]
+    Duplicate {
+        /// The processor.
+        processor: u32,
+        /// The block.
+        block: u32,
+    },
+    /// A send to the root, which holds every block from the start.
+    #[error("processor {from} sends block {block} to the root")]
+    ToRoot {
+        /// Sender.
+        from: u32,
+        /// The block.
+        block: u32,
     },
     /// A rank forwards a block no earlier send brings it.
     #[error(
@@ -122,8 +153,24 @@ impl Program {
     /// Compiles a broadcast schedule (see the module docs for what is demanded).
     ///
     /// # Errors
-    /// [`ProgramError`] for other collectives, bad receivers, forwards with no earlier receive,
-    /// or a processor that misses a block.
+    /// [`ProgramError`] for other collectives, bad receivers, blocks out of range, sends to the
+    /// root, a block delivered twice to one processor, forwards with no earlier receive, or a
+    /// processor that misses a block.
+    ///
+    /// ```
+    /// use herald::{Collective, Program, ProgramError, Schedule, TimeBase};
+    /// let bad = |sends: &[(u64, u32, u32, u32)]| {
+    ///     let broadcast = Collective::Broadcast { root: 0, blocks: 1 };
+    ///     let mut s = Schedule::builder(3, broadcast, TimeBase::UNIT).unwrap();
+    ///     for &(at, from, to, what) in sends {
+    ///         s.push(at, from, to, what);
+    ///     }
+    ///     Program::compile(&s.build().unwrap()).unwrap_err()
+    /// };
+    /// assert!(matches!(bad(&[(0, 0, 1, 0), (0, 0, 2, 1)]), ProgramError::Block { block: 1, .. }));
+    /// assert!(matches!(bad(&[(0, 0, 1, 0), (1, 1, 2, 0), (2, 2, 0, 0)]), ProgramError::ToRoot { from: 2, .. }));
+    /// assert!(matches!(bad(&[(0, 0, 1, 0), (0, 0, 2, 0), (1, 1, 2, 0)]), ProgramError::Duplicate { processor: 2, .. }));
+    /// ```
     pub fn compile(schedule: &Schedule) -> Result<Program, ProgramError> {
         let Collective::Broadcast { root, blocks } = schedule.collective() else {
             return Err(ProgramError::Collective(schedule.collective().name()));
@@ -132,15 +179,28 @@ impl Program {
         let mut first: HashMap<(u32, u32), u64> = HashMap::new(); // (rank, block) → earliest send to it
         let mut incoming: Vec<Vec<(u64, u32, u32)>> = vec![Vec::new(); n as usize];
         for s in schedule.sends() {
-            if s.to >= n || s.to == s.from {
-                return Err(ProgramError::Receiver {
-                    from: s.from,
-                    to: s.to,
+            let (from, to, block) = (s.from, s.to, s.what);
+            if to >= n || to == from {
+                return Err(ProgramError::Receiver { from, to });
+            }
+            if block >= blocks {
+                return Err(ProgramError::Block {
+                    from,
+                    to,
+                    block,
+                    blocks,
                 });
             }
-            let e = first.entry((s.to, s.what)).or_insert(s.at);
-            *e = (*e).min(s.at);
-            incoming[s.to as usize].push((s.at, s.from, s.what));
+            if to == root {
+                return Err(ProgramError::ToRoot { from, block });
+            }
+            if first.insert((to, block), s.at).is_some() {
+                return Err(ProgramError::Duplicate {
+                    processor: to,
+                    block,
+                });
+            }
+            incoming[to as usize].push((s.at, from, block));
         }
         let mut ranks = Vec::with_capacity(n as usize);
         for p in 0..n {
@@ -273,13 +333,13 @@ struct RankEnds {
 }
 
 impl Links for RankEnds {
-    fn sender(&self, to: u32) -> &Sender {
-        let found = self.out.iter().find(|(t, _)| *t == to);
-        &found.expect("compile guarantees an edge per send").1
+    fn sender(&mut self, to: u32) -> &mut Sender {
+        let found = self.out.iter_mut().find(|(t, _)| *t == to);
+        &mut found.expect("compile guarantees an edge per send").1
     }
 
-    fn receiver(&self, e: usize, _from: u32) -> &Receiver {
-        &self.inc[e].1
+    fn receiver(&mut self, e: usize, _from: u32) -> &mut Receiver {
+        &mut self.inc[e].1
     }
 }
 
@@ -306,48 +366,49 @@ impl Iteration {
 
 /// A reusable start line for the ranks of one run. With a CPU per rank they spin until all
 /// have arrived for iteration `i`, so a broadcast's clock starts on every rank within a
-/// cache-line transfer; with more ranks than CPUs they block (`std::sync::Barrier`): spinning
-/// there would keep the last ranks from arriving.
-enum StartLine {
-    Spin {
-        n: u64,
-        arrived: CachePadded<AtomicU64>,
-    },
-    Block(std::sync::Barrier),
+/// cache-line transfer; with more ranks than CPUs they wait on their signals (spin, yield,
+/// park): spinning there would keep the last ranks from arriving. Either way a panic elsewhere
+/// in the team ends the wait with [`Aborted`].
+struct StartLine {
+    n: u64,
+    arrived: CachePadded<AtomicU64>,
+    spin: bool,
 }
 
 impl StartLine {
     fn new(n: usize) -> StartLine {
-        if n <= Team::available_cpus().len() {
-            StartLine::Spin {
-                n: n as u64,
-                arrived: CachePadded::new(AtomicU64::new(0)),
-            }
-        } else {
-            StartLine::Block(std::sync::Barrier::new(n))
+        StartLine {
+            n: n as u64,
+            arrived: CachePadded::new(AtomicU64::new(0)),
+            spin: n <= Team::available_cpus().len(),
         }
     }
 
-    /// Arrives for iteration `i` (0, 1, … in order) and waits for every rank.
-    fn wait(&self, i: u64) {
-        match self {
-            StartLine::Spin { n, arrived } => {
-                arrived.fetch_add(1, Ordering::AcqRel);
-                let all = (i + 1) * n;
-                let mut polls = 0u32;
-                while arrived.load(Ordering::Acquire) < all {
-                    polls = polls.saturating_add(1);
-                    if polls < 4096 {
-                        std::hint::spin_loop();
-                    } else {
-                        std::thread::yield_now(); // a rank descheduled: let it arrive
-                    }
-                }
+    /// Rank `rank` arrives for iteration `i` (0, 1, … in order) and waits for every rank.
+    fn wait(&self, signals: &[CachePadded<Signal>], rank: usize, i: u64) -> Result<(), Aborted> {
+        let all = (i + 1) * self.n;
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == all {
+            if !self.spin {
+                signals.iter().for_each(|s| s.notify());
             }
-            StartLine::Block(barrier) => {
-                barrier.wait();
+            return Ok(());
+        }
+        let arrived = || (self.arrived.load(Ordering::Acquire) >= all).then_some(());
+        if !self.spin {
+            return signals[rank].wait_until(arrived);
+        }
+        let mut polls = 0u32;
+        while arrived().is_none() {
+            polls = polls.wrapping_add(1);
+            if polls < 4096 {
+                std::hint::spin_loop();
+            } else if thread_aborted() {
+                return Err(Aborted);
+            } else {
+                std::thread::yield_now(); // a rank descheduled: let it arrive
             }
         }
+        Ok(())
     }
 }
 
@@ -472,7 +533,7 @@ impl Network {
             let mut mine = Vec::with_capacity(iters);
             for i in 0..iters {
                 before(i, rank, buf);
-                line.wait(i as u64);
+                line.wait(signals, rank, i as u64)?;
                 let start = Instant::now();
                 let mut scratch = std::mem::take(&mut ends.scratch);
                 let mut exec = Exec::new(
@@ -480,7 +541,7 @@ impl Network {
                     program.blocks,
                     is_root,
                     Framing::Plain(blocking),
-                    &**ends,
+                    &mut **ends,
                     buf,
                     signals,
                     rank,
@@ -492,8 +553,8 @@ impl Network {
                 match result {
                     Ok(()) => mine.push((RankTiming { start, done }, after(i, rank, buf))),
                     Err(Stop::Hook(e)) => return Err(e),
-                    Err(Stop::Header(..) | Stop::Stopped) => {
-                        unreachable!("plain framing has no headers and never stops")
+                    Err(Stop::Header(..) | Stop::Stopped | Stop::Gone(_)) => {
+                        unreachable!("plain framing has no headers, never stops, and the network holds both ends of every ring")
                     }
                 }
             }

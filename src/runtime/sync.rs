@@ -12,7 +12,7 @@ pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 pub(crate) use loom::sync::{Arc, Mutex};
 
 #[cfg(not(herald_loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 #[cfg(not(herald_loom))]
 pub(crate) use std::sync::{Arc, Mutex};
 
@@ -22,20 +22,21 @@ pub(crate) use std::sync::{Arc, Mutex};
 /// waiter's `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` makes every running thread of the
 /// process execute a full barrier, so the notifier needs only a compiler fence (the `membarrier2`
 /// crate falls back to an `mprotect` TLB shootdown, or to real fences on both sides). Under
-/// loom, which cannot model a process-wide barrier, both halves are `SeqCst` fences.
+/// loom and Miri, which model neither a process-wide barrier nor its system call, both halves
+/// are `SeqCst` fences.
 #[inline(always)]
 pub(crate) fn light_fence() {
-    #[cfg(herald_loom)]
+    #[cfg(any(herald_loom, miri))]
     fence(Ordering::SeqCst);
-    #[cfg(not(herald_loom))]
+    #[cfg(not(any(herald_loom, miri)))]
     membarrier2::light();
 }
 
 /// The waiter's half of the asymmetric fence (a system call: only on the way to parking).
 pub(crate) fn heavy_fence() {
-    #[cfg(herald_loom)]
+    #[cfg(any(herald_loom, miri))]
     fence(Ordering::SeqCst);
-    #[cfg(not(herald_loom))]
+    #[cfg(not(any(herald_loom, miri)))]
     membarrier2::heavy();
 }
 

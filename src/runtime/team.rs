@@ -16,7 +16,9 @@
 //!
 //! The first panicking rank stores its payload, raises the team's abort flag and unparks
 //! every worker; channel waits on the team's threads then return `Aborted` errors, so no
-//! worker stays blocked. `run` waits for every rank and then re-raises the first payload with
+//! worker stays blocked. Before that, every communicator with a rank this thread drives is told
+//! (`wait::job_panicked`): it poisons itself, so its ranks driven by other teams or threads stop
+//! waiting as well. `run` waits for every rank and then re-raises the first payload with
 //! `resume_unwind`, like `std::thread::scope`. The team stays usable. A panic in the team's own
 //! bookkeeping (never user code) aborts the process, as rayon does.
 
@@ -254,6 +256,9 @@ fn worker_main(shared: Arc<Shared>, rank: usize, cpu: Option<usize>) {
         let job = unsafe { *shared.job.get() };
         let Some(job) = job else { break };
         if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| job(rank))) {
+            // Communicators whose ranks this thread drives learn of it first (their ranks on
+            // other threads or teams stop waiting), then this team's waits are aborted.
+            wait::job_panicked();
             shared.record_panic(payload);
         }
         shared.finish_one();
@@ -412,12 +417,12 @@ impl TeamBuilder {
 ///
 /// let mut team = Team::new(4)?;
 /// let (txs, rxs): (Vec<_>, Vec<_>) = (1..4).map(|_| channel(2)).unzip();
-/// // Each rank owns its channel ends (they are `Send`, not `Sync`).
+/// // Each rank owns its channel ends (sending and receiving take `&mut`).
 /// let mut ends: Vec<(Vec<_>, Option<_>)> = vec![(txs, None)];
 /// ends.extend(rxs.into_iter().map(|rx| (Vec::new(), Some(rx))));
 /// let got = team.run_with(&mut ends, |ctx, (txs, rx)| match rx {
 ///     None => {
-///         txs.iter().for_each(|tx| tx.send(Line::from_bytes(b"hello")).unwrap());
+///         txs.iter_mut().for_each(|tx| tx.send(Line::from_bytes(b"hello")).unwrap());
 ///         *b"hello"
 ///     }
 ///     Some(rx) => rx.recv().unwrap().payload()[..5].try_into().unwrap(),

@@ -44,11 +44,16 @@
 use super::sync::{self, thread, AtomicBool, Mutex, Ordering};
 use std::cell::RefCell;
 use std::fmt;
+use std::sync::{Arc, Weak};
 
 /// Polls, each after one spin hint, before yielding.
 const SPIN_POLLS: u32 = 128;
 /// Yields before parking.
 const YIELD_STEPS: u32 = 64;
+/// The first nap of a timed park ([`Signal::wait_phased`]).
+const PARK_FIRST: std::time::Duration = std::time::Duration::from_millis(1);
+/// The longest nap of a timed park.
+const PARK_MAX: std::time::Duration = std::time::Duration::from_millis(64);
 
 /// A wait was abandoned because the worker team it runs on was aborted by a panic in
 /// another worker.
@@ -68,8 +73,8 @@ pub(crate) struct AbortFlag(std::sync::atomic::AtomicBool);
 impl AbortFlag {
     /// Whether the flag is raised.
     pub(crate) fn is_raised(&self) -> bool {
-        // SeqCst: the single-copy protocol (`collective.rs`) orders this load against a
-        // published call number with fences, Dekker style.
+        // SeqCst: raised once, read on slow paths (and before each single-copy chunk, where
+        // it only makes a receiver stop sooner: soundness rests on the communicator's flag).
         self.0.load(std::sync::atomic::Ordering::SeqCst)
     }
 
@@ -82,6 +87,68 @@ impl AbortFlag {
 thread_local! {
     /// The abort flag of the team this thread works for, if any.
     static ABORT: RefCell<Option<std::sync::Arc<AbortFlag>>> = const { RefCell::new(None) };
+    /// Communicator ranks this thread has driven: `(watcher, rank)` pairs, told if a team job
+    /// of this thread panics (see [`watch_panics`]).
+    static WATCHERS: RefCell<Vec<(Weak<dyn PanicWatch>, usize)>> = const { RefCell::new(Vec::new()) };
+    /// This thread's token (0: not drawn yet).
+    static TOKEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A number no other thread of the process has: who drives a communicator's rank.
+pub(crate) fn thread_token() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    TOKEN.with(|t| {
+        if t.get() == 0 {
+            t.set(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        }
+        t.get()
+    })
+}
+
+/// Told when a team job panics on a thread that drove one of its ranks: a communicator, which
+/// poisons itself if that thread still drives the rank (the last thread that made a call on a
+/// rank drives it), so that its ranks driven by other threads or teams stop waiting too.
+pub(crate) trait PanicWatch: Send + Sync {
+    /// The thread with token `driver` panicked outside of the communicator's calls (inside one,
+    /// its own guard has poisoned already).
+    fn rank_panicked(&self, rank: usize, driver: u64);
+}
+
+/// Registers the calling thread as a driver of `watcher`'s rank `rank` (called when a rank's
+/// driving thread changes). Registering the same pair again changes nothing.
+pub(crate) fn watch_panics(watcher: &Arc<dyn PanicWatch>, rank: usize) {
+    WATCHERS.with(|w| {
+        let mut w = w.borrow_mut();
+        w.retain(|(o, _)| o.strong_count() > 0);
+        let known = w
+            .iter()
+            .any(|(o, r)| *r == rank && std::ptr::addr_eq(o.as_ptr(), Arc::as_ptr(watcher)));
+        if !known {
+            w.push((Arc::downgrade(watcher), rank));
+        }
+    });
+}
+
+/// Tells the communicators the calling thread has driven that one of its team jobs panicked.
+pub(crate) fn job_panicked() {
+    let token = thread_token();
+    let watchers = WATCHERS
+        .try_with(|w| w.borrow().clone())
+        .unwrap_or_default();
+    for (watcher, rank) in watchers {
+        if let Some(watcher) = watcher.upgrade() {
+            watcher.rank_panicked(rank, token);
+        }
+    }
+}
+
+/// How far a wait has gone, for conditions with an expensive part ([`Signal::wait_phased`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Spinning: polls are a spin hint apart.
+    Spin,
+    /// Every poll follows a yield or a wake-up: each one should look at everything.
+    Slow,
 }
 
 /// Makes `flag` the abort flag of every abortable wait on the calling thread.
@@ -148,7 +215,24 @@ impl Signal {
     pub fn wait_until<T>(&self, mut ready: impl FnMut() -> Option<T>) -> Result<T, Aborted> {
         match ready() {
             Some(value) => Ok(value),
-            None => self.wait_cold(&mut ready, true),
+            None => self.wait_cold(&mut |_| ready(), true, false),
+        }
+    }
+
+    /// Like [`wait_until`](Self::wait_until), telling `ready` the phase of each poll: a
+    /// condition with an expensive part (reading other ranks' lines) checks it on every
+    /// [`Phase::Slow`] poll — so every wake-up sees it — and only now and then while spinning.
+    /// A parked waiter also wakes by itself now and then ([`PARK_FIRST`], doubling up to
+    /// [`PARK_MAX`]), so a condition nobody notifies about (a peer that will never come, found
+    /// only by looking) is seen too.
+    #[inline]
+    pub(crate) fn wait_phased<T>(
+        &self,
+        mut ready: impl FnMut(Phase) -> Option<T>,
+    ) -> Result<T, Aborted> {
+        match ready(Phase::Spin) {
+            Some(value) => Ok(value),
+            None => self.wait_cold(&mut ready, true, true),
         }
     }
 
@@ -156,7 +240,7 @@ impl Signal {
     pub(crate) fn wait_until_unabortable<T>(&self, mut ready: impl FnMut() -> Option<T>) -> T {
         match ready() {
             Some(value) => value,
-            None => match self.wait_cold(&mut ready, false) {
+            None => match self.wait_cold(&mut |_| ready(), false, false) {
                 Ok(value) => value,
                 Err(Aborted) => unreachable!("an unabortable wait returned Aborted"),
             },
@@ -169,7 +253,7 @@ impl Signal {
     pub(crate) fn wait_parked<T>(&self, mut ready: impl FnMut() -> Option<T>) -> T {
         match ready() {
             Some(value) => value,
-            None => match self.park_until(&mut ready, &|| false) {
+            None => match self.park_until(&mut |_| ready(), &|| false, false) {
                 Ok(value) => value,
                 Err(Aborted) => unreachable!("an unabortable wait returned Aborted"),
             },
@@ -179,8 +263,9 @@ impl Signal {
     #[cold]
     fn wait_cold<T>(
         &self,
-        ready: &mut dyn FnMut() -> Option<T>,
+        ready: &mut dyn FnMut(Phase) -> Option<T>,
         abortable: bool,
+        timed: bool,
     ) -> Result<T, Aborted> {
         let aborted = || abortable && thread_aborted();
         let (spins, yields) = if cfg!(herald_loom) {
@@ -192,7 +277,7 @@ impl Signal {
         // on some cores, far more than the cross-core hop this wait usually covers.
         for _ in 0..spins {
             std::hint::spin_loop();
-            if let Some(value) = ready() {
+            if let Some(value) = ready(Phase::Spin) {
                 return Ok(value);
             }
         }
@@ -201,20 +286,22 @@ impl Signal {
                 return Err(Aborted);
             }
             thread::yield_now();
-            if let Some(value) = ready() {
+            if let Some(value) = ready(Phase::Slow) {
                 return Ok(value);
             }
         }
-        self.park_until(ready, &aborted)
+        self.park_until(ready, &aborted, timed)
     }
 
     /// The parking phase: the waiter half of the protocol in the module notes.
     fn park_until<T>(
         &self,
-        ready: &mut dyn FnMut() -> Option<T>,
+        ready: &mut dyn FnMut(Phase) -> Option<T>,
         aborted: &dyn Fn() -> bool,
+        timed: bool,
     ) -> Result<T, Aborted> {
         *sync::lock(&self.thread) = Some(thread::current());
+        let mut nap = PARK_FIRST;
         loop {
             // An RMW, not a store: every write of `sleeping` is then an RMW, so the claim
             // below and a notifier's claim are totally ordered (loom models a plain relaxed
@@ -222,11 +309,19 @@ impl Signal {
             self.sleeping.swap(true, Ordering::Relaxed);
             sync::heavy_fence();
             // Announced: from here until the swap below, `ready` must not block.
-            let result = match ready() {
+            let result = match ready(Phase::Slow) {
                 Some(value) => Ok(value),
                 None if aborted() => Err(Aborted),
                 None => {
-                    thread::park();
+                    // A timed park that ends by itself leaves `sleeping` set: the next round
+                    // announces again, and a notifier's claim in between costs one spurious
+                    // wake-up later at most (every park here is in a loop).
+                    if timed && !cfg!(herald_loom) {
+                        std::thread::park_timeout(nap);
+                        nap = (nap * 2).min(PARK_MAX);
+                    } else {
+                        thread::park();
+                    }
                     continue;
                 }
             };

@@ -302,19 +302,22 @@ pub fn generate(req: &Request, model: &Model) -> Result<Schedule, ScheduleError>
     }
     match (algorithm, model) {
         (Algorithm::KTree, Model::KPort(k)) => {
-            return super::kport::ktree(n, m, k)?.rooted_at(root)
+            return super::kport::ktree(n, m, k)?.into_rooted(root)
         }
         (Algorithm::Rotation | Algorithm::Optimal, Model::KPort(k)) => {
-            return super::kport::rotation(n, m, k)?.rooted_at(root)
+            return super::kport::rotation(n, m, k)?.into_rooted(root)
         }
         (Algorithm::KTree | Algorithm::Rotation, _) => {
             return Err(not("defined for the k-port model (--model kport)"))
         }
-        (Algorithm::FatBroadcast, Model::FatTree(t)) => {
-            return super::fat_tree::broadcast(t, n, m, root, false)
-        }
-        (Algorithm::Pipelined, Model::FatTree(t)) => {
-            return super::fat_tree::broadcast(t, n, m, root, true)
+        // Sparse-Broadcast moves copies through leaves that receive the block again later
+        // (Bilardi et al.'s Algorithm 2); herald keeps each leaf's first reception only.
+        (Algorithm::FatBroadcast | Algorithm::Pipelined, Model::FatTree(t)) => {
+            let pipelined = algorithm == Algorithm::Pipelined;
+            let s = super::fat_tree::broadcast(t, n, m, root, pipelined)?;
+            let hop =
+                |x: &super::Send| x.at + 2 * u64::from(crate::model::FatTree::height(x.from, x.to));
+            return s.first_receptions_only(hop);
         }
         (Algorithm::Sparse, Model::FatTree(t)) => {
             return super::fat_tree::sparse_only(t, n, m, root)
@@ -388,17 +391,21 @@ pub fn generate(req: &Request, model: &Model) -> Result<Schedule, ScheduleError>
         (Algorithm::Dtree { d: 0 }, _) => return Err(not("the degree of DTREE(d) is at least 1")),
         (Algorithm::Dtree { d }, Model::Postal(p)) => super::multi::dtree(n, m, d, p)?,
         _ => {
-            let Some(orders) = classic::orders(algorithm, n, m)? else {
-                return Err(not("does not apply to this model"));
-            };
             let timing = model.timing(model.time_base()?)?;
-            place(
-                n,
-                Collective::Broadcast { root: 0, blocks: m },
-                &orders,
-                &timing,
-            )?
+            if let Some(s) = classic::closed_form(algorithm, n, m, &timing)? {
+                s
+            } else {
+                let Some(orders) = classic::orders(algorithm, n, m)? else {
+                    return Err(not("does not apply to this model"));
+                };
+                place(
+                    n,
+                    Collective::Broadcast { root: 0, blocks: m },
+                    &orders,
+                    &timing,
+                )?
+            }
         }
     };
-    rooted0.rooted_at(root)
+    rooted0.into_rooted(root)
 }

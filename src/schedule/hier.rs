@@ -149,6 +149,18 @@ pub(super) fn generate(req: &Request, model: &Hier) -> Result<Schedule, Schedule
         root,
         ..
     } = *req;
+    if let Algorithm::Chain | Algorithm::Dtree { d: 1 } = algorithm {
+        // the closed form under per-pair costs, where no boundary capacity applies
+        let pairs = rules(model, n)?;
+        broadcast(n, m, root)?;
+        if !pairs.has_boundaries() {
+            let abs = |v: u32| ((u64::from(v) + u64::from(root)) % u64::from(n)) as u32;
+            let hop = |v: u32| pairs.timing(pairs.class(abs(v), abs(v + 1)));
+            if let Some(s) = classic::chain_hops(n, m, &hop)? {
+                return s.into_rooted(root);
+            }
+        }
+    }
     let orders = match algorithm {
         Algorithm::Leaders => {
             return leaders(model, n, m, root, &default_leaders(model, n)?);

@@ -2,7 +2,7 @@
 //!
 //! The universal minimal broadcast tree gives the root label 0 and a node labelled `t` children
 //! labelled `t + L + 2o + i·g`; B(P) is its subtree of the P smallest labels (Definition 3.5).
-//! herald spaces siblings by the send step `max(g, o, (bytes − 1)·G)` rather than `g`: with
+//! herald spaces siblings by the send step `max(g + (bytes − 1)·G, o)` rather than `g`: with
 //! `o > g`, sends `g` apart would overlap their overheads (see docs/errata.md). Processors are
 //! numbered in order of information time, ties broken by the sender's number.
 

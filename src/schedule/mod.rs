@@ -166,8 +166,9 @@ pub enum ScheduleError {
 
 /// A schedule: a collective, a processor count, and sends grouped by sender in time order.
 ///
-/// Storage is compact — 16 bytes per send plus 4 per processor — because schedules of a million
-/// processors are checked routinely.
+/// Storage is compact — 16 bytes per send plus 4 per processor, 12 per send when every payload is
+/// 0 (a one-block broadcast, a combining collective) — because schedules of millions of processors
+/// are checked routinely.
 ///
 /// # Examples
 ///
@@ -195,8 +196,25 @@ pub struct Schedule {
     at: Vec<Ticks>,
     /// Receivers (may be out of range in a hand-written schedule: the checker reports it).
     to: Vec<u32>,
-    /// Payload ids.
+    /// Payload ids; empty when every payload is 0 (then implicit).
     what: Vec<u32>,
+}
+
+/// A schedule's payload column: `p[i]` is send `i`'s payload (0 for every send if none is stored).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Payloads<'a>(&'a [u32]);
+
+impl std::ops::Index<usize> for Payloads<'_> {
+    type Output = u32;
+
+    #[inline]
+    fn index(&self, i: usize) -> &u32 {
+        if self.0.is_empty() {
+            &0
+        } else {
+            &self.0[i]
+        }
+    }
 }
 
 impl Schedule {
@@ -249,11 +267,12 @@ impl Schedule {
     /// The sends of processor `p`, in its send order (time order).
     pub fn sends_of(&self, p: u32) -> impl ExactSizeIterator<Item = Send> + '_ {
         let range = self.range(p);
+        let what = self.payloads();
         range.map(move |i| Send {
             at: self.at[i],
             from: p,
             to: self.to[i],
-            what: self.what[i],
+            what: what[i],
         })
     }
 
@@ -275,8 +294,57 @@ impl Schedule {
     }
 
     /// Raw columns, for the checker: `(offsets, at, to, what)`.
-    pub(crate) fn columns(&self) -> (&[u32], &[Ticks], &[u32], &[u32]) {
-        (&self.offsets, &self.at, &self.to, &self.what)
+    pub(crate) fn columns(&self) -> (&[u32], &[Ticks], &[u32], Payloads<'_>) {
+        (&self.offsets, &self.at, &self.to, self.payloads())
+    }
+
+    /// The payload column.
+    fn payloads(&self) -> Payloads<'_> {
+        Payloads(&self.what)
+    }
+
+    /// A schedule from columns already grouped by sender (`offsets`, length `n + 1`) with each
+    /// sender's times nondecreasing; `what` may be empty (every payload 0). For generators that
+    /// compute their sends in place.
+    ///
+    /// # Errors
+    /// [`ScheduleError`] for an invalid problem or columns that do not fit together.
+    pub(crate) fn from_parts(
+        n: u32,
+        collective: Collective,
+        base: TimeBase,
+        offsets: Vec<u32>,
+        at: Vec<Ticks>,
+        to: Vec<u32>,
+        mut what: Vec<u32>,
+    ) -> Result<Schedule, ScheduleError> {
+        validate(n, &collective)?;
+        let len = at.len();
+        let fits = offsets.len() == n as usize + 1
+            && offsets[0] == 0
+            && offsets[n as usize] as usize == len
+            && to.len() == len
+            && (what.is_empty() || what.len() == len)
+            && offsets.windows(2).all(|w| w[0] <= w[1])
+            && (0..n as usize)
+                .all(|p| at[offsets[p] as usize..offsets[p + 1] as usize].is_sorted());
+        if !fits {
+            return Err(ScheduleError::TooLarge(
+                "columns that do not fit together (a generator's bug)".into(),
+            ));
+        }
+        if what.iter().all(|&w| w == 0) {
+            what = Vec::new();
+        }
+        Ok(Schedule {
+            n,
+            collective,
+            base,
+            offsets,
+            at,
+            to,
+            what,
+        })
     }
 
     /// The same schedule with processor `r` renamed `map(r)`; `map` must be a permutation of
@@ -307,14 +375,108 @@ impl Schedule {
     /// # Errors
     /// [`ScheduleError::Root`] if `root ≥ n`.
     pub fn rooted_at(&self, root: u32) -> Result<Schedule, ScheduleError> {
-        if root >= self.n {
-            return Err(ScheduleError::Root { root, n: self.n });
+        self.clone().into_rooted(root)
+    }
+
+    /// [`rooted_at`](Self::rooted_at) in place: the columns rotate by whole senders, the
+    /// receivers are renamed, nothing is copied.
+    ///
+    /// # Errors
+    /// [`ScheduleError::Root`] if `root ≥ n`.
+    pub(crate) fn into_rooted(mut self, root: u32) -> Result<Schedule, ScheduleError> {
+        let n = self.n;
+        if root >= n {
+            return Err(ScheduleError::Root { root, n });
         }
         if root == 0 {
+            return Ok(self);
+        }
+        self.collective = match self.collective {
+            Collective::Broadcast { blocks, .. } => Collective::Broadcast { root, blocks },
+            Collective::Reduce { .. } => Collective::Reduce { root },
+            c => c,
+        };
+        // New rank q is old rank (q − root) mod n: new ranks 0 … root − 1 are old n − root … n − 1.
+        let split = (n - root) as usize;
+        let cut = self.offsets[split] as usize;
+        self.at.rotate_left(cut);
+        self.to.rotate_left(cut);
+        if !self.what.is_empty() {
+            self.what.rotate_left(cut);
+        }
+        let total = self.offsets[n as usize];
+        let tail = total - self.offsets[split];
+        let mut offsets = Vec::with_capacity(n as usize + 1);
+        offsets.extend(
+            self.offsets[split..n as usize]
+                .iter()
+                .map(|&o| o - self.offsets[split]),
+        );
+        offsets.extend(self.offsets[..=split].iter().map(|&o| o + tail));
+        self.offsets = offsets;
+        let (n64, r64) = (u64::from(n), u64::from(root));
+        for t in &mut self.to {
+            if *t < n {
+                *t = ((u64::from(*t) + r64) % n64) as u32;
+            }
+        }
+        Ok(self)
+    }
+
+    /// The same schedule without receptions of what the receiver already holds: for each
+    /// (receiver, payload) only the send that arrives first (ties: the earlier in storage order)
+    /// is kept, and nothing is sent to a processor that holds the payload initially. `arrival`
+    /// gives a send's arrival time under the model at hand (the schedule layer does not time).
+    ///
+    /// Dropping a later reception keeps every processor's first-holding time, so every remaining
+    /// send is as causal as before, and it only removes busy intervals and channel load: a legal
+    /// schedule stays legal with the same makespan. Combining collectives are returned unchanged
+    /// (every partial value counts).
+    ///
+    /// # Errors
+    /// [`ScheduleError::TooLarge`] if `n · payloads` exceeds `2^32`.
+    pub(crate) fn first_receptions_only(
+        &self,
+        arrival: impl Fn(&Send) -> Ticks,
+    ) -> Result<Schedule, ScheduleError> {
+        let width = self.collective.what_count(self.n);
+        if width == 0 {
             return Ok(self.clone());
         }
-        let n = u64::from(self.n);
-        self.relabel(|r| ((u64::from(r) + u64::from(root)) % n) as u32)
+        let slots = u64::from(self.n) * width;
+        if slots > 1 << 32 {
+            return Err(ScheduleError::TooLarge(format!(
+                "{} processors × {width} payloads",
+                self.n
+            )));
+        }
+        let slot = |s: &Send| (u64::from(s.to) * width + u64::from(s.what)) as usize;
+        let holds = |p: u32, w: u32| match self.collective {
+            Collective::Broadcast { root, .. } => p == root,
+            Collective::AllToAll { items } => w / items == p,
+            _ => false,
+        };
+        let mut first: Vec<Option<(Ticks, usize)>> = vec![None; slots as usize];
+        for (i, s) in self.sends().enumerate() {
+            if s.to >= self.n || u64::from(s.what) >= width || holds(s.to, s.what) {
+                continue;
+            }
+            let a = arrival(&s);
+            let f = &mut first[slot(&s)];
+            if f.is_none_or(|(b, _)| a < b) {
+                *f = Some((a, i));
+            }
+        }
+        let mut b = Schedule::builder(self.n, self.collective, self.base)?;
+        for (i, s) in self.sends().enumerate() {
+            let keep = s.to < self.n
+                && u64::from(s.what) < width
+                && first[slot(&s)].is_some_and(|(_, k)| k == i);
+            if keep {
+                b.push(s.at, s.from, s.to, s.what);
+            }
+        }
+        b.build()
     }
 
     /// The same sends with times in a finer base (a multiple of this one).
@@ -453,6 +615,9 @@ impl ScheduleBuilder {
                     (at[i], to[i], what[i]) = (a, t, w);
                 }
             }
+        }
+        if what.iter().all(|&w| w == 0) {
+            what = Vec::new();
         }
         Ok(Schedule {
             n,

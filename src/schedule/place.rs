@@ -65,7 +65,7 @@ impl Orders {
     /// The send orders of an existing schedule (each sender's sends in time order).
     pub fn of(schedule: &Schedule) -> Orders {
         let (offsets, _, to, what) = schedule.columns();
-        let items = to.iter().zip(what).map(|(&t, &w)| (t, w)).collect();
+        let items = to.iter().enumerate().map(|(i, &t)| (t, what[i])).collect();
         Orders {
             starts: offsets.to_vec(),
             items,

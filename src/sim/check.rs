@@ -33,11 +33,18 @@ use crate::time::{Ticks, TimeBase, TimeError};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// What a check computes beyond legality and makespan.
+/// What a check computes beyond legality and makespan, and which arrival rule it applies.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CheckOptions {
     /// Keep each processor's completion time in the report (8 bytes per processor).
     pub completion: bool,
+    /// Queue arrivals (LogGOPSim's rule) instead of calling them illegal: a message that arrives
+    /// while its receiver's CPU is busy waits, and the receive overhead starts at the first
+    /// instant `≥` the arrival at which it fits between the receiver's sends (as given) and one
+    /// receive step after the previous receive; messages are received in arrival order (ties:
+    /// sender, then send order) and the payload is available when the overhead ends. Uniform
+    /// one-port rules and non-combining collectives only ([`CheckError::Unsupported`]).
+    pub queue_arrivals: bool,
 }
 
 /// Checks `schedule` under `model` (see the module docs of `sim`), keeping completion times.
@@ -60,7 +67,11 @@ pub struct CheckOptions {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn check(schedule: &Schedule, model: &dyn CostModel) -> Result<Report, CheckError> {
-    check_with(schedule, model, CheckOptions { completion: true })
+    let options = CheckOptions {
+        completion: true,
+        ..CheckOptions::default()
+    };
+    check_with(schedule, model, options)
 }
 
 /// Checks `schedule` under `model` with the given options.
@@ -102,6 +113,14 @@ pub fn check_with(
     if timings.iter().any(|t| t.latency == 0) {
         return Err(CheckError::Time(TimeError::Overflow));
     }
+    if options.queue_arrivals && (pairs.is_some() || timing.ports > 1 || collective.is_combining())
+    {
+        return Err(CheckError::Unsupported(
+            "queued arrivals are checked under uniform one-port rules, for broadcast and \
+             all-to-all"
+                .into(),
+        ));
+    }
     let scale = base.ticks_per_unit() / schedule.base().ticks_per_unit();
     let mut state = Checker {
         schedule,
@@ -109,6 +128,8 @@ pub fn check_with(
         pairs,
         scale,
         width: collective.what_count(n),
+        queue: options.queue_arrivals,
+        busy_until: 0,
         violations: Vec::new(),
         count: 0,
     };
@@ -121,6 +142,8 @@ pub fn check_with(
         n,
         sends: schedule.len(),
         makespan,
+        busy_until: state.busy_until,
+        queued: options.queue_arrivals,
         completion,
         lower_bound,
         violations: state.violations,
@@ -171,6 +194,10 @@ struct Checker<'a> {
     scale: u64,
     /// Distinct payloads (blocks, items); 0 for combining collectives.
     width: u64,
+    /// Whether arrivals queue ([`CheckOptions::queue_arrivals`]).
+    queue: bool,
+    /// The end of the last send or receive so far.
+    busy_until: Ticks,
     /// Listed violations.
     violations: Vec<Violation>,
     /// All violations.
@@ -335,16 +362,25 @@ impl Checker<'_> {
             }
         ];
         let mut touched: Vec<u32> = Vec::new();
+        let mut queued: Vec<Ticks> = Vec::new();
         let combining = self.schedule.collective().is_combining();
         for p in 0..n {
             let recvs =
                 &by_receiver[in_offsets[p as usize] as usize..in_offsets[p as usize + 1] as usize];
+            if self.queue {
+                self.queue_receives(p, recvs, &mut queued)?;
+            }
             self.check_receives(p, recvs)?;
-            if !combining {
-                for &r in recvs {
-                    let r = r as usize;
+            for (k, &r) in recvs.iter().enumerate() {
+                let r = r as usize;
+                let arrival = if self.queue {
+                    crate::time::add(queued[k], self.timing.recv_busy)?
+                } else {
+                    crate::time::add(self.at(r)?, self.tm(r).latency)?
+                };
+                self.busy_until = self.busy_until.max(arrival);
+                if !combining {
                     let w = self.schedule.columns().3[r] as usize;
-                    let arrival = crate::time::add(self.at(r)?, self.tm(r).latency)?;
                     if first[w] == Ticks::MAX {
                         touched.push(w as u32);
                     }
@@ -399,8 +435,48 @@ impl Checker<'_> {
         Ticks::MAX
     }
 
-    /// Gap, overlap and capacity rules on `p`'s receives (sorted by time).
+    /// The receive starts of `p`'s messages `recvs` (in arrival order) under queued arrivals
+    /// ([`CheckOptions::queue_arrivals`]), into `out`.
+    fn queue_receives(
+        &self,
+        p: u32,
+        recvs: &[u32],
+        out: &mut Vec<Ticks>,
+    ) -> Result<(), CheckError> {
+        out.clear();
+        let t = self.timing;
+        let sends = self.schedule.range(p);
+        let mut k = sends.start;
+        let mut next = 0; // one receive step after the previous receive
+        for &r in recvs {
+            let mut start = self.recv_start(r as usize)?.max(next);
+            if t.shared_cpu && t.recv_busy > 0 && t.send_busy > 0 {
+                loop {
+                    while k < sends.end && self.at(k)? + t.send_busy <= start {
+                        k += 1;
+                    }
+                    if k < sends.end && self.at(k)? < crate::time::add(start, t.recv_busy)? {
+                        start = self.at(k)? + t.send_busy; // wait for this send to end
+                    } else {
+                        break;
+                    }
+                }
+            }
+            out.push(start);
+            next = crate::time::add(start, t.recv_step())?;
+        }
+        Ok(())
+    }
+
+    /// Gap, overlap and capacity rules on `p`'s receives (sorted by time); under queued arrivals
+    /// only capacity (the queue spaces the receives).
     fn check_receives(&mut self, p: u32, recvs: &[u32]) -> Result<(), CheckError> {
+        if self.queue {
+            if self.capacity_binds(self.timing.recv_gap) {
+                self.check_capacity(p, recvs, Rule::CapacityIn)?;
+            }
+            return Ok(());
+        }
         let mut spacing_broken = false;
         let ports = self.timing.ports.max(1) as usize;
         if ports > 1 {
@@ -681,7 +757,8 @@ impl Checker<'_> {
                 self.flag(Rule::Causality, at, p, Some(s), detail);
             }
             let t = *self.tm(i);
-            if t.shared_cpu && t.send_busy > 0 {
+            self.busy_until = self.busy_until.max(at + t.send_busy);
+            if t.shared_cpu && t.send_busy > 0 && !self.queue {
                 let end = at + t.send_busy;
                 while j < recvs.len() && self.recv_start(recvs[j] as usize)? < end {
                     let r = recvs[j] as usize;

@@ -51,6 +51,11 @@ pub(crate) fn check(
             "fat-tree schedules are in whole steps (tick base 1)".into(),
         ));
     }
+    if options.queue_arrivals {
+        return Err(CheckError::Unsupported(
+            "the fat-tree's rounds have no queued arrivals".into(),
+        ));
+    }
     let collective = schedule.collective();
     let mut c = FtChecker {
         schedule,
@@ -60,7 +65,10 @@ pub(crate) fn check(
     };
     let sends = c.valid_sends();
     c.channels(&sends)?;
-    let (makespan, completion) = if collective.is_combining() {
+    let pieces = collective.is_combining() && schedule.sends().any(|s| s.what != 0);
+    let (makespan, completion) = if pieces {
+        c.pieces(&sends)?
+    } else if collective.is_combining() {
         c.contributions(&sends)?
     } else {
         c.holdings(&sends)?
@@ -71,12 +79,20 @@ pub(crate) fn check(
         n,
         TimeBase::UNIT,
     )?);
+    let busy_until = schedule
+        .sends()
+        .filter(|x| x.to < n)
+        .map(|x| x.at + tree.latency(x.from, x.to))
+        .max()
+        .unwrap_or(0);
     Ok(Report {
         base: TimeBase::UNIT,
         collective,
         n,
         sends: schedule.len(),
         makespan,
+        busy_until,
+        queued: false,
         completion: options.completion.then_some(completion),
         lower_bound,
         violations: c.violations,
@@ -257,6 +273,70 @@ impl FtChecker<'_> {
         Ok((makespan, completion))
     }
 
+    /// Rule 6 (the piece rule) for combining schedules that name their runs: every processor
+    /// keeps each piece it receives and its own value; a send of the run `lo ..= hi` needs pieces
+    /// held at the send's start that tile it in rank order (`Rule::Causality` otherwise; a
+    /// payload naming no run is `Rule::BadPayload`); at the end the collective's run (`0 ..= q`
+    /// for prefix at `q`, `0 ..= n − 1` at the root or everywhere) must be tiled, its completion
+    /// the earliest time a tiling's last piece arrived.
+    fn pieces(&mut self, sends: &[Send]) -> Result<(Ticks, Vec<Ticks>), CheckError> {
+        let n = self.schedule.n();
+        if n > 4096 {
+            return Err(CheckError::TooLarge(format!(
+                "combining collectives are checked for n ≤ 4096, not {n}"
+            )));
+        }
+        let mut store: Vec<Vec<(u32, u32, Ticks)>> = (0..n).map(|p| vec![(p, p, 0)]).collect();
+        let mut pending: BinaryHeap<Reverse<(Ticks, usize, u32, u32)>> = BinaryHeap::new();
+        let deliver = |upto: Option<Ticks>,
+                       pending: &mut BinaryHeap<Reverse<(Ticks, usize, u32, u32)>>,
+                       store: &mut Vec<Vec<(u32, u32, Ticks)>>| {
+            while let Some(&Reverse((a, k, lo, hi))) = pending.peek() {
+                if upto.is_some_and(|t| a > t) {
+                    break;
+                }
+                pending.pop();
+                store[sends[k].to as usize].push((lo, hi, a));
+            }
+        };
+        for (k, s) in sends.iter().enumerate() {
+            deliver(Some(s.at), &mut pending, &mut store);
+            let Some((lo, hi)) = FatTree::piece_run(n, s.what) else {
+                let detail = format!("payload {} names no run of ranks", s.what);
+                self.flag(Rule::BadPayload, s.at, s.from, Some(*s), detail);
+                continue;
+            };
+            if tiling(&store[s.from as usize], lo, hi).is_none() {
+                let detail = format!("cannot form the run {lo}..={hi} from the pieces it holds");
+                self.flag(Rule::Causality, s.at, s.from, Some(*s), detail);
+                continue;
+            }
+            let arrival = s.at.checked_add(self.tree.latency(s.from, s.to));
+            pending.push(Reverse((arrival.ok_or(TimeError::Overflow)?, k, lo, hi)));
+        }
+        deliver(None, &mut pending, &mut store);
+        let collective = self.schedule.collective();
+        let (mut makespan, mut completion) = (0, vec![0; n as usize]);
+        for q in 0..n {
+            let hi = match collective {
+                Collective::Reduce { root } if q != root => continue,
+                Collective::Prefix => q,
+                _ => n - 1,
+            };
+            match tiling(&store[q as usize], 0, hi) {
+                Some((t, _)) => {
+                    makespan = makespan.max(t);
+                    completion[q as usize] = t;
+                }
+                None => {
+                    let detail = format!("cannot form the run 0..={hi} from the pieces it holds");
+                    self.flag(Rule::Incomplete, 0, q, None, detail);
+                }
+            }
+        }
+        Ok((makespan, completion))
+    }
+
     /// Rule 5 for combining collectives: contribution sets in time order.
     fn contributions(&mut self, sends: &[Send]) -> Result<(Ticks, Vec<Ticks>), CheckError> {
         let n = self.schedule.n() as usize;
@@ -383,6 +463,9 @@ pub fn evaluate<T: Clone>(
             given: initial.len(),
             n,
         });
+    }
+    if schedule.sends().any(|s| s.what != 0) {
+        return evaluate_pieces(schedule, tree, initial, op);
     }
     let commutative = operands == Operands::Commutative;
     if commutative && n > 4096 {
@@ -535,4 +618,125 @@ pub fn evaluate<T: Clone>(
         }
     }
     Ok(values)
+}
+
+/// The earliest tiling of the run `lo ..= hi` by `pieces` (`(first, last, arrival)`, in any
+/// order): the time its last piece arrived and the pieces' indices in rank order, or `None`.
+/// Dynamic programming over the run's start positions, `O(p log p)` for `p` pieces.
+fn tiling(pieces: &[(u32, u32, Ticks)], lo: u32, hi: u32) -> Option<(Ticks, Vec<usize>)> {
+    let mut order: Vec<usize> = (0..pieces.len())
+        .filter(|&i| pieces[i].0 >= lo && pieces[i].1 <= hi)
+        .collect();
+    order.sort_by_key(|&i| pieces[i].0);
+    // best[x]: (earliest time, piece used) to tile lo .. x − 1
+    let mut best: std::collections::BTreeMap<u32, (Ticks, usize)> = Default::default();
+    best.insert(lo, (0, usize::MAX));
+    for &i in &order {
+        let (a, b, t) = pieces[i];
+        let Some(&(at, _)) = best.get(&a) else {
+            continue;
+        };
+        let cand = (at.max(t), i);
+        let slot = best.entry(b + 1).or_insert(cand);
+        if cand.0 < slot.0 {
+            *slot = cand;
+        }
+    }
+    let &(time, _) = best.get(&(hi + 1))?;
+    let mut used = Vec::new();
+    let mut x = hi + 1;
+    while x > lo {
+        let (_, i) = best[&x];
+        used.push(i);
+        x = pieces[i].0;
+    }
+    used.reverse();
+    Some((time, used))
+}
+
+/// [`evaluate`] for schedules that name their runs (the piece rule; `operands` does not
+/// matter: pieces are always combined in rank order).
+fn evaluate_pieces<T: Clone>(
+    schedule: &Schedule,
+    tree: &FatTree,
+    initial: Vec<T>,
+    mut op: impl FnMut(&T, &T) -> T,
+) -> Result<Vec<T>, ValueError> {
+    let n = schedule.n();
+    let mut store: Vec<Vec<(u32, u32, Ticks)>> = (0..n).map(|p| vec![(p, p, 0)]).collect();
+    let mut vals: Vec<Vec<T>> = initial.into_iter().map(|v| vec![v]).collect();
+    let mut sends: Vec<Send> = schedule.sends().collect();
+    sends.sort_by_key(|s| (s.at, s.from));
+    let mut pending: BinaryHeap<Reverse<(Ticks, usize)>> = BinaryHeap::new();
+    let mut flying: Vec<Option<(u32, u32, T)>> = vec![None; sends.len()];
+    let mut form = |store: &[(u32, u32, Ticks)], vals: &[T], p: u32, lo: u32, hi: u32| {
+        let Some((_, used)) = tiling(store, lo, hi) else {
+            let mut reach = lo;
+            while let Some(&(_, b, _)) = store.iter().find(|x| x.0 == reach && x.1 <= hi) {
+                reach = b + 1;
+            }
+            return Err(ValueError::Incomplete {
+                processor: p,
+                held: Span {
+                    start: lo,
+                    len: reach - lo,
+                },
+            });
+        };
+        let mut acc = vals[used[0]].clone();
+        for &i in &used[1..] {
+            acc = op(&acc, &vals[i]);
+        }
+        Ok(acc)
+    };
+    let mut k = 0;
+    loop {
+        let next_send = sends.get(k).map(|s| s.at);
+        // arrivals at or before the next send's start come first
+        if let Some(&Reverse((a, j))) = pending.peek() {
+            if next_send.is_none_or(|t| a <= t) {
+                pending.pop();
+                let q = sends[j].to as usize;
+                if let Some((lo, hi, v)) = flying[j].take() {
+                    store[q].push((lo, hi, a));
+                    vals[q].push(v);
+                }
+                continue;
+            }
+        }
+        let Some(&s) = sends.get(k) else { break };
+        k += 1;
+        if s.to >= n || s.to == s.from {
+            return Err(ValueError::BadReceiver {
+                at: s.at,
+                from: s.from,
+                to: s.to,
+            });
+        }
+        let Some((lo, hi)) = FatTree::piece_run(n, s.what) else {
+            return Err(ValueError::Incomplete {
+                processor: s.from,
+                held: Span { start: 0, len: 0 },
+            });
+        };
+        let p = s.from as usize;
+        let v = form(&store[p], &vals[p], s.from, lo, hi)?;
+        flying[k - 1] = Some((lo, hi, v));
+        let arrival = s.at.checked_add(tree.latency(s.from, s.to));
+        pending.push(Reverse((arrival.ok_or(TimeError::Overflow)?, k - 1)));
+    }
+    let collective = schedule.collective();
+    let mut out = Vec::with_capacity(n as usize);
+    for q in 0..n {
+        let hi = match collective {
+            Collective::Reduce { root } if q != root => {
+                out.push(vals[q as usize][0].clone());
+                continue;
+            }
+            Collective::Prefix => q,
+            _ => n - 1,
+        };
+        out.push(form(&store[q as usize], &vals[q as usize], q, 0, hi)?);
+    }
+    Ok(out)
 }

@@ -6,15 +6,23 @@
 //!   violation, the exact makespan, the lower bound and the gap.
 //! * [`replay`] re-times a schedule from each processor's send order alone, as early as the rules
 //!   allow — what the runtime does when it executes the compiled per-processor programs.
+//! * [`run_goal`] executes a GOAL program (LogGOPSim's format) under a model's rules, and
+//!   [`check_goal`] checks the sends it makes under herald's.
 
 mod bounds;
 mod check;
 mod fat_tree;
+mod goal;
+mod optimum;
 mod values;
 
 pub use bounds::lower_bound;
 pub use check::{check, check_with, CheckOptions};
 pub use fat_tree::evaluate as evaluate_fat_tree;
+pub use goal::{
+    check_goal, goal_collective, goal_message_bytes, run_goal, GoalCheck, GoalRun, GoalRunError,
+};
+pub use optimum::{optimum, Optimum, OptimumError, OPTIMUM_MAX_M, OPTIMUM_MAX_N};
 pub use values::{evaluate, Evaluation, Operands, Span, ValueError};
 
 use crate::model::{CostModel, ModelError};
@@ -34,6 +42,9 @@ pub enum CheckError {
     /// The schedule is too large for this kind of check.
     #[error("schedule too large to check: {0}")]
     TooLarge(String),
+    /// The check cannot apply the rules asked for to this model or collective.
+    #[error("cannot check: {0}")]
+    Unsupported(String),
 }
 
 /// A rule of a model or collective that a schedule can break.
@@ -134,6 +145,10 @@ pub struct Report {
     pub(crate) sends: usize,
     /// When the last processor finishes (over the processors that do).
     pub(crate) makespan: Ticks,
+    /// When the last send or receive ends.
+    pub(crate) busy_until: Ticks,
+    /// Whether arrivals were queued ([`CheckOptions::queue_arrivals`]).
+    pub(crate) queued: bool,
     /// Per-processor finishing time (`Ticks::MAX`: never), if requested.
     pub(crate) completion: Option<Vec<Ticks>>,
     /// The model's lower bound for this collective, where one is known.
@@ -173,9 +188,29 @@ impl Report {
         self.sends
     }
 
-    /// The makespan: when the last processor holds everything it must (ticks).
+    /// The makespan: when the last processor holds everything it must (ticks) — for a
+    /// broadcast, the last *first* arrival of a block. A message nobody needs (a block its
+    /// receiver already holds) does not count here; see [`busy_until`](Self::busy_until).
     pub fn makespan(&self) -> Ticks {
         self.makespan
+    }
+
+    /// When the last send or receive of the schedule ends, needed or not (ticks): every message
+    /// charged, as LogGOPSim reports a run (the latest time a CPU is busy). At least the
+    /// makespan for a legal broadcast; equal when no message is redundant, since every send
+    /// ends before its receive does.
+    pub fn busy_until(&self) -> Ticks {
+        self.busy_until
+    }
+
+    /// Whether the check queued arrivals ([`CheckOptions::queue_arrivals`]).
+    pub fn queued_arrivals(&self) -> bool {
+        self.queued
+    }
+
+    /// The earliest violation listed (ties: the lowest processor), if any.
+    pub fn first_violation(&self) -> Option<&Violation> {
+        self.violations.iter().min_by_key(|v| (v.at, v.processor))
     }
 
     /// Per-processor completion times (`Ticks::MAX` for a processor that never completes), when

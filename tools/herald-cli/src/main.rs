@@ -10,6 +10,7 @@ mod fidelity;
 mod plan;
 mod run;
 mod sim;
+mod stress;
 mod topo;
 
 use clap::{Parser, Subcommand};
@@ -28,6 +29,19 @@ impl CliError {
     /// Bad input from any displayable error.
     pub(crate) fn usage(e: impl std::fmt::Display) -> CliError {
         CliError::Usage(e.to_string())
+    }
+}
+
+/// Writes `text` to standard output; a pipe closed early (`herald schedule … | head`) ends the
+/// output quietly instead of panicking.
+pub(crate) fn print_out(text: &str) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::Failed(format!(
+            "cannot write to standard output: {e}"
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -63,6 +77,9 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Compare the model's predicted 2-rank broadcast times with measured ones, per mode.
     Fidelity(fidelity::FidelityArgs),
+    /// Soak the collectives: random calls, sizes, late ranks and injected panics, every byte
+    /// verified; counts corruptions and hangs.
+    Stress(stress::StressArgs),
 }
 
 fn main() -> ExitCode {
@@ -95,6 +112,7 @@ fn main() -> ExitCode {
         Command::Calibrate(a) => calibrate::run(a),
         Command::Bench(a) => bench::bench(a),
         Command::Fidelity(a) => fidelity::run(a),
+        Command::Stress(a) => stress::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

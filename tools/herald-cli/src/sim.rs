@@ -2,10 +2,12 @@
 
 use crate::CliError;
 use herald::{
-    check_with, generate, Algorithm, CheckOptions, CostModel, FatTree, FatTreeCapacity, KPort,
-    LogP, Model, OnePort, Postal, Ratio, Report, Request, Schedule, Send,
+    check_goal, check_with, generate, Algorithm, CheckOptions, Collective, CostModel, FatTree,
+    FatTreeCapacity, Goal, KPort, LogP, LongMessages, Model, OnePort, Postal, Ratio, Report,
+    Request, Schedule, Send,
 };
 use serde_json::{json, Value};
+use std::time::{Duration, Instant};
 
 /// Which model, with its parameters.
 #[derive(Debug, Clone, clap::Args)]
@@ -40,6 +42,10 @@ pub(crate) struct ModelArgs {
     /// LogP: time to combine a received partial value in reduce/allreduce/prefix (default 1).
     #[arg(long)]
     combine: Option<Ratio>,
+    /// LogGP's rule for long messages: published (default; g + (s−1)G between messages, the
+    /// receiver busy o + (s−1)G) or max-gap (herald's former max(g, (s−1)G), receiver busy o).
+    #[arg(long = "long-messages")]
+    long_messages: Option<LongMessages>,
 }
 
 impl ModelArgs {
@@ -55,11 +61,7 @@ impl ModelArgs {
             && self.big_g.is_none()
             && self.bytes == 1
             && self.combine.is_none()
-    }
-
-    /// Bytes per message (`--bytes`).
-    pub(crate) fn bytes(&self) -> u64 {
-        self.bytes
+            && self.long_messages.is_none()
     }
 
     /// The model these flags describe.
@@ -90,6 +92,7 @@ impl ModelArgs {
                 "--L/--o/--g",
             )?;
             stray(this.big_g.is_none() && this.bytes == 1, "--G/--msg-bytes")?;
+            stray(this.long_messages.is_none(), "--long-messages")?;
             stray(this.combine.is_none(), "--combine")
         };
         match self.model.as_str() {
@@ -116,6 +119,7 @@ impl ModelArgs {
                     "--L/--o/--g",
                 )?;
                 stray(self.big_g.is_none() && self.bytes == 1, "--G/--msg-bytes")?;
+                stray(self.long_messages.is_none(), "--long-messages")?;
                 let postal =
                     Postal::new(need(self.lambda, "--lambda")?).map_err(CliError::usage)?;
                 Ok(Model::from(postal))
@@ -130,7 +134,9 @@ impl ModelArgs {
                 )
                 .and_then(|m| m.with_bytes(self.bytes))
                 .map_err(CliError::usage)?;
-                let logp = logp.with_combine(self.combine.unwrap_or(Ratio::ONE));
+                let logp = logp
+                    .with_combine(self.combine.unwrap_or(Ratio::ONE))
+                    .with_long_messages(self.long_messages.unwrap_or_default());
                 Ok(Model::from(logp))
             }
             "oneport" => {
@@ -140,6 +146,7 @@ impl ModelArgs {
                     "--L/--o/--g",
                 )?;
                 stray(self.big_g.is_none() && self.bytes == 1, "--G/--msg-bytes")?;
+                stray(self.long_messages.is_none(), "--long-messages")?;
                 stray(self.combine.is_none(), "--combine")?;
                 Ok(Model::from(OnePort))
             }
@@ -232,15 +239,40 @@ pub(crate) struct SimArgs {
     /// Compare every applicable algorithm (one row each; with --json, a list).
     #[arg(long, conflicts_with = "algo")]
     compare: bool,
+    /// Print how long generation and the check took, separately (wall clock).
+    #[arg(long)]
+    timings: bool,
+    /// Check with queued arrivals (LogGOPSim's rule) instead of calling them illegal.
+    #[arg(long = "queue-arrivals")]
+    queue_arrivals: bool,
 }
 
 /// Arguments of `herald check`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CheckArgs {
-    /// The schedule, as JSON (see `herald schedule --json` for the form).
+    /// The schedule: JSON (see `herald schedule --json` for the form) or GOAL (LogGOPSim's).
     file: std::path::PathBuf,
     #[command(flatten)]
     model: ModelArgs,
+    /// The file's format: json or goal (default: goal for a .goal file, else json).
+    #[arg(long)]
+    format: Option<String>,
+    /// GOAL: the collective — broadcast, alltoall, reduce, allreduce or prefix (default: a
+    /// broadcast from the only rank that receives nothing, tags as block numbers).
+    #[arg(long)]
+    collective: Option<String>,
+    /// GOAL: the root of a broadcast or reduce (default: the only rank that receives nothing).
+    #[arg(long)]
+    root: Option<u32>,
+    /// GOAL: blocks of a broadcast (default: the largest tag + 1).
+    #[arg(long)]
+    blocks: Option<u32>,
+    /// GOAL: items per rank of an all-to-all (default 1).
+    #[arg(long)]
+    items: Option<u32>,
+    /// Check with queued arrivals (LogGOPSim's rule) instead of calling them illegal.
+    #[arg(long = "queue-arrivals")]
+    queue_arrivals: bool,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -256,6 +288,8 @@ struct Chosen {
     report: Report,
     /// For `auto`: every candidate's name and makespan (None if illegal or not applicable).
     candidates: Vec<(String, Option<String>)>,
+    /// Wall-clock time of generation and of the check (the chosen schedule's).
+    timings: (Duration, Duration),
 }
 
 /// Candidates for `--algo auto`: a handful, never every parameter value.
@@ -301,13 +335,15 @@ fn auto_candidates(model: &Model, m: u32) -> Result<Vec<Algorithm>, CliError> {
 }
 
 /// Generates (and checks) what the flags ask for.
-fn choose(model: &Model, p: &ProblemArgs) -> Result<Chosen, CliError> {
-    let options = CheckOptions { completion: false };
-    let run = |algorithm: Algorithm| -> Result<(Schedule, Report), CliError> {
+fn choose(model: &Model, p: &ProblemArgs, options: CheckOptions) -> Result<Chosen, CliError> {
+    let run = |algorithm: Algorithm| -> Result<(Schedule, Report, (Duration, Duration)), CliError> {
         let req = p.request(algorithm);
+        let start = Instant::now();
         let schedule = generate(&req, model).map_err(CliError::usage)?;
+        let generated = start.elapsed();
+        let start = Instant::now();
         let report = check_with(&schedule, model, options).map_err(CliError::usage)?;
-        Ok((schedule, report))
+        Ok((schedule, report, (generated, start.elapsed())))
     };
     if p.algo != "auto" {
         let algorithm = p
@@ -315,18 +351,19 @@ fn choose(model: &Model, p: &ProblemArgs) -> Result<Chosen, CliError> {
             .parse::<Algorithm>()
             .map_err(CliError::usage)?
             .with_params(p.radix, p.d);
-        let (schedule, report) = run(algorithm)?;
+        let (schedule, report, timings) = run(algorithm)?;
         return Ok(Chosen {
             algorithm,
             schedule,
             report,
             candidates: vec![],
+            timings,
         });
     }
     let mut best: Option<Chosen> = None;
     let mut candidates = vec![];
     for algorithm in auto_candidates(model, p.m)? {
-        let (schedule, report) = match run(algorithm) {
+        let (schedule, report, timings) = match run(algorithm) {
             Ok(x) => x,
             Err(CliError::Usage(_)) => {
                 candidates.push((algorithm.to_string(), None));
@@ -348,6 +385,7 @@ fn choose(model: &Model, p: &ProblemArgs) -> Result<Chosen, CliError> {
                 schedule,
                 report,
                 candidates: vec![],
+                timings,
             });
         }
     }
@@ -366,6 +404,7 @@ pub(crate) fn model_json(model: &Model) -> Value {
     if let Model::LogP(l) = model {
         if l.bytes() != 1 {
             obj.insert("bytes".into(), json!(l.bytes()));
+            obj.insert("long_messages".into(), json!(l.long_messages().name()));
         }
     }
     Value::Object(obj)
@@ -406,6 +445,8 @@ fn report_json(model: &Model, algorithm: &str, report: &Report, m: u32) -> Value
         "legal": report.legal(),
         "makespan": report.format(makespan),
         "makespan_f64": report.base().to_f64(makespan),
+        "busy_until": report.format(report.busy_until()),
+        "arrivals": if report.queued_arrivals() { "queued" } else { "strict" },
         "lower_bound": report.lower_bound().map(|t| report.format(t)),
         "gap": report.gap().map(|t| report.format(t)),
         "sends": report.sends(),
@@ -430,7 +471,19 @@ fn report_text(model: &Model, algorithm: &str, report: &Report) -> String {
         "legal        {}\n",
         if report.legal() { "yes" } else { "NO" }
     );
-    out += &format!("makespan     {}\n", fmt(report.makespan()));
+    out += &format!(
+        "makespan     {} — the last first arrival\n",
+        fmt(report.makespan())
+    );
+    out += &format!(
+        "busy until   {} — the last send or receive ends{}\n",
+        fmt(report.busy_until()),
+        if report.queued_arrivals() {
+            " (arrivals queued)"
+        } else {
+            ""
+        }
+    );
     if let Some(lb) = report.lower_bound() {
         out += &format!("lower bound  {}\n", fmt(lb));
     }
@@ -474,7 +527,7 @@ fn candidates_text(c: &Chosen) -> String {
 /// `herald schedule`.
 pub(crate) fn schedule(a: &ScheduleArgs) -> Result<(), CliError> {
     let model = a.model.model()?;
-    let c = choose(&model, &a.problem)?;
+    let c = choose(&model, &a.problem, CheckOptions::default())?;
     if a.json {
         let mut v = report_json(&model, &algorithm_name(&c), &c.report, a.problem.m);
         let base = c.report.base();
@@ -494,20 +547,19 @@ pub(crate) fn schedule(a: &ScheduleArgs) -> Result<(), CliError> {
         return Ok(());
     }
     let base = c.schedule.base();
-    println!(
-        "# {} on n = {}, m = {}, root {}: {} sends",
+    let mut out = format!(
+        "# {} on n = {}, m = {}, root {}: {} sends\n# at\tfrom\tto\tblock\n",
         algorithm_name(&c),
         a.problem.n,
         a.problem.m,
         a.problem.root,
         c.schedule.len()
     );
-    println!("# at\tfrom\tto\tblock");
     for s in c.schedule.sends_by_time() {
-        println!("{}\t{}\t{}\t{}", base.format(s.at), s.from, s.to, s.what);
+        out += &format!("{}\t{}\t{}\t{}\n", base.format(s.at), s.from, s.to, s.what);
     }
-    print!("{}", report_text(&model, &algorithm_name(&c), &c.report));
-    Ok(())
+    out += &report_text(&model, &algorithm_name(&c), &c.report);
+    crate::print_out(&out)
 }
 
 /// Every algorithm `--compare` tries: each family once, with the parameters that matter most.
@@ -600,7 +652,16 @@ fn compare(a: &SimArgs, model: &Model) -> Result<(), CliError> {
 
 /// Generates the one schedule the flags name (`auto` picks by simulated makespan).
 pub(crate) fn generate_one(model: &Model, p: &ProblemArgs) -> Result<Schedule, CliError> {
-    Ok(choose(model, p)?.schedule)
+    Ok(choose(model, p, CheckOptions::default())?.schedule)
+}
+
+/// The one schedule the flags name, with its algorithm's name and its check.
+pub(crate) fn generate_checked(
+    model: &Model,
+    p: &ProblemArgs,
+) -> Result<(String, Schedule, Report), CliError> {
+    let c = choose(model, p, CheckOptions::default())?;
+    Ok((algorithm_name(&c), c.schedule, c.report))
 }
 
 /// `herald sim`.
@@ -609,7 +670,12 @@ pub(crate) fn sim(a: &SimArgs) -> Result<(), CliError> {
     if a.compare {
         return compare(a, &model);
     }
-    let c = choose(&model, &a.problem)?;
+    let options = CheckOptions {
+        queue_arrivals: a.queue_arrivals,
+        ..CheckOptions::default()
+    };
+    let c = choose(&model, &a.problem, options)?;
+    let (generated, checked) = c.timings;
     if a.json {
         let mut v = report_json(&model, &algorithm_name(&c), &c.report, a.problem.m);
         if !c.candidates.is_empty() {
@@ -619,11 +685,136 @@ pub(crate) fn sim(a: &SimArgs) -> Result<(), CliError> {
                 .map(|(name, ms)| json!({"algorithm": name, "makespan": ms}))
                 .collect();
         }
+        if a.timings {
+            v["timings"] = json!({
+                "generate_s": generated.as_secs_f64(),
+                "check_s": checked.as_secs_f64(),
+            });
+        }
         println!("{v}");
     } else {
         print!("{}", report_text(&model, &algorithm_name(&c), &c.report));
         if !c.candidates.is_empty() {
             print!("{}", candidates_text(&c));
+        }
+        if a.timings {
+            println!(
+                "timings      generate {:.3} s, check {:.3} s (wall clock{})",
+                generated.as_secs_f64(),
+                checked.as_secs_f64(),
+                if c.candidates.is_empty() {
+                    ""
+                } else {
+                    ", the chosen candidate's"
+                }
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The collective `herald check --format goal` is told to check, if any.
+fn goal_collective_arg(a: &CheckArgs, goal: &Goal) -> Result<Option<Collective>, CliError> {
+    let n = goal.ranks.len() as u32;
+    let inferred = || herald::goal_collective(goal).map_err(CliError::usage);
+    let root = |a: &CheckArgs| -> Result<u32, CliError> {
+        match a.root {
+            Some(r) => Ok(r),
+            None => match inferred()? {
+                Collective::Broadcast { root, .. } => Ok(root),
+                _ => Ok(0),
+            },
+        }
+    };
+    let c = match a.collective.as_deref() {
+        None if a.root.is_none() && a.blocks.is_none() => return Ok(None),
+        None | Some("broadcast") => {
+            let blocks = match (a.blocks, inferred()) {
+                (Some(b), _) => b,
+                (None, Ok(Collective::Broadcast { blocks, .. })) => blocks,
+                (None, _) => 1,
+            };
+            Collective::Broadcast {
+                root: root(a)?,
+                blocks,
+            }
+        }
+        Some("alltoall") => Collective::AllToAll {
+            items: a.items.unwrap_or(1),
+        },
+        Some("reduce") => Collective::Reduce {
+            root: a.root.unwrap_or(0),
+        },
+        Some("allreduce") => Collective::Allreduce,
+        Some("prefix") => Collective::Prefix,
+        Some(other) => {
+            return Err(CliError::Usage(format!(
+                "unknown collective {other:?} (known: broadcast, alltoall, reduce, allreduce, \
+                 prefix)"
+            )))
+        }
+    };
+    if let Collective::Broadcast { root, .. } | Collective::Reduce { root } = c {
+        if root >= n {
+            return Err(CliError::Usage(format!("root {root} is not below n = {n}")));
+        }
+    }
+    Ok(Some(c))
+}
+
+/// `herald check --format goal`: run the program under the model, check its sends.
+fn check_goal_file(a: &CheckArgs, model: &Model, text: &str) -> Result<(), CliError> {
+    let goal = Goal::parse(text).map_err(CliError::usage)?;
+    let collective = goal_collective_arg(a, &goal)?;
+    let options = CheckOptions {
+        queue_arrivals: a.queue_arrivals,
+        ..CheckOptions::default()
+    };
+    let result = check_goal(&goal, model, collective, options);
+    let c = match result {
+        Ok(c) => c,
+        Err(e @ (herald::GoalRunError::Stuck { .. } | herald::GoalRunError::Unreceived { .. })) => {
+            return Err(CliError::Failed(e.to_string()))
+        }
+        Err(e) => return Err(CliError::usage(e)),
+    };
+    let report = &c.report;
+    let m = match report.collective() {
+        Collective::Broadcast { blocks, .. } => blocks,
+        _ => 1,
+    };
+    let name = a.file.display().to_string();
+    let first = c.first_violation().map(|v| {
+        json!({"rule": v.rule.name(), "at": report.format(v.at), "processor": v.processor,
+               "send": v.send.as_ref().map(|s| send_json(report, s)), "detail": v.detail})
+    });
+    let run_busy = c.run.busy_until();
+    if a.json {
+        let mut v = report_json(model, &name, report, m);
+        v["goal"] = json!({
+            "ranks": goal.ranks.len(),
+            "operations": goal.op_count(),
+            "busy_until": report.format(run_busy),
+            "first_violation": first,
+        });
+        println!("{v}");
+    } else {
+        print!("{}", report_text(model, &name, report));
+        println!(
+            "GOAL run     {} ranks, {} operations; busy until {} (messages queued when the \
+             receiver is busy, as LogGOPSim)",
+            goal.ranks.len(),
+            goal.op_count(),
+            report.format(run_busy)
+        );
+        if let Some(v) = c.first_violation() {
+            println!(
+                "first        {} at {} on processor {}: {}",
+                v.rule,
+                report.format(v.at),
+                v.processor,
+                v.detail
+            );
         }
     }
     Ok(())
@@ -634,10 +825,34 @@ pub(crate) fn check(a: &CheckArgs) -> Result<(), CliError> {
     let model = a.model.model()?;
     let text = std::fs::read_to_string(&a.file)
         .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", a.file.display())))?;
+    let goal = match a.format.as_deref() {
+        Some("goal") => true,
+        Some("json") => false,
+        Some(other) => {
+            return Err(CliError::Usage(format!(
+                "unknown format {other:?} (known: json, goal)"
+            )))
+        }
+        None => a.file.extension().is_some_and(|e| e == "goal"),
+    };
+    if goal {
+        return check_goal_file(a, &model, &text);
+    }
+    if a.collective.is_some() || a.root.is_some() || a.blocks.is_some() || a.items.is_some() {
+        return Err(CliError::Usage(
+            "--collective/--root/--blocks/--items apply to GOAL files (the JSON names its \
+             collective)"
+                .into(),
+        ));
+    }
     let schedule = Schedule::from_json(&text).map_err(CliError::usage)?;
-    let report = check_with(&schedule, &model, CheckOptions::default()).map_err(CliError::usage)?;
+    let options = CheckOptions {
+        queue_arrivals: a.queue_arrivals,
+        ..CheckOptions::default()
+    };
+    let report = check_with(&schedule, &model, options).map_err(CliError::usage)?;
     let m = match schedule.collective() {
-        herald::Collective::Broadcast { blocks, .. } => blocks,
+        Collective::Broadcast { blocks, .. } => blocks,
         _ => 1,
     };
     let name = a.file.display().to_string();

@@ -419,3 +419,302 @@ fn fidelity_and_bench_reject_bad_input() {
     bad_input(&["bench", "bcast64", "--algo", "nonsense"]);
     bad_input(&["bench", "nonsense"]);
 }
+
+#[test]
+fn stress_verifies_every_call_and_counts_injected_panics() {
+    let v = json(&herald(&[
+        "stress",
+        "--ranks",
+        "3",
+        "--seconds",
+        "3",
+        "--panics",
+        "--max-bytes",
+        "300000",
+        "--seed",
+        "7",
+        "--json",
+    ]));
+    assert_eq!(v["ranks"], 3);
+    assert!(v["calls_verified"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(v["corruptions"], 0, "{v}");
+    assert_eq!(v["unexpected_errors"], 0, "{v}");
+    assert_eq!(v["hangs"], 0, "{v}");
+    // Every planned panic that fired reached the caller; errors come only from them.
+    let fired = v["panics_fired"].as_u64().unwrap();
+    assert!(fired <= v["panic_epochs"].as_u64().unwrap(), "{v}");
+    if fired == 0 {
+        assert_eq!(v["errors_surfaced"], 0, "{v}");
+    }
+    bad_input(&["stress", "--ranks", "0"]);
+    bad_input(&["stress", "--seconds", "-1"]);
+    bad_input(&["stress", "--hang-seconds", "nan"]);
+}
+
+#[test]
+fn export_goal_states_its_parameters_and_checks_back() {
+    let dir = std::env::temp_dir().join(format!("herald-cli-goal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("sa.goal");
+    // issue 20's case, fractional parameters: L = 6, o = 2, g = 4 halved → ×2 for LogGOPSim
+    let out = herald(&[
+        "export",
+        "--model",
+        "logp",
+        "--L",
+        "3",
+        "--o",
+        "1",
+        "--g",
+        "2",
+        "-n",
+        "8",
+        "-m",
+        "3",
+        "--algo",
+        "scatter-allgather",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("// herald "), "{text}");
+    assert!(text.contains("-L 3 -o 1 -g 2 -G 0 -O 0 -S 65535"), "{text}");
+    assert!(text.contains("time unit: 1 GOAL time unit = 1 model time unit"));
+    let half = herald(&[
+        "export", "--model", "logp", "--L", "3/2", "--o", "1/2", "--g", "1", "-n", "4",
+    ]);
+    let half = String::from_utf8_lossy(&half.stdout);
+    assert!(half.contains("every parameter ×2"), "{half}");
+    assert!(half.contains("-L 3 -o 1 -g 2 -G 0"), "{half}");
+    // the file checks back under the same model: legal, as generated
+    let v = json(&herald(&[
+        "check",
+        file.to_str().unwrap(),
+        "--model",
+        "logp",
+        "--L",
+        "3",
+        "--o",
+        "1",
+        "--g",
+        "2",
+        "--json",
+    ]));
+    assert_eq!(v["legal"], true, "{v}");
+    assert_eq!(v["collective"], "broadcast");
+    assert_eq!(v["m"], 3);
+    assert_eq!(v["goal"]["ranks"], 8);
+    assert_eq!(v["busy_until"], v["goal"]["busy_until"]);
+    // a GOAL program whose message queues is illegal under herald's rules, legal with queueing
+    let chain = dir.join("chain.goal");
+    std::fs::write(
+        &chain,
+        "num_ranks 3\nrank 0 {\nl1: send 1b to 1 tag 0\nl2: send 1b to 1 tag 1\nl2 requires l1\n}\n\
+         rank 1 {\nl1: recv 1b from 0 tag 0\nl2: send 1b to 2 tag 0\nl3: recv 1b from 0 tag 1\n\
+         l4: send 1b to 2 tag 1\nl2 requires l1\nl3 requires l2\nl4 requires l3\n}\n\
+         rank 2 {\nl1: recv 1b from 1 tag 0\nl2: recv 1b from 1 tag 1\nl2 requires l1\n}\n",
+    )
+    .unwrap();
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "check",
+            chain.to_str().unwrap(),
+            "--model",
+            "logp",
+            "--L",
+            "0",
+            "--o",
+            "2",
+            "--g",
+            "3",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        json(&herald(&a))
+    };
+    let strict = args(&[]);
+    assert_eq!(strict["legal"], false);
+    assert_eq!(strict["goal"]["first_violation"]["rule"], "cpu-overlap");
+    assert_eq!(strict["goal"]["busy_until"], "12");
+    let queued = args(&["--queue-arrivals"]);
+    assert_eq!(queued["legal"], true, "{queued}");
+    assert_eq!(queued["makespan"], "12");
+    assert_eq!(queued["arrivals"], "queued");
+    // a program that never finishes: exit 1, one line
+    let stuck = dir.join("stuck.goal");
+    std::fs::write(
+        &stuck,
+        "num_ranks 2\nrank 1 {\nl1: recv 1b from 0 tag 0\n}\n",
+    )
+    .unwrap();
+    let out = herald(&[
+        "check",
+        stuck.to_str().unwrap(),
+        "--model",
+        "logp",
+        "--L",
+        "1",
+        "--o",
+        "1",
+        "--g",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr)
+            .trim_end()
+            .lines()
+            .count(),
+        1
+    );
+    let broken = dir.join("broken.goal");
+    std::fs::write(&broken, "num_ranks 2\nrank 0 {\nl1: sned 1b to 1\n}\n").unwrap();
+    bad_input(&[
+        "check",
+        broken.to_str().unwrap(),
+        "--model",
+        "logp",
+        "--L",
+        "1",
+        "--o",
+        "1",
+        "--g",
+        "1",
+    ]);
+    bad_input(&[
+        "check",
+        chain.to_str().unwrap(),
+        "--model",
+        "logp",
+        "--L",
+        "1",
+        "--o",
+        "1",
+        "--g",
+        "1",
+        "--root",
+        "7",
+    ]);
+    bad_input(&[
+        "check",
+        chain.to_str().unwrap(),
+        "--format",
+        "xml",
+        "--model",
+        "postal",
+        "--lambda",
+        "2",
+    ]);
+    bad_input(&[
+        "export", "--model", "kport", "--ports", "2", "-n", "4", "--algo", "binomial",
+    ]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn sim_times_generation_and_check_separately() {
+    let out = herald(&[
+        "sim",
+        "--model",
+        "logp",
+        "--L",
+        "10",
+        "--o",
+        "1",
+        "--g",
+        "1",
+        "-n",
+        "4096",
+        "--algo",
+        "binomial",
+        "--timings",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("timings"))
+        .expect("a timings line");
+    assert!(
+        line.contains("generate") && line.contains("check"),
+        "{line}"
+    );
+    assert!(text.contains("busy until"), "{text}");
+    let v = json(&herald(&[
+        "sim",
+        "--model",
+        "logp",
+        "--L",
+        "10",
+        "--o",
+        "1",
+        "--g",
+        "1",
+        "-n",
+        "64",
+        "--algo",
+        "binomial",
+        "--timings",
+        "--json",
+    ]));
+    assert!(v["timings"]["generate_s"].is_number() && v["timings"]["check_s"].is_number());
+    // the LogGP rule is a named option
+    let rule = |r: &'static str| {
+        json(&herald(&[
+            "sim",
+            "--model",
+            "logp",
+            "--L",
+            "5",
+            "--o",
+            "3",
+            "--g",
+            "2",
+            "--G",
+            "1",
+            "--msg-bytes",
+            "8",
+            "-n",
+            "3",
+            "--algo",
+            "star",
+            "--long-messages",
+            r,
+            "--json",
+        ]))["makespan"]
+            .clone()
+    };
+    assert_eq!(rule("published"), "27");
+    assert_eq!(rule("max-gap"), "25");
+    bad_input(&[
+        "sim",
+        "--model",
+        "logp",
+        "--L",
+        "5",
+        "--o",
+        "3",
+        "--g",
+        "2",
+        "-n",
+        "3",
+        "--long-messages",
+        "fast",
+    ]);
+    bad_input(&[
+        "sim",
+        "--model",
+        "postal",
+        "--lambda",
+        "2",
+        "-n",
+        "3",
+        "--long-messages",
+        "published",
+    ]);
+}

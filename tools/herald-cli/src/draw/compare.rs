@@ -48,8 +48,7 @@ fn evaluate(
         Err(ScheduleError::NotApplicable { .. }) => return Ok(None),
         Err(e) => return Err(CliError::usage(e)),
     };
-    let report = check_with(&schedule, model, CheckOptions { completion: false })
-        .map_err(CliError::usage)?;
+    let report = check_with(&schedule, model, CheckOptions::default()).map_err(CliError::usage)?;
     Ok(Some(report))
 }
 
@@ -235,10 +234,9 @@ pub(super) fn lines(model: &Model, p: &Problem, (lo, hi): (u32, u32)) -> Result<
         let mut values = Vec::with_capacity(ns.len());
         for &n in &ns {
             let r = match generate(&Request::broadcast(a, n, p.m, p.root), model) {
-                Ok(s) => Some(
-                    check_with(&s, model, CheckOptions { completion: false })
-                        .map_err(CliError::usage)?,
-                ),
+                Ok(s) => {
+                    Some(check_with(&s, model, CheckOptions::default()).map_err(CliError::usage)?)
+                }
                 Err(_) => None, // not applicable (at this n)
             };
             values.push(r.map(|r| r.base().to_f64(r.makespan())));

@@ -1,0 +1,277 @@
+//! The combining collectives (reduce, allreduce, scan, allgather, barrier) on the rank-ordered
+//! tree, so any associative operation works, commutative or not.
+
+use super::call::CollectiveKind;
+use super::error::CollectiveError;
+use super::rank::CommRank;
+use crate::runtime::exec::stream_lines;
+use bytemuck::Pod;
+
+/// The rank-ordered `radix`-nomial tree rooted at rank 0 that the combining collectives use.
+///
+/// Rank `v`'s subtree is the contiguous range `v .. v + R^d` (cut at `n`), `d` the position of
+/// `v`'s lowest non-zero digit in base `R` (the whole range for rank 0); its children are
+/// `v + j·R^i` for `i < d`, `j = 1 .. R`, in increasing order, so combining a rank's value with
+/// its children's partials left to right is rank order: any associative operation works. Radix
+/// 2 is the binomial tree; radix `n` is the flat tree (everyone sends to rank 0), the right
+/// shape when many ranks share a core and each level of a deeper tree waits for a scheduler
+/// round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OrderedTree {
+    n: usize,
+    radix: usize,
+}
+
+impl OrderedTree {
+    /// The tree for `n` ranks and radix `radix` (at least 2).
+    pub(crate) fn new(n: usize, radix: usize) -> OrderedTree {
+        OrderedTree {
+            n,
+            radix: radix.max(2),
+        }
+    }
+
+    /// `R^d` for rank `v` (its subtree's width before the cut at `n`).
+    fn width(&self, v: usize) -> usize {
+        let mut w = 1;
+        while w < self.n && v % (w * self.radix) == 0 {
+            w *= self.radix;
+        }
+        w
+    }
+
+    /// The end of rank `v`'s subtree range.
+    pub(crate) fn subtree_end(&self, v: usize) -> usize {
+        if v == 0 {
+            self.n
+        } else {
+            (v + self.width(v)).min(self.n)
+        }
+    }
+
+    /// Rank `v`'s parent (`None` for rank 0).
+    pub(crate) fn parent(&self, v: usize) -> Option<usize> {
+        if v == 0 {
+            return None;
+        }
+        let w = self.width(v);
+        Some(v - (v / w % self.radix) * w)
+    }
+
+    /// Rank `v`'s children with the ends of their subtrees, in combining order.
+    pub(crate) fn children(&self, v: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let top = if v == 0 { self.n } else { self.width(v) };
+        std::iter::successors(Some(1usize), move |&w| w.checked_mul(self.radix))
+            .take_while(move |&w| w < top)
+            .flat_map(move |w| (1..self.radix).map(move |j| (v + j * w, w)))
+            .take_while(move |&(c, _)| c < self.n) // increasing: none later is in range
+            .map(move |(c, w)| (c, (c + w).min(self.n)))
+    }
+}
+
+impl CommRank<'_> {
+    /// Combines every rank's value up the rank-ordered tree rooted at 0 ([`OrderedTree`]) in
+    /// call `id`. Returns this rank's subtree partial (the full result on rank 0) and, for scan,
+    /// the partials before each child.
+    fn reduce_up<T: Pod>(
+        &mut self,
+        id: (u64, u64),
+        value: T,
+        op: &impl Fn(T, T) -> T,
+        mut before: Option<&mut Vec<T>>,
+    ) -> Result<T, CollectiveError> {
+        let tree = self.comm.ordered_tree();
+        let mut acc = value;
+        for (child, _) in tree.children(self.rank) {
+            if let Some(b) = before.as_deref_mut() {
+                b.push(acc);
+            }
+            let partial: T = self.recv_value(child, id)?;
+            acc = op(acc, partial);
+        }
+        if let Some(parent) = tree.parent(self.rank) {
+            self.send_value(parent, id, &acc)?;
+        }
+        Ok(acc)
+    }
+
+    /// Reduces every rank's `value` with `op` in rank order (`op` must be associative; it need
+    /// not be commutative). The root gets `Some(v0 ∘ v1 ∘ … ∘ vn-1)`, the others `None`.
+    ///
+    /// # Errors
+    ///
+    /// As [`broadcast`](Self::broadcast). A panic in `op` poisons the communicator.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (mut team, mut comm) = (herald::Team::new(3)?, herald::Comm::new(3)?);
+    /// let mut ranks = comm.ranks();
+    /// let got = team.run_with(&mut ranks, |_, c| {
+    ///     // String concatenation is associative but not commutative: rank order holds.
+    ///     let mine = [b'a' + c.rank() as u8, 0, 0, 0];
+    ///     c.reduce(1, mine, |a, b| {
+    ///         let mut out = [0u8; 4];
+    ///         let joined: Vec<u8> = a.iter().chain(&b).copied().filter(|&x| x != 0).collect();
+    ///         out[..joined.len()].copy_from_slice(&joined);
+    ///         out
+    ///     })
+    ///     .unwrap()
+    /// });
+    /// assert_eq!(got, [None, Some(*b"abc\0"), None]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reduce<T: Pod>(
+        &mut self,
+        root: usize,
+        value: T,
+        op: impl Fn(T, T) -> T,
+    ) -> Result<Option<T>, CollectiveError> {
+        let call = self.begin(CollectiveKind::Reduce, root, std::mem::size_of::<T>())?;
+        let result = self.reduce_in(call.id(), root, value, &op);
+        call.end(result)
+    }
+
+    fn reduce_in<T: Pod>(
+        &mut self,
+        id: (u64, u64),
+        root: usize,
+        value: T,
+        op: &impl Fn(T, T) -> T,
+    ) -> Result<Option<T>, CollectiveError> {
+        let mut acc = self.reduce_up(id, value, op, None)?;
+        if root != 0 {
+            if self.rank == 0 {
+                self.send_value(root, id, &acc)?;
+            } else if self.rank == root {
+                acc = self.recv_value(0, id)?;
+            }
+        }
+        Ok((self.rank == root).then_some(acc))
+    }
+
+    /// Every rank gets `v0 ∘ v1 ∘ … ∘ vn-1` (rank order; `op` associative).
+    ///
+    /// # Errors
+    ///
+    /// As [`reduce`](Self::reduce).
+    pub fn allreduce<T: Pod>(
+        &mut self,
+        value: T,
+        op: impl Fn(T, T) -> T,
+    ) -> Result<T, CollectiveError> {
+        let call = self.begin(CollectiveKind::Allreduce, 0, std::mem::size_of::<T>())?;
+        let id = call.id();
+        let result = self.reduce_up(id, value, &op, None).and_then(|mut acc| {
+            self.broadcast_default(0, id, bytemuck::bytes_of_mut(&mut acc))?;
+            Ok(acc)
+        });
+        call.end(result)
+    }
+
+    /// Inclusive prefix: rank `r` gets `v0 ∘ … ∘ vr` (rank order; `op` associative).
+    ///
+    /// # Errors
+    ///
+    /// As [`reduce`](Self::reduce).
+    pub fn scan<T: Pod>(&mut self, value: T, op: impl Fn(T, T) -> T) -> Result<T, CollectiveError> {
+        let call = self.begin(CollectiveKind::Scan, 0, std::mem::size_of::<T>())?;
+        let result = self.scan_in(call.id(), value, &op);
+        call.end(result)
+    }
+
+    fn scan_in<T: Pod>(
+        &mut self,
+        id: (u64, u64),
+        value: T,
+        op: &impl Fn(T, T) -> T,
+    ) -> Result<T, CollectiveError> {
+        let mut before = Vec::new();
+        self.reduce_up(id, value, op, Some(&mut before))?;
+        let tree = self.comm.ordered_tree();
+        let left: Option<T> = match tree.parent(self.rank) {
+            None => None,
+            Some(parent) => Some(self.recv_value(parent, id)?),
+        };
+        for ((child, _), part) in tree.children(self.rank).zip(before) {
+            let for_child = left.map_or(part, |l| op(l, part));
+            self.send_value(child, id, &for_child)?;
+        }
+        Ok(left.map_or(value, |l| op(l, value)))
+    }
+
+    /// Every rank gets every rank's value, in rank order.
+    ///
+    /// # Errors
+    ///
+    /// As [`broadcast`](Self::broadcast).
+    pub fn allgather<T: Pod>(&mut self, value: T) -> Result<Vec<T>, CollectiveError> {
+        let bytes = std::mem::size_of::<T>() * self.size();
+        let call = self.begin(CollectiveKind::Allgather, 0, bytes)?;
+        let result = self.allgather_in(call.id(), value);
+        call.end(result)
+    }
+
+    fn allgather_in<T: Pod>(
+        &mut self,
+        id: (u64, u64),
+        value: T,
+    ) -> Result<Vec<T>, CollectiveError> {
+        let (me, n) = (self.rank, self.size());
+        let mut all = vec![T::zeroed(); n];
+        all[me] = value;
+        let tree = self.comm.ordered_tree();
+        for (child, end) in tree.children(me) {
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut all[child..end]);
+            let lines = stream_lines(bytes.len());
+            self.recv_stream(child, id, bytes, 0..lines)?;
+        }
+        if let Some(parent) = tree.parent(me) {
+            let bytes: &[u8] = bytemuck::cast_slice(&all[me..tree.subtree_end(me)]);
+            self.send_stream(parent, id, bytes, 0..stream_lines(bytes.len()))?;
+        }
+        self.broadcast_default(0, id, bytemuck::cast_slice_mut(&mut all))?;
+        Ok(all)
+    }
+
+    /// Waits until every rank has called `barrier`.
+    ///
+    /// # Errors
+    ///
+    /// As [`broadcast`](Self::broadcast).
+    pub fn barrier(&mut self) -> Result<(), CollectiveError> {
+        let call = self.begin(CollectiveKind::Barrier, 0, 0)?;
+        let id = call.id();
+        let result = self
+            .reduce_up(id, (), &|(), ()| (), None)
+            .and_then(|()| self.broadcast_default(0, id, &mut []));
+        call.end(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OrderedTree;
+
+    #[test]
+    fn ordered_trees_partition_rank_ranges_in_order() {
+        for radix in 2..7 {
+            for n in 1..60 {
+                let t = OrderedTree::new(n, radix);
+                assert_eq!(t.subtree_end(0), n);
+                for v in 0..n {
+                    // The children's ranges tile v+1 .. end(v), left to right.
+                    let mut next = v + 1;
+                    for (c, end) in t.children(v) {
+                        assert_eq!((c, t.parent(c)), (next, Some(v)), "R={radix} n={n} v={v}");
+                        assert_eq!(end, t.subtree_end(c));
+                        next = end;
+                    }
+                    assert_eq!(next, t.subtree_end(v), "R={radix} n={n} v={v}");
+                }
+                let flat = OrderedTree::new(n, n);
+                assert_eq!(flat.children(0).count(), n - 1);
+            }
+        }
+    }
+}

@@ -1,0 +1,391 @@
+//! Single copy: broadcasts of at least
+//! [`CommOptions::direct_min_bytes`](crate::CommOptions::direct_min_bytes) move without
+//! streaming their bytes through the rings. This file holds the whole protocol: its descriptor
+//! framing, its one `unsafe` copy, the guards that make it sound on every way out of a call,
+//! its soundness argument, and its stress test.
+//!
+//! # Protocol
+//!
+//! The rings carry one descriptor line per chunk: the call's header and full number, the
+//! sender's buffer address (exposed provenance), the chunk's offset and length, and the
+//! sender's buffer length. A receiver copies the chunk straight from the sender's buffer into
+//! its own and then forwards a descriptor of its own copy: one memory copy per hop, as the
+//! cross-core copy that bounds any transfer.
+//!
+//! # Soundness
+//!
+//! A copy reads another thread's buffer, which its owner's caller frees or reuses when the call
+//! returns — or unwinds. Five rules make every copy read live, unchanging memory:
+//!
+//! 1. **Only held bytes are lent.** A rank publishes a descriptor only for bytes it holds and
+//!    never writes them again in the call; from the first descriptor on it reaches its buffer
+//!    only through a raw pointer, so readers and its own writes (to other chunks) never alias a
+//!    reference.
+//! 2. **Only this call's bytes are read.** A receiver copies only for a descriptor carrying its
+//!    own call's header and full number, a chunk inside its own layout and a sender buffer of its
+//!    own length (so a stale descriptor, or one from a rank with another buffer, is refused, not
+//!    followed).
+//! 3. **A receiver looks before each copy.** Its call number is published (`SeqCst`) when the
+//!    call starts; before every copy it reads the communicator's poison flag (`SeqCst`) and its
+//!    team's abort flag, and refuses to copy if either is raised. On every way out of the call,
+//!    unwinding included, [`ReadsDone`] marks its reads done.
+//! 4. **A lender waits for its readers on every way out.** [`Lent`] is armed before the first
+//!    descriptor is published. When dropped — on success, on an error, or while unwinding — it
+//!    first poisons the communicator if the call did not succeed (so every reader stops at its
+//!    next look), then waits until each receiver of this rank has marked its reads of this call
+//!    done, or left, or is provably not copying: the communicator is poisoned and the
+//!    receiver's published call is another (number or header). Only then can the buffer be freed.
+//! 5. **The last two checks exclude each other** (Dekker): the lender reads the poison flag and
+//!    then the receiver's call number, the receiver stores its call number and then reads the
+//!    poison flag, each pair with a `SeqCst` fence between. If the lender sees the flag raised
+//!    and the receiver's old number, the receiver's later look sees the flag raised and it never
+//!    copies in this call.
+//!
+//! The wait in rule 4 is not abortable; it ends because every receiver's own waits see the
+//! poison on every wake-up, and a receiver copies at most one chunk after the flag is raised.
+//! Only the communicator's flag counts there, never the lender's team abort flag: a receiver
+//! driven by another team does not see that flag, so a lender whose team is aborted poisons
+//! the communicator before it stops waiting (`Call` and `Lent` both do).
+
+use super::call::{Core, PRESENT};
+use super::error::{CollectiveError, PoisonCause};
+use super::rank::{execute, CommLinks};
+use crate::runtime::exec::{Exec, Framing, Refused, Scratch};
+use crate::runtime::fault;
+use crate::runtime::line::Line;
+use crate::runtime::program::{Program, RankProgram};
+use crate::runtime::sync::{fence, AtomicBool, Ordering};
+use crate::runtime::wait::thread_aborted;
+
+/// Words of a descriptor: header, call number, source address, offset, length, source length.
+const DESCRIPTOR_WORDS: usize = 6;
+const _: () = assert!(DESCRIPTOR_WORDS * 8 <= Line::PAYLOAD);
+
+/// The single-copy framing of one rank's buffer in one call: block `b` is bytes
+/// `b·per_block .. min((b + 1)·per_block, bytes)`, sent in chunks of `chunk` bytes, one
+/// descriptor line each.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DirectFraming<'a> {
+    /// The call's header and full number (every descriptor carries both).
+    call: (u64, u64),
+    /// This rank's buffer (rule 1: reached only through this pointer during the call).
+    base: *mut u8,
+    /// Payload length.
+    bytes: usize,
+    /// Bytes per block.
+    per_block: usize,
+    /// Bytes per chunk.
+    chunk: usize,
+    /// The communicator's poison flag (rule 3).
+    poisoned: &'a AtomicBool,
+}
+
+impl<'a> DirectFraming<'a> {
+    /// The framing of `buf` in `blocks` blocks of `chunk`-byte chunks for call `(seq, header)`.
+    fn new(
+        (seq, header): (u64, u64),
+        buf: &mut [u8],
+        (blocks, chunk): (u32, usize),
+        poisoned: &'a AtomicBool,
+    ) -> DirectFraming<'a> {
+        let bytes = buf.len();
+        DirectFraming {
+            call: (header, seq),
+            base: buf.as_mut_ptr(),
+            bytes,
+            per_block: bytes.div_ceil(blocks.max(1) as usize).max(1),
+            chunk: chunk.max(1),
+            poisoned,
+        }
+    }
+
+    /// Bytes of block `b`.
+    fn block(&self, b: u32) -> std::ops::Range<usize> {
+        let start = (b as usize).saturating_mul(self.per_block).min(self.bytes);
+        start..(start + self.per_block).min(self.bytes)
+    }
+
+    /// Offset and length of chunk `j` of block `b`.
+    fn chunk(&self, b: u32, j: usize) -> (usize, usize) {
+        let block = self.block(b);
+        let off = (block.start + j * self.chunk).min(block.end);
+        (off, (block.end - off).min(self.chunk))
+    }
+
+    /// Descriptor lines of block `b` (at least 1).
+    pub(crate) fn lines(&self, b: u32) -> usize {
+        self.block(b).len().div_ceil(self.chunk).max(1)
+    }
+
+    /// Writes the descriptor of chunk `j` of block `b` into a slot's payload.
+    pub(crate) fn fill(&self, b: u32, j: usize, p: &mut [u8; Line::PAYLOAD]) {
+        fault::reach(fault::Point::LendDescriptor);
+        let (off, len) = self.chunk(b, j);
+        let (header, seq) = self.call;
+        let src = self.base.expose_provenance() as u64;
+        let words = [header, seq, src, off as u64, len as u64, self.bytes as u64];
+        for (i, word) in words.into_iter().enumerate() {
+            p[8 * i..8 * i + 8].copy_from_slice(&word.to_le_bytes());
+        }
+    }
+
+    /// Copies the chunk that descriptor `p` (chunk `j` of block `b`) names into this rank's
+    /// buffer; refused for another call's descriptor (rule 2) or once the run is stopped
+    /// (rule 3).
+    pub(crate) fn store(&self, b: u32, j: usize, p: &[u8; Line::PAYLOAD]) -> Result<(), Refused> {
+        if !copy_allowed(self.poisoned) {
+            return Err(Refused::Stopped);
+        }
+        let word = |i: usize| u64::from_le_bytes(p[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        let (header, seq, src) = (word(0), word(1), word(2));
+        let (off, len, src_bytes) = (word(3) as usize, word(4) as usize, word(5) as usize);
+        if (header, seq) != self.call {
+            return Err(Refused::Header(header));
+        }
+        if (off, len) != self.chunk(b, j) || src_bytes != self.bytes {
+            // This call's header, but another layout or buffer length (the header holds the
+            // length mod 2³² only): a mismatch, never a copy.
+            return Err(Refused::Header(!header));
+        }
+        fault::reach(fault::Point::CopyChunk);
+        let src = std::ptr::with_exposed_provenance::<u8>(src as usize);
+        // SAFETY: the descriptor carries this call's header and number, so its sender is in
+        // this call and keeps `src[off..off + len]` written and unchanged until this rank
+        // marks its reads done (rules 1 and 4); the sender's buffer has `self.bytes` bytes
+        // and `off + len <= self.bytes` (this rank's own chunk layout, checked above), so the
+        // read stays inside it; `base[off..off + len]` lies in this rank's buffer, which no
+        // other thread touches before this rank forwards a descriptor of it.
+        unsafe { std::ptr::copy_nonoverlapping(src.add(off), self.base.add(off), len) };
+        Ok(())
+    }
+}
+
+/// A receiver's look before each copy (rule 3): neither the communicator's poison flag nor its
+/// team's abort flag is raised. The fence orders the receiver's published call number (stored
+/// when the call started) before the flag's load (rule 5).
+#[inline]
+fn copy_allowed(poisoned: &AtomicBool) -> bool {
+    fence(Ordering::SeqCst);
+    !poisoned.load(Ordering::SeqCst) && !thread_aborted()
+}
+
+/// Runs rank `me`'s part of `program` in call `id` by single copy on `buf`, in chunks of
+/// `chunk` bytes.
+pub(crate) fn broadcast(
+    core: &Core,
+    me: usize,
+    (program, prog): (&Program, &RankProgram),
+    id: (u64, u64),
+    chunk: usize,
+    (links, scratch): (&mut CommLinks<'_>, &mut Scratch),
+    buf: &mut [u8],
+) -> Result<(), CollectiveError> {
+    let geometry = (program.blocks(), chunk);
+    let framing = DirectFraming::new(id, buf, geometry, core.poison_flag());
+    // Rule 4: armed before anything is published; its drop waits for this rank's readers.
+    let mut lent = Lent {
+        core,
+        me,
+        id,
+        receivers: prog,
+        succeeded: false,
+    };
+    let result = {
+        // Rule 3: dropped (reads marked done) before `lent` waits for this rank's readers.
+        let _done = ReadsDone { core, me, id, prog };
+        let is_root = me == program.root() as usize;
+        let exec = Exec::new(
+            prog,
+            program.blocks(),
+            is_root,
+            Framing::Direct(framing),
+            links,
+            &mut [],
+            &core.signals,
+            me,
+            scratch,
+        );
+        execute(core, me, prog, id, exec)
+    };
+    lent.succeeded = result.is_ok();
+    drop(lent);
+    result
+}
+
+/// Marks, when dropped (on every way out of a single-copy run, unwinding included), that rank
+/// `me` reads no other rank's buffer in call `id` any more, and wakes the ranks it reads from.
+struct ReadsDone<'p> {
+    core: &'p Core,
+    me: usize,
+    id: (u64, u64),
+    prog: &'p RankProgram,
+}
+
+impl Drop for ReadsDone<'_> {
+    fn drop(&mut self) {
+        self.core.ranks[self.me]
+            .reads_done
+            .store(self.id.0, Ordering::Release);
+        for (from, _) in &self.prog.incoming {
+            self.core.signals[*from as usize].notify();
+        }
+    }
+}
+
+/// Rank `me`'s buffer, lent to its receivers in call `id` (rule 4).
+struct Lent<'p> {
+    core: &'p Core,
+    me: usize,
+    id: (u64, u64),
+    receivers: &'p RankProgram,
+    /// Whether the run succeeded (set just before the drop on the normal path).
+    succeeded: bool,
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        if !self.succeeded {
+            let cause = if std::thread::panicking() {
+                PoisonCause::Panic
+            } else {
+                PoisonCause::Error
+            };
+            self.core.poison(self.me, cause);
+        }
+        let (core, me, id) = (self.core, self.me, self.id);
+        core.signals[me].wait_until_unabortable(|| {
+            if thread_aborted() && !core.is_poisoned() {
+                // This rank's team was aborted: receivers driven by other teams do not see
+                // that flag, so make it the communicator's before relying on it (rule 5).
+                core.poison(me, PoisonCause::Aborted);
+            }
+            self.receivers
+                .sends
+                .iter()
+                .all(|&(to, _)| reader_finished(core, to as usize, id))
+                .then_some(())
+        });
+    }
+}
+
+/// Whether rank `to` can no longer read the lender's buffer in call `(seq, header)`: it marked
+/// its reads done, or left, or the communicator is poisoned and its published call is another
+/// (rule 5; the receiver copies only for descriptors of its own call, and looks at the flag
+/// after publishing its call).
+pub(crate) fn reader_finished(core: &Core, to: usize, (seq, header): (u64, u64)) -> bool {
+    let r = &core.ranks[to];
+    if r.reads_done.load(Ordering::Acquire) >= seq || r.departed.load(Ordering::Acquire) != PRESENT
+    {
+        return true;
+    }
+    if !core.poison_flag().load(Ordering::SeqCst) {
+        return false;
+    }
+    // Rule 5: the flag's load before the receiver's call number.
+    fence(Ordering::SeqCst);
+    // A receiver at this call number with this header may still read; at another number, or
+    // with another header at this number, it never copies for this call's descriptors.
+    r.seq.load(Ordering::SeqCst) != seq || r.header_of(seq) != Some(header)
+}
+
+/// Loom models of the lender/reader handshake (rules 3–5), built from the protocol's own parts:
+/// `Core::publish`, `copy_allowed`, `ReadsDone`, `Lent` and `reader_finished`, with the lent
+/// buffer as a loom cell so that loom reports a read that is not ordered before the buffer's
+/// release. (`RUSTFLAGS="--cfg herald_loom" cargo test --release --lib loom_`.)
+#[cfg(all(test, herald_loom))]
+mod loom_tests {
+    use super::*;
+    use crate::runtime::sync::{Arc, AtomicBool};
+    use loom::cell::UnsafeCell;
+    use loom::thread;
+
+    const HEADER: u64 = 0x1_01_00000_00000040;
+
+    /// How the reader takes part.
+    #[derive(Clone, Copy, Debug)]
+    enum Reader {
+        /// In the same call: copies if the descriptor is there and the flags allow.
+        Same,
+        /// In the same call number with another header: never copies.
+        Other,
+        /// Leaves without making the call.
+        Leaves,
+    }
+
+    fn model(reader: Reader, succeeded: bool) {
+        loom::model(move || {
+            let core = Arc::new(Core::new(2));
+            let buf = Arc::new(UnsafeCell::new(7u64));
+            let desc = Arc::new(AtomicBool::new(false));
+            let id = (1, HEADER);
+            let r = {
+                let (core, buf, desc) = (Arc::clone(&core), Arc::clone(&buf), Arc::clone(&desc));
+                thread::spawn(move || match reader {
+                    Reader::Leaves => core.depart(1, 0),
+                    Reader::Same | Reader::Other => {
+                        let header = if matches!(reader, Reader::Same) {
+                            HEADER
+                        } else {
+                            HEADER + 1
+                        };
+                        core.publish(1, 1, header);
+                        let prog = RankProgram {
+                            sends: vec![],
+                            incoming: vec![(0, vec![0])],
+                        };
+                        let _done = ReadsDone {
+                            core: &core,
+                            me: 1,
+                            id: (1, header),
+                            prog: &prog,
+                        };
+                        let mine = header == HEADER;
+                        if mine && desc.load(Ordering::Acquire) && copy_allowed(core.poison_flag())
+                        {
+                            // SAFETY: loom checks this read against the release below.
+                            let seen = buf.with(|p| unsafe { *p });
+                            assert_eq!(seen, 7, "read a released buffer");
+                        }
+                    }
+                })
+            };
+            core.publish(0, 1, HEADER);
+            desc.store(true, Ordering::Release);
+            let prog = RankProgram {
+                sends: vec![(1, 0)],
+                incoming: vec![],
+            };
+            drop(Lent {
+                core: &core,
+                me: 0,
+                id,
+                receivers: &prog,
+                succeeded,
+            });
+            // The call returns: the caller frees or rewrites its buffer.
+            // SAFETY: loom checks this write against the reader's read.
+            buf.with_mut(|p| unsafe { *p = 0 });
+            r.join().unwrap();
+        });
+    }
+
+    #[test]
+    fn loom_lender_fails_while_reader_copies() {
+        model(Reader::Same, false);
+    }
+
+    #[test]
+    fn loom_lender_succeeds_reader_copies() {
+        model(Reader::Same, true);
+    }
+
+    #[test]
+    fn loom_lender_fails_reader_in_another_call() {
+        model(Reader::Other, false);
+    }
+
+    #[test]
+    fn loom_lender_fails_reader_leaves() {
+        model(Reader::Leaves, false);
+    }
+}

@@ -1,0 +1,85 @@
+//! Issue 22, part 1: the k-port rotation algorithm at `⌈m/k⌉ + ⌈log_{k+1} n⌉` rounds
+//! (Bar-Noy & Ho, Theorem 10) where the row plan alone needed one round more — `n` just below
+//! `(k + 1)^D`, `k ≥ 5` — now that the last batch (or two) is re-planned by maximum flows.
+//! Expectations: the theorem's bound, Lemma 3's lower bound, and the checker's verdict.
+//! Reading and the erratum on the paper's streaming argument: `docs/kport-reading.md`,
+//! `docs/errata.md`.
+
+use herald::{check, generate, Algorithm, KPort, Model, Request};
+
+/// `⌈log_b x⌉`.
+fn clog(b: u64, x: u64) -> u64 {
+    let (mut l, mut p) = (0, 1u64);
+    while p < x {
+        p *= b;
+        l += 1;
+    }
+    l
+}
+
+/// Theorem 10's bound `⌈m/k'⌉ + ⌈log_{k'+1} n⌉`, `k' = min(k, n − 1)`.
+fn target(n: u32, m: u32, k: u32) -> u64 {
+    let kq = k.min(n - 1);
+    u64::from(m.div_ceil(kq)) + clog(u64::from(kq) + 1, u64::from(n))
+}
+
+/// The rotation schedule's rounds, after the checker's verdict and Lemma 3's bound.
+fn rounds(n: u32, m: u32, k: u32) -> u64 {
+    let model = Model::from(KPort::new(k).unwrap());
+    let s = generate(&Request::broadcast(Algorithm::Rotation, n, m, 0), &model).unwrap();
+    let r = check(&s, &model).unwrap();
+    assert!(r.legal(), "n={n} m={m} k={k}: {:?}", r.violations().first());
+    let lemma3 = KPort::new(k).unwrap().rounds_lower_bound(n, m);
+    assert!(r.makespan() >= lemma3, "n={n} m={m} k={k}");
+    r.makespan()
+}
+
+/// The cases the row plan missed (`docs/errata.md`): `n = (k + 1)² − 1`, every `m ≤ 4k + 1`.
+#[test]
+fn the_former_exceptions_meet_theorem_10() {
+    for (n, k) in [(35, 5), (48, 6)] {
+        for m in 1..=4 * k + 1 {
+            assert!(rounds(n, m, k) <= target(n, m, k), "n={n} m={m} k={k}");
+        }
+    }
+    // and with many batches, where the row plan's steady state governs
+    for (n, k, m) in [(35, 5, 64), (48, 6, 61), (63, 7, 30), (80, 8, 33)] {
+        assert!(rounds(n, m, k) <= target(n, m, k), "n={n} m={m} k={k}");
+    }
+}
+
+/// Where the bound is Lemma 3's, the rotation schedule is optimal: n = 35, k = 5, β ≥ 2.
+#[test]
+fn optimal_where_lemma_3_is_the_bound() {
+    let kp = KPort::new(5).unwrap();
+    for m in [2, 5, 7, 10, 15, 24, 25] {
+        assert_eq!(rounds(35, m, 5), kp.rounds_lower_bound(35, m), "m={m}");
+    }
+}
+
+/// What is still one round over (`docs/kport-reading.md`): three batches or fewer at
+/// `D = 3` (and k = 9, n = 99, m = 27); never more than one round over.
+#[test]
+fn the_remaining_cases_are_one_round_over() {
+    let rest = [
+        (215, 5, 9),
+        (215, 5, 10),
+        (215, 5, 15),
+        (342, 6, 18),
+        (99, 9, 27),
+    ];
+    for (n, k, m) in rest {
+        let r = rounds(n, m, k);
+        assert!(r <= target(n, m, k) + 1, "n={n} m={m} k={k}");
+    }
+    // their neighbours in m meet the bound
+    for (n, k, m) in [
+        (215, 5, 8),
+        (215, 5, 14),
+        (215, 5, 16),
+        (342, 6, 17),
+        (99, 9, 28),
+    ] {
+        assert!(rounds(n, m, k) <= target(n, m, k), "n={n} m={m} k={k}");
+    }
+}

@@ -413,15 +413,13 @@ fn run_hier(world: &World, a: &RunArgs) -> Result<(), Failure> {
     let cluster = Cluster::gather(world)?;
     // this process's threads: round robin over the CPUs it was allowed, from its local rank
     let allowed = herald::Team::available_cpus();
-    let (local, _) = world.local();
-    let cpus: Vec<usize> = (0..t)
-        .map(|i| {
-            allowed
-                .get((local * t + i) % allowed.len().max(1))
-                .copied()
-                .unwrap_or(0)
-        })
-        .collect();
+    let (local, local_size) = world.local();
+    let cpu_of = |j: usize| allowed.get(j % allowed.len().max(1)).copied().unwrap_or(0);
+    let cpus: Vec<usize> = (0..t).map(|i| cpu_of(local * t + i)).collect();
+    // every thread of every process of this host, for the in-process costs: when they
+    // outnumber the host's CPUs (several processes of T threads on one host, as in the tests),
+    // the costs are herald's oversubscribed model, whatever one process's threads alone would be
+    let host_cpus: Vec<usize> = (0..local_size * t).map(cpu_of).collect();
     let machine = world.agree_result(
         "topology",
         herald::TopologySource::Machine
@@ -432,7 +430,7 @@ fn run_hier(world: &World, a: &RunArgs) -> Result<(), Failure> {
         world.agree_result("mpi cost", hier::mpi_cost(&mpi_profile, &cluster))?;
     let (thread_cost, thread_src) = world.agree_result(
         "thread cost",
-        hier::thread_cost(&thread_profile, &machine, &cpus),
+        hier::thread_cost(&thread_profile, &machine, &host_cpus),
     )?;
     world.agree(&format!("costs {mpi_cost} / {thread_cost}"))?;
     let model = hier::model(p, t, mpi_cost, thread_cost)?;

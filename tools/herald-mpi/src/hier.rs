@@ -385,8 +385,8 @@ pub fn mpi_cost(profile: &Profile, cluster: &Cluster) -> Result<(LevelCost, Stri
 }
 
 /// The in-process cost from herald's profile of this machine for threads on `cpus` (OS
-/// indices): the coarsest level two of them meet at; when threads outnumber their CPUs,
-/// herald's oversubscribed model.
+/// indices; pass every thread of the host, of every process there): the coarsest level two of
+/// them meet at; when threads outnumber their CPUs, herald's oversubscribed model.
 ///
 /// # Errors
 /// As [`level_cost`].

@@ -177,7 +177,7 @@ impl World {
         self.size
     }
 
-    /// Processes on this host, and this one's index among them.
+    /// This process's index among the processes of its host, and their number.
     pub fn local(&self) -> (usize, usize) {
         (self.local_rank, self.local_size)
     }

@@ -242,7 +242,7 @@ fn a_rank_that_stops_answering_is_reported_by_the_others() {
 }
 
 #[test]
-fn calibration_writes_a_profile_herald_reads() {
+fn calibration_writes_a_profile_herald_and_run_read() {
     let path = std::env::temp_dir().join(format!("herald-mpi-test-{}.json", std::process::id()));
     let p = path.to_str().expect("utf-8 temp path");
     let out = mpirun(
@@ -252,7 +252,6 @@ fn calibration_writes_a_profile_herald_reads() {
     );
     assert_eq!(out.code, Some(0), "{out:?}");
     let text = std::fs::read_to_string(&path).expect("profile written");
-    let _ = std::fs::remove_file(&path);
     let profile = herald::Profile::from_json(&text).expect("herald reads it");
     let measured: Vec<&str> = profile.measured_levels().map(|l| l.name.as_str()).collect();
     assert!(!measured.is_empty(), "no measured level: {text}");
@@ -269,4 +268,72 @@ fn calibration_writes_a_profile_herald_reads() {
             l.name
         );
     }
+    // `run --profile` plans with it: flat (the planner's choice among 3 processes) …
+    let flat = mpirun(
+        3,
+        &[
+            "run",
+            "--profile",
+            p,
+            "--bytes",
+            "20000",
+            "--iters",
+            "10",
+            "--verify",
+            "--json",
+        ],
+        Duration::from_secs(120),
+    );
+    // … and hierarchical: 2 processes of 2 threads, MPI between the leaders, herald inside
+    // (the thread costs from the 2-core fixture profile of herald's own tests)
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/profile-2core.json"
+    );
+    let hier = mpirun(
+        2,
+        &[
+            "run",
+            "--threads",
+            "2",
+            "--profile",
+            p,
+            "--thread-profile",
+            fixture,
+            "--force",
+            "--bytes",
+            "10000",
+            "--iters",
+            "10",
+            "--root",
+            "3",
+            "--verify",
+            "--json",
+        ],
+        Duration::from_secs(120),
+    );
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(flat.code, Some(0), "{flat:?}");
+    let v: serde_json::Value = serde_json::from_str(flat.stdout.trim()).expect("one JSON object");
+    assert_eq!(
+        (v["n"].as_u64(), v["verified"].as_bool()),
+        (Some(3), Some(true)),
+        "{v}"
+    );
+    assert!(v["predicted_ns"].as_f64().is_some_and(|x| x > 0.0), "{v}");
+    assert_eq!(hier.code, Some(0), "{hier:?}");
+    let v: serde_json::Value = serde_json::from_str(hier.stdout.trim()).expect("one JSON object");
+    assert_eq!(v["hierarchical"], true, "{v}");
+    assert_eq!(
+        (v["n"].as_u64(), v["root"].as_u64()),
+        (Some(4), Some(3)),
+        "{v}"
+    );
+    assert_eq!(v["verified"], true, "{v}");
+    assert!(
+        v["algorithm"]
+            .as_str()
+            .is_some_and(|a| a.starts_with("leaders(")),
+        "{v}"
+    );
 }

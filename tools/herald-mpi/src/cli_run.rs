@@ -250,7 +250,7 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
                 } else if a.verify {
                     buf.fill(0);
                 }
-                world.barrier();
+                chan.barrier().map_err(Error::from)?;
                 let t0 = Instant::now();
                 plan.run(&chan, &mut buf)?;
                 times.push(t0.elapsed());
@@ -271,7 +271,7 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
                 let seed = i as u64 + 1;
                 value.resize(len, 0);
                 contribution(&mut value, me, seed);
-                world.barrier();
+                chan.barrier().map_err(Error::from)?;
                 let t0 = Instant::now();
                 plan.run(&chan, &mut scratch, &mut value)?;
                 times.push(t0.elapsed());

@@ -670,7 +670,16 @@ pub fn bench(
             .stack_size(256 << 20)
             .build()
             .map_err(Error::herald)?;
-        let comm = Comm::new(n).map_err(Error::herald)?;
+        // herald's planner where this machine has a profile (`herald calibrate`), else binomial
+        let schedule = match herald::Planned::load().map_err(Error::herald)? {
+            Some(planned) => herald::DefaultSchedule::Planned(planned),
+            None => herald::DefaultSchedule::default(),
+        };
+        let options = herald::CommOptions {
+            schedule,
+            ..herald::CommOptions::default()
+        };
+        let comm = Comm::with_options(n, options).map_err(Error::herald)?;
         let label = match &comm.options().schedule {
             herald::DefaultSchedule::Fixed(a) => format!("herald in process, default {a}"),
             _ => "herald in process, planned with herald's profile".into(),

@@ -12,17 +12,17 @@
 mod bounds;
 mod check;
 mod fat_tree;
-mod optimum;
 mod goal;
+mod optimum;
 mod values;
 
 pub use bounds::lower_bound;
 pub use check::{check, check_with, CheckOptions};
 pub use fat_tree::evaluate as evaluate_fat_tree;
-pub use optimum::{optimum, Optimum, OptimumError, OPTIMUM_MAX_M, OPTIMUM_MAX_N};
 pub use goal::{
     check_goal, goal_collective, goal_message_bytes, run_goal, GoalCheck, GoalRun, GoalRunError,
 };
+pub use optimum::{optimum, Optimum, OptimumError, OPTIMUM_MAX_M, OPTIMUM_MAX_N};
 pub use values::{evaluate, Evaluation, Operands, Span, ValueError};
 
 use crate::model::{CostModel, ModelError};

@@ -548,8 +548,9 @@ struct Try {
     tail: u64,
 }
 
-/// The attempts, in order: the targeted style (which meets the bound in every case tested)
-/// first, then the others with a few processor orders (fewer for large `n`).
+/// The attempts, in order: the targeted style (re-planning one, two, then three batches), then
+/// the others with a few processor orders (fewer for large `n`). Neither kind alone meets the
+/// bound in every case tested (`docs/kport-reading.md`).
 fn tries(n: u32) -> impl Iterator<Item = Try> {
     let orders = if n > 500 { ORDERS / 3 } else { ORDERS };
     let targeted = (1..=3).map(|tail| Try {

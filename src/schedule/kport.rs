@@ -568,10 +568,11 @@ fn tries(n: u32) -> impl Iterator<Item = Try> {
 
 /// Re-plans the last `tail` batches of a rotation schedule whose row plan needed `d + 1`
 /// spreading rounds, so that everything ends by round `B + d − 1`: the other batches already do,
-/// and the re-planned ones keep only the root's first sends (block `b·k + i` in round `b`) and are
-/// sent afresh from round `B − tail + 1` on, with the ports the other batches leave free (the
-/// root's included). Each round is a sequence of maximum flows (`round_flow`) as `attempt.style`
-/// says; the result is `None` unless every processor then holds every block.
+/// and the re-planned ones keep only the root's first sends (block `b·k + i` in round `b`) before
+/// round `B − tail + 1` and are sent afresh from that round on, with the ports the other batches
+/// leave free (the root's included; its later first sends go to the processors holding the
+/// fewest re-planned blocks). Each round is a sequence of maximum flows (`round_flow`) as
+/// `attempt.style` says; the result is `None` unless every processor then holds every block.
 fn last_batch(
     n: u32,
     m: u32,

@@ -1,25 +1,14 @@
 //! Tests of `runtime/channel.rs`: the SPSC ring of 64-byte lines.
 
-use herald::{channel, Line, Receiver, RecvError, SendError, Sender, TryRecvError, TrySendError};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::Duration;
-
-/// Runs `body` on its own thread and fails the test if it takes longer than 60 s.
-fn watchdog(body: impl FnOnce() + Send + 'static) {
-    let (done, finished) = mpsc::channel();
-    let handle = std::thread::spawn(move || {
-        body();
-        let _ = done.send(());
-    });
-    match finished.recv_timeout(Duration::from_secs(60)) {
-        Ok(()) | Err(RecvTimeoutError::Disconnected) => {
-            if let Err(panic) = handle.join() {
-                std::panic::resume_unwind(panic);
-            }
-        }
-        Err(RecvTimeoutError::Timeout) => panic!("watchdog: the test did not finish in 60 s"),
-    }
+mod common {
+    pub(crate) mod watch;
 }
+
+use common::watch::watchdog;
+use herald::runtime::{
+    channel, Line, Receiver, RecvError, SendError, Sender, TryRecvError, TrySendError,
+};
+use std::time::Duration;
 
 /// A line whose seven words are derived from `i`.
 fn numbered(i: u64) -> Line {

@@ -49,6 +49,7 @@ use crate::time::{Ratio, Ticks, TimeBase, TimeError};
 
 /// Errors in model parameters.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ModelError {
     /// A parameter is outside the range the model allows.
     #[error("invalid parameter {name} = {value}: {why}")]
@@ -174,7 +175,7 @@ pub struct Problem {
 /// # Examples
 ///
 /// ```
-/// use herald::{CostModel, Postal, Problem};
+/// use herald::{CostModel, Postal, model::Problem};
 /// let postal = Postal::new("5/2".parse()?)?;
 /// let base = postal.time_base()?;
 /// // Fig. 1 of Bar-Noy & Kipnis: 14 processors, λ = 5/2, optimal time 15/2.

@@ -1,7 +1,7 @@
 //! Checking and timing schedules under a model. Never generates, never runs threads.
 //!
 //! * [`check`] derives every busy interval, arrival and gap from the model's rules
-//!   ([`Timing`](crate::Timing)) and the send start times alone, tracks what every processor
+//!   ([`Timing`](crate::model::Timing)) and the send start times alone, tracks what every processor
 //!   holds, applies the collective's finishing rule, and returns a [`Report`]: legal or every
 //!   violation, the exact makespan, the lower bound and the gap.
 //! * [`replay`] re-times a schedule from each processor's send order alone, as early as the rules
@@ -12,26 +12,27 @@
 mod bounds;
 mod check;
 mod fat_tree;
-mod optimum;
 mod goal;
+mod optimum;
 mod values;
 
 pub use bounds::lower_bound;
 pub use check::{check, check_with, CheckOptions};
 pub use fat_tree::evaluate as evaluate_fat_tree;
-pub use optimum::{optimum, Optimum, OptimumError, OPTIMUM_MAX_M, OPTIMUM_MAX_N};
 pub use goal::{
     check_goal, goal_collective, goal_message_bytes, run_goal, GoalCheck, GoalRun, GoalRunError,
 };
+pub use optimum::{optimum, Optimum, OptimumError, OPTIMUM_MAX_M, OPTIMUM_MAX_N};
 pub use values::{evaluate, Evaluation, Operands, Span, ValueError};
 
 use crate::model::{CostModel, ModelError};
-use crate::schedule::{place, Collective, Orders, Schedule, ScheduleError, Send};
+use crate::schedule::{place, Collective, Orders, Schedule, ScheduleError, Transfer};
 use crate::time::{Ticks, TimeBase, TimeError};
 use std::fmt;
 
 /// Errors that prevent a check (as opposed to violations, which a check reports).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CheckError {
     /// Model parameters.
     #[error(transparent)]
@@ -127,7 +128,7 @@ pub struct Violation {
     /// The processor where it happens.
     pub processor: u32,
     /// The send at fault, if any (time in the report's base).
-    pub send: Option<Send>,
+    pub send: Option<Transfer>,
     /// What it collides with or lacks, in words.
     pub detail: String,
 }
@@ -261,7 +262,7 @@ impl Report {
 /// # Examples
 ///
 /// ```
-/// use herald::{replay, Collective, Model, Postal, Schedule, TimeBase};
+/// use herald::{Collective, Model, Postal, Schedule, sim::replay, time::TimeBase};
 /// let model = Model::from(Postal::new("2".parse()?)?);
 /// // A lazy chain: 1 forwards at time 7 although it holds the block from time 2.
 /// let mut b = Schedule::builder(3, Collective::Broadcast { root: 0, blocks: 1 }, TimeBase::UNIT)?;

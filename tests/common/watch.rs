@@ -23,6 +23,7 @@ pub(crate) fn watchdog(body: impl FnOnce() + Send + 'static) {
 }
 
 /// A deterministic pseudo-random payload (xorshift), different per seed.
+#[allow(dead_code)] // not every test binary that shares this file sends payloads
 pub(crate) fn payload(len: usize, seed: u64) -> Vec<u8> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     (0..len)

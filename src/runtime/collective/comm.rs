@@ -29,7 +29,7 @@ pub enum DefaultSchedule {
     /// A fixed algorithm for every root and size (its tree shape; one block, forwarded line
     /// by line).
     Fixed(Algorithm),
-    /// The planner's choice ([`plan_runtime`](crate::plan_runtime)) under a calibrated
+    /// The planner's choice ([`plan_runtime`](crate::plan::plan_runtime)) under a calibrated
     /// profile, per root and payload size class (the next power of two).
     Planned(Planned),
 }
@@ -68,7 +68,7 @@ impl Planned {
     }
 
     /// This machine's profile, if there is one: the file named by `HERALD_PROFILE` (`off`:
-    /// none), else [`default_profile_path`](crate::default_profile_path), when it is a profile
+    /// none), else [`default_profile_path`](crate::model::default_profile_path), when it is a profile
     /// of this host and schema; with this machine's topology. Read once per process.
     #[must_use]
     pub fn detect() -> Option<Planned> {
@@ -187,7 +187,7 @@ impl Comm {
     /// [`CollectiveError::NoRanks`], [`CollectiveError::TooManyRanks`].
     ///
     /// ```
-    /// assert!(matches!(herald::Comm::new(0), Err(herald::CollectiveError::NoRanks)));
+    /// assert!(matches!(herald::Comm::new(0), Err(herald::runtime::CollectiveError::NoRanks)));
     /// ```
     pub fn new(size: usize) -> Result<Comm, CollectiveError> {
         Comm::with_options(size, CommOptions::default())

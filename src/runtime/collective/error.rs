@@ -21,7 +21,7 @@ pub enum CollectiveError {
     TooManyRanks {
         /// Ranks asked for.
         ranks: usize,
-        /// The limit (the OS's thread limit, or [`MAX_COMM_RANKS`](crate::MAX_COMM_RANKS)).
+        /// The limit (the OS's thread limit, or [`MAX_COMM_RANKS`](crate::runtime::MAX_COMM_RANKS)).
         max: usize,
     },
     /// A root outside `0 .. size`.
@@ -87,7 +87,7 @@ impl From<Aborted> for CollectiveError {
 /// How the call that poisoned a communicator ended.
 ///
 /// ```
-/// assert_eq!(herald::PoisonCause::Panic.to_string(), "a panic");
+/// assert_eq!(herald::runtime::PoisonCause::Panic.to_string(), "a panic");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
 #[non_exhaustive]

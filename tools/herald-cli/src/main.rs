@@ -7,6 +7,7 @@ mod calibrate;
 mod draw;
 mod export;
 mod fidelity;
+mod output;
 mod plan;
 mod run;
 mod sim;

@@ -47,7 +47,7 @@
 //! | [`time`] | exact time: rationals, integer ticks, the tick base |
 //! | [`stats`] | one quantile rule (nearest rank) for every sample summary |
 //! | [`model`] | cost models and their timing rules; hierarchy and profile data |
-//! | [`schedule`] | the [`Schedule`] type and every generator ([`generate`]) |
+//! | [`schedule`] | the [`Schedule`] type and every generator ([`generate`], [`schedule::registry`]) |
 //! | [`sim`] | the checker and evaluators: legality, makespan, lower bounds, values, GOAL |
 //! | [`plan`] | the planner: the fastest candidate by simulated time |
 //! | [`topology`] | hwloc, sysfs, synthetic and XML topologies; rank maps |

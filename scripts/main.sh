@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cargo build --release -q -p herald-cli
 h="${CARGO_TARGET_DIR:-target}/release/herald"
-# The profile goes where herald's collectives look for it (HERALD_PROFILE overrides).
+# The profile goes where `Planned::load` looks for it (HERALD_PROFILE overrides).
 profile="${HERALD_PROFILE:-${XDG_CACHE_HOME:-$HOME/.cache}/herald/profile.json}"
 
 echo "== 1. This machine (hwloc)"
@@ -35,4 +35,4 @@ echo
 echo "Next: 'herald bench hop|stream|bcast' compares herald with raw cache-line ping-pong, rtrb,"
 echo "crossbeam, rayon and bus; 'herald fidelity --profile $profile' tabulates predicted against"
 echo "measured times per latency mode; 'herald calibrate' (without --quick) measures for 2 minutes."
-echo "herald's collectives now plan with this profile by default (docs/calibration.md)."
+echo "Programs plan with this profile through Planned::load() (docs/runtime.md, docs/calibration.md)."

@@ -498,7 +498,7 @@ pub fn plan_profile(
 }
 
 /// The winner of [`plan`] under `model`, with its schedule.
-fn best_schedule(
+pub(crate) fn best_schedule(
     model: &Model,
     n: u32,
     bytes: u64,
@@ -527,15 +527,22 @@ pub fn plan_runtime(
     bytes: u64,
     root: u32,
 ) -> Result<(Schedule, Candidate), PlanError> {
+    best_schedule(&runtime_model(profile, hierarchy, n)?, n, bytes, root)
+}
+
+/// The model [`plan_runtime`] plans under: the hierarchical model of `profile` on `hierarchy`
+/// when every rank has a PU of its own, else [`oversubscribed_model`].
+pub(crate) fn runtime_model(
+    profile: &Profile,
+    hierarchy: &Hierarchy,
+    n: u32,
+) -> Result<Model, PlanError> {
     if n as usize <= hierarchy.pu_count() {
-        return plan_profile(profile, hierarchy, n, bytes, root);
+        let cpus = hierarchy.os_indices().to_vec();
+        let hier = Hier::from_profile(profile, hierarchy.clone(), &cpus, &Assumptions::default())?;
+        return Ok(Model::from(hier));
     }
-    best_schedule(
-        &oversubscribed_model(profile, hierarchy, n)?,
-        n,
-        bytes,
-        root,
-    )
+    oversubscribed_model(profile, hierarchy, n)
 }
 
 /// The flat LogGP model of `n` ranks sharing the PUs of `hierarchy` (`n` larger than the PU

@@ -124,20 +124,7 @@ impl CostModel for KPort {
     }
 
     fn timing(&self, base: TimeBase) -> Result<Timing, ModelError> {
-        let round = base.units(1)?;
-        Ok(Timing {
-            base,
-            send_busy: round,
-            recv_busy: round,
-            latency: round,
-            send_gap: round,
-            recv_gap: round,
-            shared_cpu: false,
-            capacity: None,
-            transit: (0, 0),
-            combine: 0,
-            ports: self.k,
-        })
+        Timing::rounds(base, self.k)
     }
 
     fn broadcast_lower_bound(&self, p: Problem, base: TimeBase) -> Result<Ticks, ModelError> {

@@ -114,6 +114,25 @@ pub struct Timing {
 }
 
 impl Timing {
+    /// The round models' timing (1-port, k-port): every send, receive and latency one round,
+    /// `ports` sends and receives per round, no shared CPU.
+    pub(crate) fn rounds(base: TimeBase, ports: u32) -> Result<Timing, ModelError> {
+        let round = base.units(1)?;
+        Ok(Timing {
+            base,
+            send_busy: round,
+            recv_busy: round,
+            latency: round,
+            send_gap: round,
+            recv_gap: round,
+            shared_cpu: false,
+            capacity: None,
+            transit: (0, 0),
+            combine: 0,
+            ports,
+        })
+    }
+
     /// The least distance between consecutive sends of one processor that all rules allow
     /// (gap, and non-overlap of send intervals).
     pub fn send_step(&self) -> Ticks {

@@ -37,19 +37,6 @@ impl CostModel for OnePort {
     }
 
     fn timing(&self, base: TimeBase) -> Result<Timing, ModelError> {
-        let round = base.units(1)?;
-        Ok(Timing {
-            base,
-            send_busy: round,
-            recv_busy: round,
-            latency: round,
-            send_gap: round,
-            recv_gap: round,
-            shared_cpu: false,
-            capacity: None,
-            transit: (0, 0),
-            combine: 0,
-            ports: 1,
-        })
+        Timing::rounds(base, 1)
     }
 }

@@ -27,7 +27,7 @@ pub use channel::{
 };
 pub use collective::{
     CallInfo, CollectiveError, CollectiveKind, Comm, CommOptions, CommRank, DefaultSchedule,
-    Planned, PoisonCause, MAX_COMM_RANKS,
+    Planned, PlannedLoadError, PoisonCause, MAX_COMM_RANKS,
 };
 pub use line::Line;
 pub use program::{

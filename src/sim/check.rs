@@ -26,7 +26,7 @@
 //! per send and 4 per processor (plus 8 per processor if completion times are requested).
 //! Combining collectives are checked with contribution sets in global time order (n ≤ 4096).
 
-use super::{CheckError, Report, Rule, Violation};
+use super::{CheckError, Report, Rule, Tally};
 use crate::model::{CostModel, PairTiming, Timing};
 use crate::schedule::{Collective, Schedule, Transfer};
 use crate::time::{Ticks, TimeBase, TimeError};
@@ -53,7 +53,7 @@ pub struct CheckOptions {
 ///
 /// # Errors
 /// [`CheckError`] when the check cannot run (model parameters, time overflow, too large);
-/// broken rules are not errors but [`Violation`]s in the report.
+/// broken rules are not errors but [`Violation`](super::Violation)s in the report.
 ///
 /// # Examples
 ///
@@ -132,8 +132,7 @@ pub fn check_with(
         width: collective.what_count(n),
         queue: options.queue_arrivals,
         busy_until: 0,
-        violations: Vec::new(),
-        count: 0,
+        tally: Tally::default(),
     };
     let (makespan, completion) = state.run(options)?;
     state.check_boundaries()?;
@@ -148,8 +147,8 @@ pub fn check_with(
         queued: options.queue_arrivals,
         completion,
         lower_bound,
-        violations: state.violations,
-        violation_count: state.count,
+        violations: state.tally.listed,
+        violation_count: state.tally.count,
     })
 }
 
@@ -200,32 +199,14 @@ struct Checker<'a> {
     queue: bool,
     /// The end of the last send or receive so far.
     busy_until: Ticks,
-    /// Listed violations.
-    violations: Vec<Violation>,
-    /// All violations.
-    count: u64,
+    /// The violations found.
+    tally: Tally,
 }
 
 impl Checker<'_> {
     /// Records a violation.
-    fn flag(
-        &mut self,
-        rule: Rule,
-        at: Ticks,
-        processor: u32,
-        send: Option<Transfer>,
-        detail: String,
-    ) {
-        self.count += 1;
-        if self.violations.len() < Report::MAX_LISTED {
-            self.violations.push(Violation {
-                rule,
-                at,
-                processor,
-                send,
-                detail,
-            });
-        }
+    fn flag(&mut self, rule: Rule, at: Ticks, p: u32, send: Option<Transfer>, detail: String) {
+        self.tally.flag(rule, at, p, send, detail);
     }
 
     /// Start of send `i` in report ticks.

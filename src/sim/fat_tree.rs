@@ -24,7 +24,7 @@
 //! first arrival of each (processor, block) (8 bytes each).
 
 use super::values::{Operands, Span, ValueError};
-use super::{CheckError, CheckOptions, Report, Rule, Violation};
+use super::{CheckError, CheckOptions, Report, Rule, Tally};
 use crate::model::FatTree;
 use crate::schedule::{Collective, Schedule, Transfer};
 use crate::time::{Ticks, TimeBase, TimeError};
@@ -64,8 +64,7 @@ pub(crate) fn check(
     let mut c = FtChecker {
         schedule,
         tree,
-        violations: Vec::new(),
-        count: 0,
+        tally: Tally::default(),
     };
     let sends = c.valid_sends();
     c.channels(&sends)?;
@@ -99,8 +98,8 @@ pub(crate) fn check(
         queued: false,
         completion: options.completion.then_some(completion),
         lower_bound,
-        violations: c.violations,
-        violation_count: c.count,
+        violations: c.tally.listed,
+        violation_count: c.tally.count,
     })
 }
 
@@ -110,32 +109,14 @@ struct FtChecker<'a> {
     schedule: &'a Schedule,
     /// The model.
     tree: &'a FatTree,
-    /// Listed violations.
-    violations: Vec<Violation>,
-    /// All violations.
-    count: u64,
+    /// The violations found.
+    tally: Tally,
 }
 
 impl FtChecker<'_> {
     /// Records a violation.
-    fn flag(
-        &mut self,
-        rule: Rule,
-        at: Ticks,
-        processor: u32,
-        send: Option<Transfer>,
-        detail: String,
-    ) {
-        self.count += 1;
-        if self.violations.len() < Report::MAX_LISTED {
-            self.violations.push(Violation {
-                rule,
-                at,
-                processor,
-                send,
-                detail,
-            });
-        }
+    fn flag(&mut self, rule: Rule, at: Ticks, p: u32, send: Option<Transfer>, detail: String) {
+        self.tally.flag(rule, at, p, send, detail);
     }
 
     /// The sends with a real receiver and payload, in time order; flags the others.

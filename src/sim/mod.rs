@@ -30,6 +30,38 @@ use crate::schedule::{place, Collective, Orders, Schedule, ScheduleError, Transf
 use crate::time::{Ticks, TimeBase, TimeError};
 use std::fmt;
 
+/// The violations a checker has found: the first [`Report::MAX_LISTED`] listed, all counted.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    /// Listed violations.
+    pub(crate) listed: Vec<Violation>,
+    /// All violations.
+    pub(crate) count: u64,
+}
+
+impl Tally {
+    /// Records a violation.
+    pub(crate) fn flag(
+        &mut self,
+        rule: Rule,
+        at: Ticks,
+        processor: u32,
+        send: Option<Transfer>,
+        detail: String,
+    ) {
+        self.count += 1;
+        if self.listed.len() < Report::MAX_LISTED {
+            self.listed.push(Violation {
+                rule,
+                at,
+                processor,
+                send,
+                detail,
+            });
+        }
+    }
+}
+
 /// Errors that prevent a check (as opposed to violations, which a check reports).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

@@ -6,19 +6,25 @@ use std::time::Duration;
 
 /// Runs `body` on a thread; fails the test if it does not finish in 120 s (a panic in `body`
 /// is re-raised as it is).
+#[allow(dead_code)] // not every test binary that shares this file uses the default limit
 pub(crate) fn watchdog(body: impl FnOnce() + Send + 'static) {
+    watchdog_secs(120, body);
+}
+
+/// [`watchdog`] with a limit of `secs` seconds.
+pub(crate) fn watchdog_secs(secs: u64, body: impl FnOnce() + Send + 'static) {
     let (tx, rx) = mpsc::channel();
     let handle = std::thread::spawn(move || {
         body();
         let _ = tx.send(());
     });
-    match rx.recv_timeout(Duration::from_secs(120)) {
+    match rx.recv_timeout(Duration::from_secs(secs)) {
         Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => {
             if let Err(e) = handle.join() {
                 std::panic::resume_unwind(e)
             }
         }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("watchdog: no finish in 120 s"),
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("watchdog: no finish in {secs} s"),
     }
 }
 

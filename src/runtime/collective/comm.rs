@@ -3,10 +3,10 @@
 
 use super::call::Core;
 use super::combine::OrderedTree;
-use super::error::CollectiveError;
+use super::error::{CollectiveError, PlannedLoadError};
 use super::rank::CommRank;
 use crate::model::{Hierarchy, Model, Postal, Profile};
-use crate::plan::plan_runtime;
+use crate::plan::{best_schedule, runtime_model, schedule_of, Candidate, PlanError};
 use crate::runtime::channel::{channel, Receiver, Sender};
 use crate::runtime::line::Line;
 use crate::runtime::program::Program;
@@ -14,7 +14,7 @@ use crate::runtime::wait::PanicWatch;
 use crate::schedule::{generate, Algorithm, Request, Schedule};
 use crate::time::Ratio;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The largest rank count a header can name (the root field has 20 bits).
 pub const MAX_COMM_RANKS: usize = 1 << 20;
@@ -30,8 +30,36 @@ pub enum DefaultSchedule {
     /// by line).
     Fixed(Algorithm),
     /// The planner's choice ([`plan_runtime`](crate::plan::plan_runtime)) under a calibrated
-    /// profile, per root and payload size class (the next power of two).
+    /// profile, per payload size class (the next power of two): planned for every class when
+    /// the [`Comm`] is made (errors are returned there), and generated for each root from the
+    /// chosen candidate.
     Planned(Planned),
+}
+
+impl Default for DefaultSchedule {
+    /// The binomial tree: no profile, no I/O.
+    fn default() -> DefaultSchedule {
+        DefaultSchedule::Fixed(Algorithm::Binomial)
+    }
+}
+
+/// Size classes the planner is asked about: `2^0 … 2^MAX_CLASS_LOG2` bytes (larger payloads
+/// use the largest class's choice).
+const MAX_CLASS_LOG2: u32 = 30;
+
+/// The planner's choices for one communicator: its model and a candidate per size class.
+#[derive(Debug)]
+struct PlanTable {
+    model: Model,
+    /// Indexed by the class's base-2 logarithm.
+    classes: Vec<Candidate>,
+}
+
+impl PlanTable {
+    fn candidate(&self, class: u64) -> &Candidate {
+        let i = (class.max(1).ilog2() as usize).min(self.classes.len() - 1);
+        &self.classes[i]
+    }
 }
 
 /// A calibrated profile and the machine it describes, for [`DefaultSchedule::Planned`].
@@ -67,24 +95,55 @@ impl Planned {
         Planned(Arc::new((profile, machine)))
     }
 
-    /// This machine's profile, if there is one: the file named by `HERALD_PROFILE` (`off`:
-    /// none), else [`default_profile_path`](crate::model::default_profile_path), when it is a profile
-    /// of this host and schema; with this machine's topology. Read once per process.
-    #[must_use]
-    pub fn detect() -> Option<Planned> {
-        static FOUND: OnceLock<Option<Planned>> = OnceLock::new();
-        FOUND
-            .get_or_init(|| {
-                let path = match std::env::var_os("HERALD_PROFILE") {
-                    Some(v) if v == "off" => return None,
-                    Some(v) => std::path::PathBuf::from(v),
-                    None => crate::model::default_profile_path()?,
-                };
-                let profile = crate::model::load_profile(&path, false).ok()?;
-                let machine = crate::topology::TopologySource::Machine.load().ok()?;
-                Some(Planned::new(profile, machine))
+    /// This machine's profile, if it has one, with this machine's topology: the one place
+    /// herald reads `HERALD_PROFILE`. The variable names a profile file (`off`: none); unset,
+    /// the profile is [`default_profile_path`](crate::model::default_profile_path) where that file
+    /// exists (what `herald calibrate` writes). Nothing is cached: call it once and pass the
+    /// result to [`CommOptions`].
+    ///
+    /// # Errors
+    ///
+    /// [`PlannedLoadError::Profile`] if the named (or cached) profile cannot be read, is not a
+    /// profile of this schema, or describes another host; [`PlannedLoadError::Topology`] if
+    /// this machine's topology cannot be read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use herald::{CommOptions, runtime::{DefaultSchedule, Planned}};
+    /// let schedule = match Planned::load()? {
+    ///     Some(planned) => DefaultSchedule::Planned(planned),
+    ///     None => DefaultSchedule::default(),
+    /// };
+    /// let options = CommOptions { schedule, ..CommOptions::default() };
+    /// let comm = herald::Comm::with_options(2, options)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn load() -> Result<Option<Planned>, PlannedLoadError> {
+        let path = match std::env::var_os("HERALD_PROFILE") {
+            Some(v) if v == "off" => return Ok(None),
+            Some(v) => std::path::PathBuf::from(v),
+            None => match crate::model::default_profile_path() {
+                Some(p) if p.exists() => p,
+                _ => return Ok(None),
+            },
+        };
+        let profile = crate::model::load_profile(&path, false)?;
+        let machine = crate::topology::TopologySource::Machine.load()?;
+        Ok(Some(Planned::new(profile, machine)))
+    }
+
+    /// The planner's choice for `n` ranks in every size class, from root 0.
+    fn table(&self, n: usize) -> Result<PlanTable, CollectiveError> {
+        let n32 = n as u32;
+        let model = runtime_model(self.profile(), self.machine(), n32)?;
+        let classes = (0..=MAX_CLASS_LOG2)
+            .map(|log2| {
+                let (_, candidate) = best_schedule(&model, n32, 1u64 << log2, 0)?;
+                Ok(candidate)
             })
-            .clone()
+            .collect::<Result<Vec<_>, PlanError>>()?;
+        Ok(PlanTable { model, classes })
     }
 
     /// The profile.
@@ -114,8 +173,8 @@ pub struct CommOptions {
     /// Lines per ring (at least 4).
     pub capacity: usize,
     /// The broadcast schedule of [`CommRank::broadcast`] and of the broadcast phases of
-    /// allreduce, allgather and barrier, and the shape of the reduction tree. Default: the
-    /// planner's choice when this machine has a profile ([`Planned::detect`]), else binomial.
+    /// allreduce, allgather and barrier, and the shape of the reduction tree. Default: binomial
+    /// ([`DefaultSchedule::default`]); the planner's choice is explicit ([`Planned::load`]).
     pub schedule: DefaultSchedule,
     /// Broadcasts of at least this many bytes move by single copy: the rings carry one
     /// descriptor line per chunk and each receiver copies the chunk straight from its
@@ -130,10 +189,7 @@ impl Default for CommOptions {
     fn default() -> CommOptions {
         CommOptions {
             capacity: 256,
-            schedule: Planned::detect().map_or(
-                DefaultSchedule::Fixed(Algorithm::Binomial),
-                DefaultSchedule::Planned,
-            ),
+            schedule: DefaultSchedule::default(),
             direct_min_bytes: 64 << 10,
             direct_chunk_bytes: 64 << 10,
         }
@@ -175,8 +231,10 @@ pub struct Comm {
     pairs: Mutex<HashMap<(u32, u32), Pair>>,
     /// Default broadcast programs by (root, size key).
     programs: Mutex<HashMap<(u32, u64), Arc<Program>>>,
-    /// The radix of the combining collectives' tree, chosen on first use.
-    radix: OnceLock<usize>,
+    /// The planner's choices ([`DefaultSchedule::Planned`]), made with the communicator.
+    plan: Option<PlanTable>,
+    /// The radix of the combining collectives' tree.
+    radix: usize,
 }
 
 impl Comm {
@@ -197,7 +255,19 @@ impl Comm {
     ///
     /// # Errors
     ///
-    /// As [`Comm::new`].
+    /// As [`Comm::new`]; and, made here rather than in a call, the schedule's own:
+    /// [`CollectiveError::Plan`] if the planner cannot plan for this team under the profile,
+    /// [`CollectiveError::Schedule`] if a fixed algorithm cannot be generated for `size` ranks,
+    /// [`CollectiveError::Program`] if its program does not compile.
+    ///
+    /// ```
+    /// use herald::{Algorithm, Comm, CommOptions, runtime::DefaultSchedule};
+    /// let options = CommOptions {
+    ///     schedule: DefaultSchedule::Fixed(Algorithm::Knomial { radix: 1 }),
+    ///     ..CommOptions::default()
+    /// };
+    /// assert!(Comm::with_options(4, options).is_err());
+    /// ```
     pub fn with_options(size: usize, options: CommOptions) -> Result<Comm, CollectiveError> {
         if size == 0 {
             return Err(CollectiveError::NoRanks);
@@ -211,14 +281,23 @@ impl Comm {
             direct_chunk_bytes: options.direct_chunk_bytes.max(Line::PAYLOAD),
             ..options
         };
-        Ok(Comm {
+        let plan = match &options.schedule {
+            DefaultSchedule::Fixed(_) => None,
+            DefaultSchedule::Planned(p) => Some(p.table(size)?),
+        };
+        let mut comm = Comm {
             size,
             options,
             core: Arc::new(Core::new(size)),
             pairs: Mutex::new(HashMap::new()),
             programs: Mutex::new(HashMap::new()),
-            radix: OnceLock::new(),
-        })
+            plan,
+            radix: 2,
+        };
+        comm.radix = comm.tree_radix();
+        // Root 0's programs now: a schedule that cannot be run fails here, not in a call.
+        comm.prepare([0])?;
+        Ok(comm)
     }
 
     /// The number of ranks.
@@ -306,16 +385,13 @@ impl Comm {
         if let Some(p) = programs.get(&key) {
             return Ok(Arc::clone(p));
         }
-        let schedule = match &self.options.schedule {
-            DefaultSchedule::Fixed(algorithm) => self.fixed_schedule(*algorithm, root)?,
-            DefaultSchedule::Planned(p) => {
-                let (n, class) = (self.size as u32, key.1);
-                match plan_runtime(p.profile(), p.machine(), n, class, root as u32) {
-                    Ok((schedule, _)) => schedule,
-                    // A profile that cannot describe this team: the binomial tree.
-                    Err(_) => self.fixed_schedule(Algorithm::Binomial, root)?,
-                }
+        let schedule = match (&self.options.schedule, &self.plan) {
+            (DefaultSchedule::Planned(_), Some(plan)) => {
+                let candidate = plan.candidate(key.1);
+                schedule_of(&plan.model, candidate, self.size as u32, root as u32)?
             }
+            (DefaultSchedule::Fixed(algorithm), _) => self.fixed_schedule(*algorithm, root)?,
+            (DefaultSchedule::Planned(_), None) => unreachable!("planned when made"),
         };
         let program = Arc::new(Program::compile(&schedule)?);
         if programs.len() >= MAX_CACHED_PROGRAMS {
@@ -347,27 +423,61 @@ impl Comm {
         }
     }
 
-    /// The reduction tree: the radix of the default broadcast's tree family (star: flat,
-    /// k-nomial: its radix, otherwise binomial).
-    pub(crate) fn ordered_tree(&self) -> OrderedTree {
-        let radix = *self.radix.get_or_init(|| {
-            let family = |a: Algorithm| match a {
-                Algorithm::Star => self.size,
-                Algorithm::Knomial { radix } => radix as usize,
-                Algorithm::Dtree { d } if d as usize + 1 >= self.size => self.size,
-                _ => 2,
-            };
-            match &self.options.schedule {
-                DefaultSchedule::Fixed(a) => family(*a),
-                // The planner's tree for a small payload from rank 0 (the reduction is its
-                // time reversal).
-                DefaultSchedule::Planned(p) => {
-                    plan_runtime(p.profile(), p.machine(), self.size as u32, 8, 0)
-                        .map_or(2, |(_, c)| family(c.algorithm))
-                }
+    /// Compiles the default broadcast programs for `roots` now, in every size class the
+    /// schedule distinguishes, so that no later call from these roots generates or compiles
+    /// one (a call from another root does, once, and caches it). Root 0's are compiled when
+    /// the communicator is made.
+    ///
+    /// # Errors
+    ///
+    /// [`CollectiveError::Root`] for a root outside the communicator; otherwise as
+    /// [`Comm::with_options`].
+    ///
+    /// ```
+    /// let comm = herald::Comm::new(4)?;
+    /// comm.prepare(0..4)?;
+    /// assert!(comm.prepare([4]).is_err());
+    /// # Ok::<(), herald::runtime::CollectiveError>(())
+    /// ```
+    pub fn prepare(&self, roots: impl IntoIterator<Item = usize>) -> Result<(), CollectiveError> {
+        let classes: Vec<usize> = match self.plan {
+            Some(ref p) => (0..p.classes.len()).map(|log2| 1usize << log2).collect(),
+            None => vec![1],
+        };
+        for root in roots {
+            if root >= self.size {
+                return Err(CollectiveError::Root {
+                    root,
+                    size: self.size,
+                });
             }
-        });
-        OrderedTree::new(self.size, radix)
+            for &bytes in &classes {
+                self.default_program(root, bytes)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The reduction tree: the radix of the default broadcast's tree family.
+    pub(crate) fn ordered_tree(&self) -> OrderedTree {
+        OrderedTree::new(self.size, self.radix)
+    }
+
+    /// The radix of the default broadcast's tree family (star: flat, k-nomial: its radix,
+    /// otherwise binomial); under the planner, of its tree for an 8-byte payload (the
+    /// reduction is its time reversal).
+    fn tree_radix(&self) -> usize {
+        let family = |a: Algorithm| match a {
+            Algorithm::Star => self.size,
+            Algorithm::Knomial { radix } => radix as usize,
+            Algorithm::Dtree { d } if d as usize + 1 >= self.size => self.size,
+            _ => 2,
+        };
+        match (&self.options.schedule, &self.plan) {
+            (DefaultSchedule::Planned(_), Some(plan)) => family(plan.candidate(8).algorithm),
+            (DefaultSchedule::Fixed(a), _) => family(*a),
+            (DefaultSchedule::Planned(_), None) => 2,
+        }
     }
 }
 

@@ -1,6 +1,8 @@
 //! What a collective call can report.
 
 use super::call::CallInfo;
+use crate::model::ProfileError;
+use crate::plan::PlanError;
 use crate::runtime::program::ProgramError;
 use crate::runtime::team::RuntimeError;
 use crate::runtime::wait::Aborted;
@@ -70,6 +72,9 @@ pub enum CollectiveError {
     /// Building the default schedule failed.
     #[error("cannot build the default schedule: {0}")]
     Schedule(String),
+    /// The planner could not plan the default schedule under the communicator's profile.
+    #[error("cannot plan the default schedule: {0}")]
+    Plan(#[from] PlanError),
     /// A panic on another rank of the team running this thread aborted the team.
     #[error("the team was aborted by a panic in another worker")]
     Aborted,
@@ -121,4 +126,24 @@ impl CollectiveError {
             _ => PoisonCause::Error,
         }
     }
+}
+
+/// Errors of [`Planned::load`](crate::runtime::Planned::load).
+///
+/// ```
+/// match herald::runtime::Planned::load() {
+///     Ok(Some(_)) => println!("planning with this machine's profile"),
+///     Ok(None) => println!("no profile: the binomial tree"),
+///     Err(e) => eprintln!("the profile is unusable: {e}"),
+/// }
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlannedLoadError {
+    /// The profile could not be read, parsed, or is another host's.
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    /// This machine's topology could not be read.
+    #[error(transparent)]
+    Topology(#[from] crate::topology::TopologyError),
 }

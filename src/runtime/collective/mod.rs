@@ -59,7 +59,7 @@ mod rank;
 
 pub use call::{CallInfo, CollectiveKind};
 pub use comm::{Comm, CommOptions, DefaultSchedule, Planned, MAX_COMM_RANKS};
-pub use error::{CollectiveError, PoisonCause};
+pub use error::{CollectiveError, PlannedLoadError, PoisonCause};
 pub use rank::CommRank;
 
 pub(crate) use direct::DirectFraming;

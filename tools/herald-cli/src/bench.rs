@@ -5,25 +5,23 @@
 //! median, p10 and p90: on a VM whose core-to-core latency switches between modes every few
 //! seconds, separate long runs would compare different modes.
 
+use crate::bench_loops as loops;
 use crate::CliError;
-use crossbeam::queue::ArrayQueue;
 use crossbeam::utils::CachePadded;
-use herald::{
-    runtime::{channel, Line},
-    Comm, Team,
-};
+use herald::{runtime::channel, Comm, Team};
 use serde_json::{json, Map, Value};
 use std::hint::spin_loop;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Which benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum What {
-    /// One-way 64-byte latency (ping-pong / 2): raw atomics, herald, rtrb, ArrayQueue.
+    /// One-way 64-byte latency (ping-pong / 2): raw lines, herald, rtrb, ArrayQueue, a minimal
+    /// FastForward ring; one loop for all (bench_loops.rs).
     Hop,
-    /// 64-byte messages per second core 0 → core 1.
+    /// 64-byte messages per second core 0 → core 1 (the same contestants but raw, one loop).
     Stream,
     /// 2-rank broadcast of 64 B and 1 MiB against rayon, bus, a shared flag, a cross-core copy.
     Bcast,
@@ -164,179 +162,17 @@ const HOPS: u64 = 20_000;
 /// Messages per stream slice.
 const MSGS: u64 = 200_000;
 
-/// Raw ping-pong on one cache line; ns one-way.
+/// Raw ping-pong, one cache line per direction; ns one-way.
 pub(crate) fn raw_hop(team: &mut Team, k: u64) -> f64 {
-    let flag = CachePadded::new(AtomicU64::new(0));
-    let t = team.run(|ctx| {
-        let start = Instant::now();
-        for i in 0..k {
-            if ctx.rank() == 0 {
-                flag.store(2 * i + 1, Ordering::Release);
-                wait_eq(&flag, 2 * i + 2);
-            } else {
-                wait_eq(&flag, 2 * i + 1);
-                flag.store(2 * i + 2, Ordering::Release);
-            }
-        }
-        start.elapsed()
-    });
-    ns(t[0], 2 * k)
+    loops::hop(team, loops::crossed(loops::raw(), loops::raw()), k)
 }
 
 fn ns(d: Duration, per: u64) -> f64 {
     d.as_nanos() as f64 / per as f64
 }
 
-fn herald_hop(team: &mut Team) -> f64 {
-    let (a, b) = (channel(64), channel(64));
-    let mut ends = vec![(a.0, b.1), (b.0, a.1)];
-    let t = team.run_with(&mut ends, |ctx, (tx, rx)| {
-        let start = Instant::now();
-        let line = Line::new();
-        for _ in 0..HOPS {
-            if ctx.rank() == 0 {
-                tx.send(line).expect("send");
-                rx.recv().expect("recv");
-            } else {
-                rx.recv().expect("recv");
-                tx.send(line).expect("send");
-            }
-        }
-        start.elapsed()
-    });
-    ns(t[0], 2 * HOPS)
-}
-
-fn rtrb_hop(team: &mut Team) -> f64 {
-    let (a, b) = (
-        rtrb::RingBuffer::<[u8; 64]>::new(64),
-        rtrb::RingBuffer::<[u8; 64]>::new(64),
-    );
-    let mut ends = vec![(a.0, b.1), (b.0, a.1)];
-    let t = team.run_with(&mut ends, |ctx, (tx, rx)| {
-        let start = Instant::now();
-        let push = |tx: &mut rtrb::Producer<[u8; 64]>| while tx.push([0; 64]).is_err() {};
-        let pop = |rx: &mut rtrb::Consumer<[u8; 64]>| loop {
-            if let Ok(v) = rx.pop() {
-                std::hint::black_box(v);
-                break;
-            }
-        };
-        for _ in 0..HOPS {
-            if ctx.rank() == 0 {
-                push(tx);
-                pop(rx);
-            } else {
-                pop(rx);
-                push(tx);
-            }
-        }
-        start.elapsed()
-    });
-    ns(t[0], 2 * HOPS)
-}
-
-fn aq_hop(team: &mut Team) -> f64 {
-    let q = [ArrayQueue::<[u8; 64]>::new(64), ArrayQueue::new(64)];
-    let t = team.run(|ctx| {
-        let (tx, rx) = (&q[ctx.rank()], &q[1 - ctx.rank()]);
-        let start = Instant::now();
-        for _ in 0..HOPS {
-            if ctx.rank() == 0 {
-                while tx.push([0; 64]).is_err() {}
-                aq_pop(rx);
-            } else {
-                aq_pop(rx);
-                while tx.push([0; 64]).is_err() {}
-            }
-        }
-        start.elapsed()
-    });
-    ns(t[0], 2 * HOPS)
-}
-
-/// Pops one value from `q`, spinning, and consumes it (so the read is not optimized away).
-fn aq_pop(q: &ArrayQueue<[u8; 64]>) {
-    loop {
-        if let Some(v) = q.pop() {
-            std::hint::black_box(v);
-            return;
-        }
-        spin_loop();
-    }
-}
-
-fn herald_stream(team: &mut Team) -> f64 {
-    let (tx, rx) = channel(512);
-    let mut ends = vec![(Some(tx), None), (None, Some(rx))];
-    let barrier = Barrier::new(2);
-    let t = team.run_with(&mut ends, |_, (tx, rx)| {
-        barrier.wait();
-        let start = Instant::now();
-        if let Some(tx) = tx {
-            (0..MSGS).for_each(|_| tx.send(Line::new()).expect("send"));
-        }
-        if let Some(rx) = rx {
-            (0..MSGS).for_each(|_| {
-                std::hint::black_box(rx.recv().expect("recv"));
-            });
-        }
-        (start, Instant::now())
-    });
-    MSGS as f64 / (t[1].1 - t[0].0).as_secs_f64()
-}
-
-fn rtrb_stream(team: &mut Team) -> f64 {
-    let (tx, rx) = rtrb::RingBuffer::<[u8; 64]>::new(512);
-    let mut ends = vec![(Some(tx), None), (None, Some(rx))];
-    let barrier = Barrier::new(2);
-    let t = team.run_with(&mut ends, |_, (tx, rx)| {
-        barrier.wait();
-        let start = Instant::now();
-        if let Some(tx) = tx {
-            for _ in 0..MSGS {
-                while tx.push([0; 64]).is_err() {
-                    spin_loop();
-                }
-            }
-        }
-        if let Some(rx) = rx {
-            for _ in 0..MSGS {
-                loop {
-                    match rx.pop() {
-                        Ok(v) => {
-                            std::hint::black_box(v);
-                            break;
-                        }
-                        Err(_) => spin_loop(),
-                    }
-                }
-            }
-        }
-        (start, Instant::now())
-    });
-    MSGS as f64 / (t[1].1 - t[0].0).as_secs_f64()
-}
-
-fn aq_stream(team: &mut Team) -> f64 {
-    let q = ArrayQueue::<[u8; 64]>::new(512);
-    let barrier = Barrier::new(2);
-    let t = team.run(|ctx| {
-        barrier.wait();
-        let start = Instant::now();
-        for _ in 0..MSGS {
-            if ctx.rank() == 0 {
-                while q.push([0; 64]).is_err() {
-                    spin_loop();
-                }
-            } else {
-                aq_pop(&q);
-            }
-        }
-        (start, Instant::now())
-    });
-    MSGS as f64 / (t[1].1 - t[0].0).as_secs_f64()
-}
+/// Lines per ring in the hop and stream contestants.
+const RING: usize = 512;
 
 /// 2-rank broadcasts of `len` bytes, ping-pong (root alternates); ns one-way.
 fn herald_bcast(team: &mut Team, comm: &mut Comm, len: usize, k: u64) -> f64 {
@@ -494,25 +330,82 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
         What::Hop => {
             let mut cs: Vec<Contestant<'_>> = vec![
                 ("raw_ns", Box::new(|t: &mut Team| raw_hop(t, HOPS))),
-                ("herald_ns", Box::new(herald_hop)),
-                ("rtrb_ns", Box::new(rtrb_hop)),
-                ("arrayqueue_ns", Box::new(aq_hop)),
+                (
+                    "herald_ns",
+                    Box::new(|t: &mut Team| {
+                        loops::hop(t, loops::crossed(channel(RING), channel(RING)), HOPS)
+                    }),
+                ),
+                (
+                    "rtrb_ns",
+                    Box::new(|t: &mut Team| {
+                        let ring = || rtrb::RingBuffer::<[u64; 8]>::new(RING);
+                        loops::hop(t, loops::crossed(ring(), ring()), HOPS)
+                    }),
+                ),
+                (
+                    "arrayqueue_ns",
+                    Box::new(|t: &mut Team| {
+                        loops::hop(t, loops::crossed(loops::aq(RING), loops::aq(RING)), HOPS)
+                    }),
+                ),
+                (
+                    "ff_ns",
+                    Box::new(|t: &mut Team| {
+                        loops::hop(t, loops::crossed(loops::ff(RING), loops::ff(RING)), HOPS)
+                    }),
+                ),
             ];
             let v = interleave(&mut team, a.slices, &mut cs);
-            let ratio_of = [("ratio_raw", 1, 0), ("ratio_rtrb", 1, 2)];
-            record(&mut out, &cs, &v, &ratio_of, Some(0), &[1]);
+            let ratio_of = [
+                ("ratio_raw", 1, 0),
+                ("ratio_rtrb", 1, 2),
+                ("ratio_ff", 1, 4),
+                ("rtrb_ratio_raw", 2, 0),
+                ("ff_ratio_raw", 4, 0),
+            ];
+            record(&mut out, &cs, &v, &ratio_of, Some(0), &[1, 2, 4]);
         }
         What::Stream => {
             let mut cs: Vec<Contestant<'_>> = vec![
-                ("herald_mps", Box::new(herald_stream)),
-                ("rtrb_mps", Box::new(rtrb_stream)),
-                ("arrayqueue_mps", Box::new(aq_stream)),
+                (
+                    "herald_mps",
+                    Box::new(|t: &mut Team| {
+                        let (tx, rx) = channel(RING);
+                        loops::stream(t, tx, rx, MSGS)
+                    }),
+                ),
+                (
+                    "rtrb_mps",
+                    Box::new(|t: &mut Team| {
+                        let (tx, rx) = rtrb::RingBuffer::<[u64; 8]>::new(RING);
+                        loops::stream(t, tx, rx, MSGS)
+                    }),
+                ),
+                (
+                    "arrayqueue_mps",
+                    Box::new(|t: &mut Team| {
+                        let (tx, rx) = loops::aq(RING);
+                        loops::stream(t, tx, rx, MSGS)
+                    }),
+                ),
+                (
+                    "ff_mps",
+                    Box::new(|t: &mut Team| {
+                        let (tx, rx) = loops::ff(RING);
+                        loops::stream(t, tx, rx, MSGS)
+                    }),
+                ),
                 // Labels each slice with the latency mode it ran in.
                 ("raw_ns", Box::new(|t: &mut Team| raw_hop(t, HOPS / 4))),
             ];
             let v = interleave(&mut team, a.slices, &mut cs);
-            let ratio_of = [("ratio_rtrb", 0, 1), ("ratio_arrayqueue", 0, 2)];
-            record(&mut out, &cs, &v, &ratio_of, Some(3), &[0, 1]);
+            let ratio_of = [
+                ("ratio_rtrb", 0, 1),
+                ("ratio_arrayqueue", 0, 2),
+                ("ratio_ff", 0, 3),
+            ];
+            record(&mut out, &cs, &v, &ratio_of, Some(4), &[0, 1, 3]);
         }
         What::Bcast => {
             let pool = rayon::ThreadPoolBuilder::new()

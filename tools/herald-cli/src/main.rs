@@ -3,6 +3,7 @@
 //! Bad input prints one line on stderr and exits with code 2; a failed verification exits 1.
 
 mod bench;
+mod bench_loops;
 mod calibrate;
 mod draw;
 mod export;

@@ -1,0 +1,109 @@
+//! Planning is policy outside the runtime (issue 17): a default `Comm` reads nothing, a planned
+//! one plans when it is made and returns planning errors there, and the programs its calls run
+//! are the planner's choice for each size class, generated for each root.
+
+mod common {
+    pub(crate) mod watch;
+}
+
+use common::watch::{payload, watchdog};
+use herald::{
+    runtime::{CollectiveError, DefaultSchedule, Planned},
+    Algorithm, Comm, CommOptions, Profile, Team, TopologySource,
+};
+
+fn profile() -> Profile {
+    let text = std::fs::read_to_string("tests/data/profile-2core.json").unwrap();
+    Profile::from_json_forced(&text).unwrap()
+}
+
+fn two_cores() -> herald::Hierarchy {
+    TopologySource::from_options(Some("core:2 pu:1"), None)
+        .unwrap()
+        .load()
+        .unwrap()
+}
+
+#[test]
+fn the_default_is_binomial_and_reads_nothing() {
+    // A profile named by the environment (another host's): `Planned::load` reads it (and
+    // refuses it), the default options do not look.
+    std::env::set_var("HERALD_PROFILE", "tests/data/profile-2core.json");
+    assert!(Planned::load().is_err());
+    assert_eq!(
+        CommOptions::default().schedule,
+        DefaultSchedule::Fixed(Algorithm::Binomial)
+    );
+    assert_eq!(CommOptions::default(), CommOptions::default());
+}
+
+#[test]
+fn a_profile_that_cannot_plan_fails_when_the_comm_is_made() {
+    // The profile with its one measured level erased: the planner has no costs for 6 ranks
+    // on 2 cores (oversubscribed: the model is built from a measured level).
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("tests/data/profile-2core.json").unwrap())
+            .unwrap();
+    for level in json["levels"].as_array_mut().unwrap() {
+        for key in [
+            "lambda",
+            "L_ns",
+            "o_s_ns",
+            "o_r_ns",
+            "g_ns",
+            "G_ns_per_byte",
+            "one_way_ns",
+            "raw_hop_ns",
+        ] {
+            level[key] = serde_json::Value::Null;
+        }
+    }
+    let empty = Profile::from_json_forced(&json.to_string()).unwrap();
+    let options = CommOptions {
+        schedule: DefaultSchedule::Planned(Planned::new(empty, two_cores())),
+        ..CommOptions::default()
+    };
+    let err = Comm::with_options(6, options).unwrap_err();
+    assert!(matches!(err, CollectiveError::Plan(_)), "{err}");
+}
+
+#[test]
+fn planned_broadcasts_deliver_from_every_root_in_every_class() {
+    watchdog(planned_broadcasts);
+}
+
+fn planned_broadcasts() {
+    let n = 6;
+    let options = CommOptions {
+        schedule: DefaultSchedule::Planned(Planned::new(profile(), two_cores())),
+        // Every payload through the rings, so the program's sends are what moves.
+        direct_min_bytes: usize::MAX,
+        ..CommOptions::default()
+    };
+    let mut comm = Comm::with_options(n, options).unwrap();
+    comm.prepare(0..n).unwrap();
+    assert!(matches!(
+        comm.prepare([n]),
+        Err(CollectiveError::Root { root: 6, size: 6 })
+    ));
+    let sizes = [1usize, 8, 100, 4096, 70_000];
+    let mut team = Team::new(n).unwrap();
+    let mut ranks = comm.ranks();
+    let ok = team.run_with(&mut ranks, |_, c| {
+        let mut all = true;
+        for &bytes in &sizes {
+            for root in 0..n {
+                let sent = payload(bytes, root as u64 + 1);
+                let mut buf = if c.rank() == root {
+                    sent.clone()
+                } else {
+                    vec![0; bytes]
+                };
+                c.broadcast(root, &mut buf).unwrap();
+                all &= buf == sent;
+            }
+        }
+        all
+    });
+    assert_eq!(ok, vec![true; n]);
+}

@@ -1,0 +1,327 @@
+//! The hop and stream loops of `herald bench`, written once and shared by every contestant.
+//!
+//! A contestant is a pair of ends ([`Put`], [`Take`]) that move one 64-byte message carrying a
+//! counter. The loops are generic over the ends, so every contestant runs the same
+//! monomorphized loop: the same counter, the same check of every value received (a message
+//! lost, duplicated or reordered stops the run), the same `spin_loop` while waiting. What
+//! differs is only what the contestant does inside `put` and `take`.
+//!
+//! Contestants: `raw` (one cache line per direction, the counter stored into it: the floor),
+//! `ff` (a minimal FastForward ring: 64-byte slots whose first word is the sequence number,
+//! the consumer's position published every `capacity / 4` lines (at most 16) — the ring
+//! issue 18 compares against), herald's channel through its blocking `send`/`recv`, rtrb and
+//! crossbeam's `ArrayQueue`.
+
+use crossbeam::queue::ArrayQueue;
+use crossbeam::utils::CachePadded;
+use herald::{
+    runtime::{Line, Receiver, Sender},
+    Team,
+};
+use std::hint::spin_loop;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::Instant;
+
+/// The sending end of a contestant.
+pub(crate) trait Put: Send {
+    /// Sends one 64-byte message carrying `v`, waiting while the channel is full.
+    fn put(&mut self, v: u64);
+}
+
+/// The receiving end of a contestant.
+pub(crate) trait Take: Send {
+    /// Receives the next message and returns the value it carries, waiting while empty.
+    fn take(&mut self) -> u64;
+}
+
+/// Ping-pong between ranks 0 and 1 of `team`, `k` round trips; ns one-way.
+///
+/// # Panics
+///
+/// If a value arrives out of order (the contestant is broken).
+pub(crate) fn hop<P: Put, T: Take>(team: &mut Team, ends: [(P, T); 2], k: u64) -> f64 {
+    let mut ends = Vec::from(ends);
+    let t = team.run_with(&mut ends, |ctx, (tx, rx)| {
+        let start = Instant::now();
+        for i in 0..k {
+            if ctx.rank() == 0 {
+                tx.put(i);
+                assert_eq!(rx.take(), i, "a message was lost or reordered");
+            } else {
+                let v = rx.take();
+                assert_eq!(v, i, "a message was lost or reordered");
+                tx.put(v);
+            }
+        }
+        start.elapsed()
+    });
+    t[0].as_nanos() as f64 / (2 * k) as f64
+}
+
+/// Rank 0 streams `k` messages to rank 1; messages per second, from a common start to the
+/// last reception.
+///
+/// # Panics
+///
+/// If a value arrives out of order.
+pub(crate) fn stream<P: Put, T: Take>(team: &mut Team, tx: P, rx: T, k: u64) -> f64 {
+    let mut ends = vec![(Some(tx), None), (None, Some(rx))];
+    let barrier = Barrier::new(2);
+    let t = team.run_with(&mut ends, |_, (tx, rx)| {
+        barrier.wait();
+        let start = Instant::now();
+        if let Some(tx) = tx {
+            (0..k).for_each(|i| tx.put(i));
+        }
+        if let Some(rx) = rx {
+            for i in 0..k {
+                assert_eq!(rx.take(), i, "a message was lost or reordered");
+            }
+        }
+        (start, Instant::now())
+    });
+    k as f64 / (t[1].1 - t[0].0).as_secs_f64()
+}
+
+/// Spins until `a` holds `v`.
+#[inline]
+fn spin_until(a: &AtomicU64, v: u64) {
+    while a.load(Ordering::Acquire) != v {
+        spin_loop();
+    }
+}
+
+/// One cache line per direction: the message is the counter itself (a ping-pong needs
+/// nothing more; it cannot stream).
+pub(crate) struct RawPut(Arc<CachePadded<AtomicU64>>);
+/// The receiving side of [`RawPut`].
+pub(crate) struct RawTake(Arc<CachePadded<AtomicU64>>, u64);
+
+impl Put for RawPut {
+    #[inline]
+    fn put(&mut self, v: u64) {
+        self.0.store(v + 1, Ordering::Release);
+    }
+}
+
+impl Take for RawTake {
+    #[inline]
+    fn take(&mut self) -> u64 {
+        self.1 += 1;
+        spin_until(&self.0, self.1);
+        self.1 - 1
+    }
+}
+
+/// A raw line.
+pub(crate) fn raw() -> (RawPut, RawTake) {
+    let line = Arc::new(CachePadded::new(AtomicU64::new(0)));
+    (RawPut(Arc::clone(&line)), RawTake(line, 0))
+}
+
+/// One FastForward slot: the sequence word and seven payload words in one 64-byte line.
+#[repr(C, align(64))]
+struct FfSlot([AtomicU64; 8]);
+
+/// The minimal FastForward ring's shared state.
+struct Ff {
+    slots: Box<[FfSlot]>,
+    head: CachePadded<AtomicU64>,
+}
+
+/// The producer of the minimal ring.
+pub(crate) struct FfPut {
+    ring: Arc<Ff>,
+    tail: u64,
+    cached_head: u64,
+}
+
+/// The consumer of the minimal ring.
+pub(crate) struct FfTake {
+    ring: Arc<Ff>,
+    head: u64,
+    published: u64,
+    batch: u64,
+}
+
+/// A minimal FastForward ring of `capacity` (≥ 2) 64-byte slots.
+pub(crate) fn ff(capacity: usize) -> (FfPut, FfTake) {
+    let slots = (0..capacity).map(|_| FfSlot(Default::default())).collect();
+    let ring = Arc::new(Ff {
+        slots,
+        head: CachePadded::new(AtomicU64::new(0)),
+    });
+    let batch = (capacity as u64 / 4).clamp(1, 16);
+    (
+        FfPut {
+            ring: Arc::clone(&ring),
+            tail: 0,
+            cached_head: 0,
+        },
+        FfTake {
+            ring,
+            head: 0,
+            published: 0,
+            batch,
+        },
+    )
+}
+
+impl Put for FfPut {
+    #[inline]
+    fn put(&mut self, v: u64) {
+        let cap = self.ring.slots.len() as u64;
+        while self.tail - self.cached_head == cap {
+            self.cached_head = self.ring.head.load(Ordering::Acquire);
+            if self.tail - self.cached_head == cap {
+                spin_loop();
+            }
+        }
+        let slot = &self.ring.slots[(self.tail % cap) as usize].0;
+        slot[1].store(v, Ordering::Relaxed);
+        for w in &slot[2..] {
+            w.store(!v, Ordering::Relaxed);
+        }
+        self.tail += 1;
+        slot[0].store(self.tail, Ordering::Release);
+    }
+}
+
+impl Take for FfTake {
+    #[inline]
+    fn take(&mut self) -> u64 {
+        let cap = self.ring.slots.len() as u64;
+        let slot = &self.ring.slots[(self.head % cap) as usize].0;
+        spin_until(&slot[0], self.head + 1);
+        let v = slot[1].load(Ordering::Relaxed);
+        let rest = slot[2..]
+            .iter()
+            .fold(0u64, |a, w| a ^ w.load(Ordering::Relaxed));
+        std::hint::black_box(rest);
+        self.head += 1;
+        if self.head - self.published >= self.batch {
+            self.ring.head.store(self.head, Ordering::Release);
+            self.published = self.head;
+        }
+        v
+    }
+}
+
+impl Put for Sender {
+    #[inline]
+    fn put(&mut self, v: u64) {
+        let mut line = Line::new();
+        line.set_word(0, v);
+        (1..Line::PAYLOAD / 8).for_each(|w| line.set_word(w, !v));
+        self.send(line).expect("the receiver is alive");
+    }
+}
+
+impl Take for Receiver {
+    #[inline]
+    fn take(&mut self) -> u64 {
+        let line = self.recv().expect("the sender is alive");
+        std::hint::black_box(line.payload());
+        line.word(0)
+    }
+}
+
+/// A 64-byte message for the queues that carry arrays.
+#[inline]
+fn message(v: u64) -> [u64; 8] {
+    let mut m = [!v; 8];
+    m[0] = v;
+    m
+}
+
+impl Put for rtrb::Producer<[u64; 8]> {
+    #[inline]
+    fn put(&mut self, v: u64) {
+        let m = message(v);
+        while self.push(m).is_err() {
+            spin_loop();
+        }
+    }
+}
+
+impl Take for rtrb::Consumer<[u64; 8]> {
+    #[inline]
+    fn take(&mut self) -> u64 {
+        loop {
+            if let Ok(m) = self.pop() {
+                return std::hint::black_box(m)[0];
+            }
+            spin_loop();
+        }
+    }
+}
+
+/// Either end of a shared `ArrayQueue`.
+pub(crate) struct Aq(Arc<ArrayQueue<[u64; 8]>>);
+
+/// An `ArrayQueue` of `capacity` messages, as a pair of ends.
+pub(crate) fn aq(capacity: usize) -> (Aq, Aq) {
+    let q = Arc::new(ArrayQueue::new(capacity));
+    (Aq(Arc::clone(&q)), Aq(q))
+}
+
+impl Put for Aq {
+    #[inline]
+    fn put(&mut self, v: u64) {
+        let m = message(v);
+        while self.0.push(m).is_err() {
+            spin_loop();
+        }
+    }
+}
+
+impl Take for Aq {
+    #[inline]
+    fn take(&mut self) -> u64 {
+        loop {
+            if let Some(m) = self.0.pop() {
+                return std::hint::black_box(m)[0];
+            }
+            spin_loop();
+        }
+    }
+}
+
+/// Two contestants' ends crossed for a ping-pong: rank 0 sends on `a` and receives on `b`.
+pub(crate) fn crossed<P, T>(a: (P, T), b: (P, T)) -> [(P, T); 2] {
+    [(a.0, b.1), (b.0, a.1)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every contestant delivers every value in order, through a full ring and a wrap.
+    #[test]
+    fn every_contestant_delivers_in_order() {
+        // Watchdog: a lost message would hang the loops; fail instead.
+        let (done, watch) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            if watch
+                .recv_timeout(std::time::Duration::from_secs(120))
+                .is_err()
+            {
+                eprintln!("every_contestant_delivers_in_order hung");
+                std::process::abort();
+            }
+        });
+        let mut team = Team::new(2).unwrap();
+        assert!(hop(&mut team, crossed(raw(), raw()), 100) > 0.0);
+        assert!(hop(&mut team, crossed(ff(4), ff(4)), 100) > 0.0);
+        let (tx, rx) = ff(4);
+        assert!(stream(&mut team, tx, rx, 1000) > 0.0);
+        let (tx, rx) = herald::runtime::channel(4);
+        assert!(stream(&mut team, tx, rx, 1000) > 0.0);
+        let (tx, rx) = rtrb::RingBuffer::new(4);
+        assert!(stream(&mut team, tx, rx, 1000) > 0.0);
+        let (tx, rx) = aq(4);
+        assert!(stream(&mut team, tx, rx, 1000) > 0.0);
+        done.send(()).unwrap();
+    }
+}

@@ -492,6 +492,7 @@ mod test {
 <!-- a comment with <object type="Kore"/> inside -->
 <topology><object type="Machine" cpuset="0x3">
   <info name="Vendor" value="A &amp; B &lt;labs&gt; &quot;x&quot;"/>
+  <object type="NUMANode" os_index="0" nodeset="0x1"/>
   <object type="P&#85;" os_index="0" cpuset="0x1"/>
   <object type="&#x50;U" os_index="1" cpuset="0x2"/>
 </object></topology>"#;

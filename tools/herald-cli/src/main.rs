@@ -102,7 +102,11 @@ fn main() -> ExitCode {
                 .take_while(|l| !l.is_empty())
                 .collect();
             let line = words.join(" ");
-            let line = if line.is_empty() { "invalid arguments" } else { &line };
+            let line = if line.is_empty() {
+                "invalid arguments"
+            } else {
+                &line
+            };
             eprintln!("herald: {}", line.trim_start_matches("error: "));
             return ExitCode::from(2);
         }

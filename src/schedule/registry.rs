@@ -92,9 +92,12 @@ pub struct Generator {
 }
 
 impl Generator {
-    /// Whether it applies to `model`.
+    /// Whether it applies to `model` (by the model's family: its name without parameters, so
+    /// `fattree(w=log)` is `fattree`).
     pub fn applies_to(&self, model: &dyn CostModel) -> bool {
-        self.models.contains(&model.name())
+        let name = model.name();
+        let family = name.split('(').next().unwrap_or(name);
+        self.models.contains(&family)
     }
 
     /// The variants of this algorithm the planner tries for `sweep`.

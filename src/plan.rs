@@ -558,7 +558,7 @@ pub(crate) fn runtime_model(
 /// # Examples
 ///
 /// ```
-/// # use herald::*;
+/// # use herald::{*, plan::{oversubscribed_model, schedule_of}};
 /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
 /// let profile = Profile::from_json_forced(&text)?;
 /// let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;

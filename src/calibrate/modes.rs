@@ -196,7 +196,8 @@ fn valleys(xs: &[f64], log: bool) -> Vec<f64> {
 ///
 /// ```
 /// let d = herald::calibrate::distribution(&[(10.0, 1.0), (11.0, 1.0), (12.0, 1.0)]);
-/// assert_eq!((d.median, d.p10, d.p90, d.samples), (11.0, 10.0, 11.0, 3));
+/// // nearest rank (`herald::stats`): p90 is the sample at round(0.9 · 2) = 2
+/// assert_eq!((d.median, d.p10, d.p90, d.samples), (11.0, 10.0, 12.0, 3));
 /// assert_eq!(d.modes.len(), 1);
 /// ```
 pub fn distribution(samples: &[(f64, f64)]) -> Distribution {

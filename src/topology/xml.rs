@@ -146,7 +146,13 @@ impl Parsed {
 /// Parses and checks hwloc XML (the XML itself — entities, character references, comments,
 /// processing instructions — is read by `roxmltree`).
 pub(super) fn parse(text: &str) -> Result<Parsed, String> {
-    let doc = roxmltree::Document::parse(text).map_err(|e| format!("not well-formed XML: {e}"))?;
+    // hwloc's exports name their DTD (`<!DOCTYPE topology SYSTEM "hwloc2.dtd">`).
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    };
+    let doc = roxmltree::Document::parse_with_options(text, options)
+        .map_err(|e| format!("not well-formed XML: {e}"))?;
     let root = doc.root_element();
     if root.tag_name().name() != "topology" {
         return Err(format!(

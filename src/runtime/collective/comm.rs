@@ -67,7 +67,7 @@ impl PlanTable {
 /// # Examples
 ///
 /// ```
-/// # use herald::*;
+/// # use herald::{*, runtime::{DefaultSchedule, Planned}};
 /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
 /// let profile = Profile::from_json_forced(&text)?;
 /// let machine = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;

@@ -21,7 +21,7 @@ RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loo
 # Miri on the channel and the runtime's failure paths, where a nightly toolchain with Miri is
 # installed (`rustup component add --toolchain nightly miri`).
 if cargo +nightly miri --version >/dev/null 2>&1; then
-  cargo +nightly miri test -p herald --test channel --test failure_paths
+  cargo +nightly miri test -p herald --no-default-features --test channel --test failure_paths
 else
   echo "scripts/test.sh: Miri skipped: no nightly toolchain with Miri here (cargo +nightly miri --version fails)"
 fi

@@ -482,7 +482,11 @@ impl Comm {
 }
 
 /// The most ranks this process can have: the OS thread limit, capped at [`MAX_COMM_RANKS`].
+/// (Not read under Miri, whose isolation has no `/proc`.)
 fn max_ranks() -> usize {
+    if cfg!(miri) {
+        return MAX_COMM_RANKS;
+    }
     std::fs::read_to_string("/proc/sys/kernel/threads-max")
         .ok()
         .and_then(|s| s.trim().parse::<usize>().ok())

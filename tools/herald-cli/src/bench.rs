@@ -23,7 +23,7 @@ pub(crate) enum What {
     Hop,
     /// 64-byte messages per second core 0 → core 1 (the same contestants but raw, one loop).
     Stream,
-    /// 2-rank broadcast of 64 B and 1 MiB against rayon, bus, a shared flag, a cross-core copy.
+    /// 2-rank broadcast of 48 B … 4 MiB against rayon, bus, a shared flag, a cross-core copy.
     Bcast,
     /// `-n` threads on the machine's cores: herald's broadcast vs a spin-then-yield star.
     Bcast64,
@@ -264,6 +264,41 @@ fn flag_bcast(team: &mut Team, len: usize, k: u64, copies: usize) -> f64 {
     ns(t[0], 2 * k)
 }
 
+/// Shared-flag broadcast of at most 64 bytes without a lock: the sender stores the bytes as
+/// words of one line (relaxed: plain moves) and raises the flag; the other loads them. The
+/// baseline of issue 18's small-broadcast target (the lock of [`flag_bcast`] would be most of
+/// its cost at this size).
+fn flag_words_bcast(team: &mut Team, len: usize, k: u64) -> f64 {
+    assert!(len <= 64, "one line");
+    let words = len.div_ceil(8);
+    let flag = CachePadded::new(AtomicU64::new(0));
+    let data: CachePadded<[AtomicU64; 8]> = CachePadded::new(Default::default());
+    let t = team.run(|ctx| {
+        let r = ctx.rank();
+        let mut mine = [1u64; 8];
+        let start = Instant::now();
+        for i in 0..k {
+            for step in 0..2u64 {
+                let seq = 2 * i + step + 1;
+                if r == step as usize {
+                    for (d, v) in data.iter().zip(&mine).take(words) {
+                        d.store(*v, Ordering::Relaxed);
+                    }
+                    flag.store(seq, Ordering::Release);
+                } else {
+                    wait_eq(&flag, seq);
+                    for (v, d) in mine.iter_mut().zip(data.iter()).take(words) {
+                        *v = d.load(Ordering::Relaxed);
+                    }
+                    std::hint::black_box(&mine);
+                }
+            }
+        }
+        start.elapsed()
+    });
+    ns(t[0], 2 * k)
+}
+
 /// A spin-then-yield star broadcast of 64 bytes on the whole team; ns per iteration.
 fn star_bcast(team: &mut Team, k: u64) -> f64 {
     let n = team.size();
@@ -413,7 +448,18 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 .build()
                 .map_err(CliError::usage)?;
             let mut comm = Comm::new(2).map_err(CliError::usage)?;
-            for (label, len, k) in [("64B", 64usize, 10_000u64), ("1MiB", 1 << 20, 20)] {
+            // 48 B: header and payload in one line (issue 18's ≤ 1.3 × flag target); 4 KiB …
+            // 4 MiB: against the cross-core copy (≤ 1.1 ×).
+            let sizes: [(&str, usize, u64); 7] = [
+                ("48B", 48, 10_000),
+                ("64B", 64, 10_000),
+                ("4KiB", 4 << 10, 2_000),
+                ("64KiB", 64 << 10, 200),
+                ("256KiB", 256 << 10, 60),
+                ("1MiB", 1 << 20, 20),
+                ("4MiB", 4 << 20, 5),
+            ];
+            for (label, len, k) in sizes {
                 let comm = &mut comm;
                 let pool = &pool;
                 let mut cs: Vec<Contestant<'_>> = vec![
@@ -429,7 +475,13 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
                     ("bus_ns", Box::new(move |t: &mut Team| bus_bcast(t, len, k))),
                     (
                         "flag_ns",
-                        Box::new(move |t: &mut Team| flag_bcast(t, len, k, 2)),
+                        Box::new(move |t: &mut Team| {
+                            if len <= 64 {
+                                flag_words_bcast(t, len, k)
+                            } else {
+                                flag_bcast(t, len, k, 2)
+                            }
+                        }),
                     ),
                     (
                         "xcopy_ns",
@@ -442,6 +494,8 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
                     ("ratio_raw", 1, 0),
                     ("ratio_rayon", 2, 1),
                     ("ratio_xcopy", 5, 1),
+                    ("herald_over_flag", 1, 4),
+                    ("herald_over_xcopy", 1, 5),
                 ];
                 record(&mut m, &cs, &v, &ratio_of, Some(0), &[1]);
                 m.insert(

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # herald's test suite: formatting, lints, unit/integration/doc tests, the loom model checks, Miri
-# where it is installed, and a compile check of the benches.
+# where it is installed, a compile check of the benches, and herald-mpi against Open MPI and MPICH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# herald-mpi (a workspace member, outside the default members) builds against Open MPI here; its
+# tests start ranks with mpirun.openmpi (-np 2, and -np 4 on more ranks than CPUs).
+export MPICC="${MPICC:-mpicc.openmpi}"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace
@@ -26,3 +29,11 @@ else
   echo "scripts/test.sh: Miri skipped: no nightly toolchain with Miri here (cargo +nightly miri --version fails)"
 fi
 cargo bench --workspace --no-run
+# herald-mpi against MPICH: its own target directory (mpi-sys does not rebuild when MPICC
+# changes), its own launcher; the multi-rank self-test on 2 and 4 ranks. HERALD_MPI_MPICH=0 skips.
+if [ "${HERALD_MPI_MPICH:-1}" != 0 ]; then
+  MPICC=mpicc.mpich CARGO_TARGET_DIR=target/mpich cargo build -q -p herald-mpi
+  for np in 2 4; do
+    timeout 600 mpirun.mpich -np "$np" target/mpich/debug/herald-mpi selftest
+  done
+fi

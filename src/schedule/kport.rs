@@ -29,10 +29,10 @@
 //!
 //! # Rotation (§4, rebuilt)
 //!
-//! Reaches `⌈m/k'⌉ + ⌈log_{k'+1} n⌉` rounds (Theorem 10, one above Lemma 2) for every `n` and
-//! `k' ≥ 2` tested but a few `(n, m)` with `n` just below `(k'+1)^D`, `k' ≥ 5` and at most three
-//! batches, where it takes one round more (`docs/kport-reading.md`); `k' = 1` is the 1-port
-//! model, handed to the round-optimal circulant schedule. The construction (the
+//! Reaches `⌈m/k'⌉ + ⌈log_{k'+1} n⌉` rounds (Theorem 10, one above Lemma 2) for every `n`, `m`
+//! and `k' ≥ 2` tested (every `k' ≤ 9`, `n ≤ 400`, `m ≤ 4k' + 1`, and more:
+//! `docs/kport-reading.md`); `k' = 1` is the 1-port model, handed to the round-optimal circulant
+//! schedule. The construction (the
 //! paper's black boxes could not be read; this generalizes its "nice number" box, whose sets
 //! `S_{i,j}` rotate):
 //!
@@ -60,15 +60,18 @@
 //!
 //! Where the row plan needs `D + 1` rounds (a few `n` just below `(k'+1)^D`, `k' ≥ 5`; for
 //! `n = (k'+1)² − 1` no schedule streams in `D`: `docs/kport-reading.md`), only the last batch
-//! must spread in `D`: it (or the last two) is re-planned round by round with maximum flows over
-//! the ports the other batches leave free (`last_batch`).
+//! must spread in `D`: it (or the last two or three) is re-planned round by round with maximum
+//! flows over the ports the other batches leave free (`last_batch`), most urgent transfers first:
+//! one block of the last batch to each processor holding none of it, then what each processor
+//! must get now to need no more than its free receive ports later, then one block to each
+//! processor holding none, then everything else.
 
 use super::{Collective, Schedule, ScheduleError};
 use crate::model::{log_ceil, KPort};
 use crate::time::TimeBase;
 
 mod flow;
-use flow::{last_batch, ATTEMPTS};
+use flow::{last_batch, tries};
 
 /// Checks the send count fits the 32-bit indices and memory.
 fn budget(n: u32, m: u32) -> Result<usize, ScheduleError> {
@@ -426,8 +429,8 @@ fn rotation_plan(n: u32, k: u32, deadline: usize) -> Option<Vec<Slot>> {
     Some(slots)
 }
 
-/// The rotation algorithm: `m` blocks from root 0 in `⌈m/k'⌉ + ⌈log_{k'+1} n⌉` rounds (one more
-/// for a few `n`; see the module docs).
+/// The rotation algorithm: `m` blocks from root 0 in `⌈m/k'⌉ + ⌈log_{k'+1} n⌉` rounds (every
+/// case tested; see the module docs).
 pub(crate) fn rotation(n: u32, m: u32, model: &KPort) -> Result<Schedule, ScheduleError> {
     let collective = Collective::Broadcast { root: 0, blocks: m };
     if n == 1 {
@@ -512,11 +515,7 @@ pub(crate) fn rotation(n: u32, m: u32, model: &KPort) -> Result<Schedule, Schedu
     }
     if deadline > d as u64 {
         // the row plan needs one round more: re-plan the last batch (module docs)
-        let attempts = if n > 500 { ATTEMPTS / 3 } else { ATTEMPTS };
-        let mut tries = (0..attempts).flat_map(|a| [(a, 1), (a, 2)]);
-        if let Some(better) =
-            tries.find_map(|(a, tail)| last_batch(n, m, k, d as u64, &sends, a, tail))
-        {
+        if let Some(better) = tries(n).find_map(|t| last_batch(n, m, k, d as u64, &sends, t)) {
             sends = better;
         }
     }

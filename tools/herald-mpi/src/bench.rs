@@ -1,0 +1,833 @@
+//! herald against the MPI library's own `MPI_Bcast` and `MPI_Allreduce`: identical loops,
+//! alternating rounds.
+//!
+//! # What is compared
+//!
+//! For each collective (broadcast, allreduce), payload size and loop variant, a *round* runs
+//! the same loop of `K` collectives once with herald and once with the library, in alternating
+//! order (herald first in even rounds, the library first in odd ones, so a drift of the machine
+//! hits both alike). `K` is chosen once per (collective, size, variant) from a warm-up so a round
+//! takes about `--target-ms`, and is the same for both sides. Each round gives one sample per
+//! side; the figures are the median, p10 and p90 over rounds, and `ratio` = herald's median /
+//! the library's median (below 1: herald is faster).
+//!
+//! Two herald sides, chosen with `--herald`:
+//!
+//! * `mpi` — herald's schedules over MPI point-to-point ([`BroadcastPlan`], [`CombinePlan`])
+//!   among the same `N` processes the library's collective runs on: herald's planner's choice
+//!   under the MPI profile (per size and root), against `MPI_Bcast` / `MPI_Allreduce`.
+//! * `inproc` — herald's in-process collectives ([`herald::Comm`]): `N` threads of rank 0's
+//!   process, pinned to the CPUs of the `N` MPI processes (thread `r` on rank `r`'s CPU), using
+//!   herald's default schedule (its planner's choice when `herald calibrate` has written a
+//!   profile of this machine, else binomial). While they run, the other `N − 1` processes wait
+//!   in a barrier that sleeps 1 ms between polls (`MPI_Ibarrier`), so the threads have the CPUs;
+//!   while the library runs, rank 0's threads are parked. This is the comparison a user makes
+//!   between herald and MPI on one node: the same CPUs, the same loop, threads against
+//!   processes.
+//!
+//! # The loops (identical on both sides)
+//!
+//! * `loop` — a barrier, then `K` collectives back to back from root 0; a rank's sample is its
+//!   elapsed time / `K`. Broadcasts may overlap (a root starts the next while leaves still
+//!   receive), as in any MPI loop benchmark.
+//! * `pingpong` — the same, with the root alternating between rank 0 and rank `N − 1`: the next
+//!   root must have received the previous broadcast before it can send, so every broadcast's
+//!   latency is exposed (for allreduce, each result is the next input: every allreduce depends
+//!   on the previous one, which any allreduce loop already does).
+//! * `barrier` — `K` times: a barrier, then one collective timed alone; per iteration the
+//!   slowest rank's time, and the round's sample is the median over its iterations (OSU style).
+//!   Each side uses its own barrier: the library's `MPI_Barrier` for it and for herald over MPI,
+//!   herald's `CommRank::barrier` in process.
+//!
+//! A round's sample is the slowest rank's (or thread's) time per collective. Every round is
+//! checked: after it, every rank compares its buffer with what the root sent (broadcast) or the
+//! sum of every rank's contribution (allreduce, u64 elements, wrapping), for both sides; a
+//! mismatch fails the run.
+//!
+//! The payload of the in-process allreduce is a `[u64; L]` value (herald's `CommRank::allreduce`
+//! takes a plain-old-data value), so in-process allreduce sizes are powers of two from 8 B to
+//! 4 MiB.
+
+use crate::cluster::Cluster;
+use crate::error::Error;
+use crate::exec::{BroadcastPlan, CombinePlan, CombineScratch};
+use crate::p2p::Channel;
+use crate::world::World;
+use crate::{contribution, payload};
+use herald::{
+    generate,
+    model::{Hier, LevelCost},
+    runtime::Spread,
+    Algorithm, Comm, CommRank, Model, Profile, Request, Team,
+};
+use mpi::collective::{CommunicatorCollectives, Root, SystemOperation};
+use mpi::topology::Communicator;
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// The most collectives per round of the in-process `loop` (both sides use the same count).
+///
+/// herald's `Comm` detects mismatched calls by comparing the 8-bit call number in a waiting
+/// rank's header with its peer's; a broadcast root that runs 256 calls ahead of a receiver (it
+/// can: one-line broadcasts fill a 256-line ring before it waits) sees the same 8 bits on a
+/// different call and reports a mismatch that is not one. Rounds of at most 255 collectives
+/// after a barrier never get 256 calls apart. (Reported to the lead; `src/runtime` is theirs.)
+pub const INPROC_LOOP_MAX_K: usize = 255;
+
+/// Which collective.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Collective {
+    /// Broadcast (`MPI_Bcast`).
+    Bcast,
+    /// Allreduce of u64 elements, summed (`MPI_Allreduce` with `MPI_SUM`).
+    Allreduce,
+}
+
+/// Which loop (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    /// Back to back from root 0.
+    Loop,
+    /// Roots alternating between 0 and `N − 1`.
+    Pingpong,
+    /// A barrier before each collective, which is timed alone.
+    Barrier,
+}
+
+/// Which herald is measured (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HeraldSide {
+    /// herald's schedules over MPI point-to-point, `N` processes.
+    Mpi,
+    /// herald's in-process collectives, `N` threads of rank 0.
+    Inproc,
+}
+
+impl std::str::FromStr for Collective {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Collective, Error> {
+        match s {
+            "bcast" | "broadcast" => Ok(Collective::Bcast),
+            "allreduce" => Ok(Collective::Allreduce),
+            _ => Err(Error::Usage(format!(
+                "unknown collective {s:?} (bcast, allreduce)"
+            ))),
+        }
+    }
+}
+
+impl std::str::FromStr for Variant {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Variant, Error> {
+        match s {
+            "loop" => Ok(Variant::Loop),
+            "pingpong" | "ping-pong" => Ok(Variant::Pingpong),
+            "barrier" | "barrier-then-one" => Ok(Variant::Barrier),
+            _ => Err(Error::Usage(format!(
+                "unknown variant {s:?} (loop, pingpong, barrier)"
+            ))),
+        }
+    }
+}
+
+/// What to measure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchOptions {
+    /// herald over MPI, or in process.
+    pub herald: HeraldSide,
+    /// Collectives.
+    pub collectives: Vec<Collective>,
+    /// Loop variants.
+    pub variants: Vec<Variant>,
+    /// Payload sizes in bytes (multiples of 8; powers of two for in-process allreduce).
+    pub sizes: Vec<usize>,
+    /// Measured rounds per (collective, size, variant), after one warm-up round.
+    pub rounds: usize,
+    /// Target duration of one side's round.
+    pub target: Duration,
+    /// A fixed algorithm for herald over MPI instead of the planner's choice.
+    pub algo: Option<Algorithm>,
+}
+
+impl BenchOptions {
+    /// 8 B, 16 B, … 4 MiB.
+    pub fn default_sizes() -> Vec<usize> {
+        (3..=22).map(|p| 1usize << p).collect()
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        if self.rounds == 0 || self.sizes.is_empty() || self.variants.is_empty() {
+            return Err(Error::Usage(
+                "need rounds ≥ 1, some sizes and some variants".into(),
+            ));
+        }
+        if let Some(&s) = self
+            .sizes
+            .iter()
+            .find(|&&s| s == 0 || s % 8 != 0 || s > 1 << 30)
+        {
+            return Err(Error::Usage(format!(
+                "size {s}: sizes are multiples of 8 bytes from 8 B to 1 GiB"
+            )));
+        }
+        if self.herald == HeraldSide::Inproc && self.collectives.contains(&Collective::Allreduce) {
+            if let Some(&s) = self
+                .sizes
+                .iter()
+                .find(|&&s| !s.is_power_of_two() || s > 4 << 20)
+            {
+                return Err(Error::Usage(format!(
+                    "size {s}: the in-process allreduce takes powers of two from 8 B to 4 MiB"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Median, p10 and p90 in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Micros {
+    /// Median.
+    pub median: f64,
+    /// 10th percentile.
+    pub p10: f64,
+    /// 90th percentile.
+    pub p90: f64,
+}
+
+impl Micros {
+    fn of(samples: &[f64]) -> Micros {
+        let d: Vec<Duration> = samples
+            .iter()
+            .map(|&s| Duration::from_secs_f64(s))
+            .collect();
+        let s = Spread::of(&d).unwrap_or(Spread {
+            median: Duration::ZERO,
+            p10: Duration::ZERO,
+            p90: Duration::ZERO,
+        });
+        let us = |d: Duration| (d.as_secs_f64() * 1e9).round() / 1000.0;
+        Micros {
+            median: us(s.median),
+            p10: us(s.p10),
+            p90: us(s.p90),
+        }
+    }
+}
+
+/// One row of results.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// Ranks (processes; threads for herald in process).
+    pub n: usize,
+    /// Payload bytes.
+    pub bytes: usize,
+    /// The collective.
+    pub collective: Collective,
+    /// The loop.
+    pub variant: Variant,
+    /// Which herald.
+    pub herald: HeraldSide,
+    /// herald's schedule(s), in words.
+    pub algorithm: String,
+    /// herald: µs per collective, over rounds.
+    pub herald_us: Micros,
+    /// The library: µs per collective, over rounds.
+    pub mpi_us: Micros,
+    /// herald's median / the library's median.
+    pub ratio: f64,
+    /// Collectives per round (both sides).
+    pub iters: usize,
+    /// Measured rounds.
+    pub rounds: usize,
+}
+
+/// A per-rank buffer state for one (collective, size).
+struct Buffers {
+    bytes: Vec<u8>,
+    value: Vec<u64>,
+    result: Vec<u64>,
+    scratch: CombineScratch,
+}
+
+/// What herald runs over MPI for one (collective, size).
+enum OverMpi {
+    Bcast([BroadcastPlan; 2]),
+    Allreduce(CombinePlan),
+    /// A reduce to rank 0, then a broadcast from rank 0.
+    ReduceBcast(Box<(CombinePlan, BroadcastPlan)>),
+}
+
+/// The library's or herald-over-MPI's round on this rank: seconds per collective (this rank's).
+fn mpi_round(
+    world: &World,
+    chan: &Channel,
+    coll: Collective,
+    variant: Variant,
+    k: usize,
+    herald: Option<&OverMpi>,
+    b: &mut Buffers,
+) -> Result<f64, Error> {
+    let n = world.size();
+    let comm = world.comm();
+    let root_of = |i: usize| match variant {
+        Variant::Pingpong if i % 2 == 1 => n - 1,
+        _ => 0,
+    };
+    let one = |i: usize, b: &mut Buffers| -> Result<(), Error> {
+        match (coll, herald) {
+            (Collective::Bcast, None) => {
+                comm.process_at_rank(root_of(i) as i32)
+                    .broadcast_into(&mut b.bytes[..]);
+            }
+            (Collective::Bcast, Some(OverMpi::Bcast(plans))) => {
+                plans[usize::from(root_of(i) != 0)].run(chan, &mut b.bytes)?;
+            }
+            (Collective::Allreduce, None) => {
+                comm.all_reduce_into(&b.value[..], &mut b.result[..], SystemOperation::sum());
+                std::mem::swap(&mut b.value, &mut b.result);
+            }
+            (Collective::Allreduce, Some(OverMpi::Allreduce(plan))) => {
+                plan.run(chan, &mut b.scratch, &mut b.value)?;
+            }
+            (Collective::Allreduce, Some(OverMpi::ReduceBcast(two))) => {
+                two.0.run(chan, &mut b.scratch, &mut b.value)?;
+                two.1
+                    .run(chan, bytemuck::cast_slice_mut(&mut b.value[..]))?;
+            }
+            _ => unreachable!("plans match their collective"),
+        }
+        Ok(())
+    };
+    match variant {
+        Variant::Loop | Variant::Pingpong => {
+            world.barrier();
+            let t0 = Instant::now();
+            for i in 0..k {
+                one(i, b)?;
+            }
+            Ok(t0.elapsed().as_secs_f64() / k as f64)
+        }
+        Variant::Barrier => {
+            let mut times = Vec::with_capacity(k);
+            for i in 0..k {
+                world.barrier();
+                let t0 = Instant::now();
+                one(i, b)?;
+                times.push(t0.elapsed().as_secs_f64());
+            }
+            // the slowest rank per iteration, then the median over iterations
+            let mut all = vec![0f64; k];
+            comm.all_reduce_into(&times[..], &mut all[..], SystemOperation::max());
+            all.sort_by(f64::total_cmp);
+            Ok(all[(k - 1) / 2])
+        }
+    }
+}
+
+/// Fills the buffers for a round (`seed`): the broadcast payload on its first root, this
+/// rank's allreduce contribution.
+fn fill(b: &mut Buffers, coll: Collective, rank: usize, seed: u64) {
+    match coll {
+        Collective::Bcast => {
+            if rank == 0 {
+                payload(&mut b.bytes, seed);
+            } else {
+                b.bytes.fill(0);
+            }
+        }
+        Collective::Allreduce => contribution(&mut b.value, rank, seed),
+    }
+}
+
+/// What a rank must hold after a round of `k` collectives (see the module docs).
+fn check(
+    b: &Buffers,
+    coll: Collective,
+    variant: Variant,
+    k: usize,
+    n: usize,
+    seed: u64,
+) -> Result<(), String> {
+    match coll {
+        Collective::Bcast => {
+            let mut want = vec![0u8; b.bytes.len()];
+            payload(&mut want, seed);
+            match b.bytes.iter().zip(&want).position(|(x, y)| x != y) {
+                None => Ok(()),
+                Some(at) => Err(format!("broadcast differs at byte {at}")),
+            }
+        }
+        Collective::Allreduce => {
+            let want = allreduce_expected(b.value.len(), variant, k, n, seed);
+            match b.value.iter().zip(&want).position(|(x, y)| x != y) {
+                None => Ok(()),
+                Some(at) => Err(format!("allreduce differs at element {at}")),
+            }
+        }
+    }
+}
+
+/// The result of `k` allreduces in a row, each fed the previous result (every variant: the
+/// loops feed results back, so all three compute the same).
+fn allreduce_expected(len: usize, _variant: Variant, k: usize, n: usize, seed: u64) -> Vec<u64> {
+    let mut sum = vec![0u64; len];
+    let mut part = vec![0u64; len];
+    for r in 0..n {
+        contribution(&mut part, r, seed);
+        sum.iter_mut()
+            .zip(&part)
+            .for_each(|(s, p)| *s = s.wrapping_add(*p));
+    }
+    // after the first allreduce every rank holds S; each further one multiplies by n
+    let factor = (1..k).fold(1u64, |f, _| f.wrapping_mul(n as u64));
+    sum.iter().map(|s| s.wrapping_mul(factor)).collect()
+}
+
+/// herald's flat model for an allreduce of `bytes` among the job's ranks: the costs of the
+/// coarsest level ranks meet at.
+fn allreduce_model(model: &Model, n: u32, bytes: u64) -> Result<Model, Error> {
+    let flat = match model {
+        Model::Hier(h) => coarsest(h, n)?,
+        m => m.clone(),
+    };
+    Ok(match flat {
+        Model::LogP(l) => Model::from(l.with_bytes(bytes.max(1)).map_err(Error::herald)?),
+        m => m,
+    })
+}
+
+fn coarsest(h: &Hier, n: u32) -> Result<Model, Error> {
+    let used = h.used_levels(n);
+    let d = used
+        .iter()
+        .position(|&u| u)
+        .ok_or_else(|| Error::Herald("no level is used".into()))?;
+    match h.levels()[d].cost {
+        Some(LevelCost::LogP(l)) => Ok(Model::from(l)),
+        Some(LevelCost::Postal(p)) => Ok(Model::from(p)),
+        None => Err(Error::Herald(format!("level {d} has no costs"))),
+    }
+}
+
+/// herald over MPI for one (collective, size): plans and their label (collective: each rank
+/// computes them and checks that all agree).
+fn over_mpi(
+    world: &World,
+    cluster: &Cluster,
+    profile: &Profile,
+    opts: &BenchOptions,
+    coll: Collective,
+    bytes: usize,
+) -> Result<(OverMpi, String), Error> {
+    let n = world.size() as u32;
+    let model = cluster.model(profile, &herald::model::Assumptions::default())?;
+    let (what, label) = match coll {
+        Collective::Bcast => {
+            let mut plans = Vec::new();
+            let mut labels = Vec::new();
+            for root in [0, n - 1] {
+                let (s, label) = match opts.algo {
+                    Some(a) => {
+                        let s = generate(&Request::broadcast(a, n, 1, root), &model)
+                            .map_err(Error::herald)?;
+                        let label = format!("{a} ({} sends)", s.len());
+                        (s, label)
+                    }
+                    None => {
+                        let (s, c, _) = cluster.plan(profile, bytes as u64, root)?;
+                        (s, format!("{} ×{}", c.label, c.blocks))
+                    }
+                };
+                labels.push(label);
+                plans.push(BroadcastPlan::new(&s)?);
+            }
+            let [a, b]: [BroadcastPlan; 2] = plans.try_into().expect("two roots");
+            labels.dedup();
+            (OverMpi::Bcast([a, b]), labels.join(" / "))
+        }
+        Collective::Allreduce => {
+            let flat = allreduce_model(&model, n, bytes as u64)?;
+            let gen = |a: Algorithm| {
+                let s = generate(&Request::broadcast(a, n, 1, 0), &flat).map_err(Error::herald)?;
+                let r = herald::check(&s, &flat).map_err(Error::herald)?;
+                Ok::<_, Error>((r.base().to_f64(r.makespan()), s))
+            };
+            let (t_all, all) = gen(Algorithm::Allreduce)?;
+            let combined = CombinePlan::new(&all, &flat)?;
+            if opts.algo.is_some() {
+                let label = format!("allreduce ({} sends)", all.len());
+                (OverMpi::Allreduce(combined), label)
+            } else {
+                // herald's choice by simulated time: its allreduce with combining, or its
+                // optimal reduce to rank 0 followed by the planner's broadcast from rank 0
+                let (t_red, red) = gen(Algorithm::Reduce)?;
+                let (bs, bc, _) = cluster.plan(profile, bytes as u64, 0)?;
+                let t_two = t_red + bc.makespan.to_f64();
+                if t_all <= t_two {
+                    let label =
+                        format!("allreduce ({} sends, {t_all:.0} vs {t_two:.0})", all.len());
+                    (OverMpi::Allreduce(combined), label)
+                } else {
+                    let label = format!(
+                        "reduce + {} ×{} ({t_two:.0} vs {t_all:.0})",
+                        bc.label, bc.blocks
+                    );
+                    let two = (CombinePlan::new(&red, &flat)?, BroadcastPlan::new(&bs)?);
+                    (OverMpi::ReduceBcast(Box::new(two)), label)
+                }
+            }
+        }
+    };
+    world.agree(&format!("bench plan {coll:?} {bytes} {label}"))?;
+    Ok((what, label))
+}
+
+/// The in-process side, owned by rank 0.
+struct InProc {
+    team: Team,
+    comm: Comm,
+    label: String,
+}
+
+/// The in-process round: `(seconds per collective, check outcome)` of the slowest thread.
+fn inproc_round(
+    ip: &mut InProc,
+    coll: Collective,
+    variant: Variant,
+    k: usize,
+    bytes: usize,
+    seed: u64,
+) -> Result<f64, Error> {
+    let n = ip.comm.size();
+    let mut ranks = ip.comm.ranks();
+    let out: Vec<Result<f64, String>> = ip.team.run_with(&mut ranks, |_, c| match coll {
+        Collective::Bcast => inproc_bcast(c, variant, k, bytes, seed),
+        Collective::Allreduce => inproc_allreduce(c, variant, k, bytes, seed),
+    });
+    let mut worst: f64 = 0.0;
+    for (r, o) in out.into_iter().enumerate() {
+        match o {
+            Ok(t) => worst = worst.max(t),
+            Err(e) => {
+                return Err(Error::Verify(format!(
+                    "herald in process, thread {r} of {n}: {e}"
+                )))
+            }
+        }
+    }
+    Ok(worst)
+}
+
+/// Times per thread: a loop's (time / k), or the barrier variant's per-iteration times.
+fn inproc_time(
+    c: &mut CommRank<'_>,
+    variant: Variant,
+    k: usize,
+    mut one: impl FnMut(&mut CommRank<'_>, usize) -> Result<(), String>,
+) -> Result<f64, String> {
+    match variant {
+        Variant::Loop | Variant::Pingpong => {
+            c.barrier().map_err(|e| e.to_string())?;
+            let t0 = Instant::now();
+            for i in 0..k {
+                one(c, i)?;
+            }
+            Ok(t0.elapsed().as_secs_f64() / k as f64)
+        }
+        Variant::Barrier => {
+            let mut times = Vec::with_capacity(k);
+            for i in 0..k {
+                c.barrier().map_err(|e| e.to_string())?;
+                let t0 = Instant::now();
+                one(c, i)?;
+                times.push(t0.elapsed().as_secs_f64());
+            }
+            // per-iteration slowest thread: gather every thread's times with herald itself
+            let mut per_iter = Vec::with_capacity(k);
+            for t in times {
+                let worst = c.allreduce(t, f64::max).map_err(|e| e.to_string())?;
+                per_iter.push(worst);
+            }
+            per_iter.sort_by(f64::total_cmp);
+            Ok(per_iter[(k - 1) / 2])
+        }
+    }
+}
+
+fn inproc_bcast(
+    c: &mut CommRank<'_>,
+    variant: Variant,
+    k: usize,
+    bytes: usize,
+    seed: u64,
+) -> Result<f64, String> {
+    let n = c.size();
+    let mut buf = vec![0u8; bytes];
+    if c.rank() == 0 {
+        payload(&mut buf, seed);
+    }
+    let t = inproc_time(c, variant, k, |c, i| {
+        let root = if variant == Variant::Pingpong && i % 2 == 1 {
+            n - 1
+        } else {
+            0
+        };
+        c.broadcast(root, &mut buf).map_err(|e| e.to_string())
+    })?;
+    let mut want = vec![0u8; bytes];
+    payload(&mut want, seed);
+    match buf.iter().zip(&want).position(|(x, y)| x != y) {
+        None => Ok(t),
+        Some(at) => Err(format!("broadcast differs at byte {at}")),
+    }
+}
+
+fn inproc_allreduce(
+    c: &mut CommRank<'_>,
+    variant: Variant,
+    k: usize,
+    bytes: usize,
+    seed: u64,
+) -> Result<f64, String> {
+    macro_rules! sized {
+        ($($len:literal)*) => {
+            match bytes / 8 {
+                $($len => inproc_allreduce_of::<$len>(c, variant, k, seed),)*
+                other => Err(format!("no in-process allreduce of {other} elements")),
+            }
+        };
+    }
+    sized!(1 2 4 8 16 32 64 128 256 512 1024 2048 4096 8192 16384 32768 65536 131072 262144 524288)
+}
+
+fn inproc_allreduce_of<const L: usize>(
+    c: &mut CommRank<'_>,
+    variant: Variant,
+    k: usize,
+    seed: u64,
+) -> Result<f64, String> {
+    let (n, me) = (c.size(), c.rank());
+    let mut value = Box::new([0u64; L]);
+    contribution(&mut value[..], me, seed);
+    let add = |a: [u64; L], b: [u64; L]| {
+        let mut o = a;
+        o.iter_mut()
+            .zip(b.iter())
+            .for_each(|(x, y)| *x = x.wrapping_add(*y));
+        o
+    };
+    let t = inproc_time(c, variant, k, |c, _| {
+        *value = c.allreduce(*value, add).map_err(|e| e.to_string())?;
+        Ok(())
+    })?;
+    let want = allreduce_expected(L, variant, k, n, seed);
+    match value.iter().zip(&want).position(|(x, y)| x != y) {
+        None => Ok(t),
+        Some(at) => Err(format!("allreduce differs at element {at}")),
+    }
+}
+
+/// Runs the comparison; rank 0 returns the rows, the others an empty list. Collective: every
+/// rank calls it with the same options (checked).
+///
+/// # Errors
+/// [`Error::Usage`] for bad options; [`Error::Verify`] if a round's result is wrong; errors of
+/// planning and of messages.
+pub fn bench(
+    world: &World,
+    chan: &Channel,
+    cluster: &Cluster,
+    profile: Option<&Profile>,
+    opts: &BenchOptions,
+    mut progress: impl FnMut(&Row),
+) -> Result<Vec<Row>, Error> {
+    opts.check()?;
+    world.agree(&format!("bench {opts:?}"))?;
+    let (me, n) = (world.rank(), world.size());
+    let places = world.placements();
+    if opts.herald == HeraldSide::Inproc && cluster.hosts().len() > 1 {
+        return Err(Error::Usage(format!(
+            "--herald inproc runs herald's threads on rank 0's host; the job spans {} hosts",
+            cluster.hosts().len()
+        )));
+    }
+    let profile = match (opts.herald, profile) {
+        (HeraldSide::Mpi, None) => {
+            return Err(Error::Usage(
+                "herald over MPI plans with an MPI profile".into(),
+            ))
+        }
+        (_, p) => p,
+    };
+    let mut inproc = None;
+    if opts.herald == HeraldSide::Inproc && me == 0 {
+        // thread r on rank r's CPU
+        let cpus: Vec<usize> = places.iter().map(|p| p.cpu.unwrap_or(0)).collect();
+        let team = Team::builder()
+            .cores(cpus)
+            .stack_size(256 << 20)
+            .build()
+            .map_err(Error::herald)?;
+        // herald's planner where this machine has a profile (`herald calibrate`), else binomial
+        let schedule = match herald::runtime::Planned::load().map_err(Error::herald)? {
+            Some(planned) => herald::runtime::DefaultSchedule::Planned(planned),
+            None => herald::runtime::DefaultSchedule::default(),
+        };
+        let options = herald::CommOptions {
+            schedule,
+            ..herald::CommOptions::default()
+        };
+        let comm = Comm::with_options(n, options).map_err(Error::herald)?;
+        let label = match &comm.options().schedule {
+            herald::runtime::DefaultSchedule::Fixed(a) => format!("herald in process, default {a}"),
+            _ => "herald in process, planned with herald's profile".into(),
+        };
+        inproc = Some(InProc { team, comm, label });
+    }
+    let nap = Duration::from_millis(1);
+    let mut rows = Vec::new();
+    let mut seed = 1u64;
+    for &coll in &opts.collectives {
+        for &bytes in &opts.sizes {
+            let (plans, label) = match opts.herald {
+                HeraldSide::Mpi => {
+                    let p = profile.ok_or_else(|| Error::Usage("no MPI profile".into()))?;
+                    let (o, l) = over_mpi(world, cluster, p, opts, coll, bytes)?;
+                    (Some(o), l)
+                }
+                HeraldSide::Inproc => (
+                    None,
+                    inproc.as_ref().map_or(String::new(), |ip| ip.label.clone()),
+                ),
+            };
+            let mut b = Buffers {
+                bytes: vec![0u8; bytes],
+                value: vec![0u64; bytes / 8],
+                result: vec![0u64; bytes / 8],
+                scratch: CombineScratch::default(),
+            };
+            for &variant in &opts.variants {
+                // One side's round, checked. `herald` selects the side.
+                let mut side = |herald: bool, k: usize, seed: u64| -> Result<f64, Error> {
+                    fill(&mut b, coll, me, seed);
+                    let t = if herald && opts.herald == HeraldSide::Inproc {
+                        let t = match inproc.as_mut() {
+                            Some(ip) => inproc_round(ip, coll, variant, k, bytes, seed)?,
+                            None => 0.0,
+                        };
+                        chan.quiet_barrier(nap)?;
+                        t
+                    } else {
+                        let over = if herald { plans.as_ref() } else { None };
+                        let t = mpi_round(world, chan, coll, variant, k, over, &mut b)?;
+                        if let Err(e) = check(&b, coll, variant, k, n, seed) {
+                            let who = if herald { "herald over MPI" } else { "MPI" };
+                            return Err(Error::Verify(format!("{who}, rank {me}: {e}")));
+                        }
+                        t
+                    };
+                    let mut worst = 0f64;
+                    world
+                        .comm()
+                        .all_reduce_into(&t, &mut worst, SystemOperation::max());
+                    Ok(worst)
+                };
+                // Warm-up: rounds of 1, 4, 16, … collectives on each side until one takes an
+                // eighth of the target; then K for the target round time, the same on both.
+                // The time per collective is the least of three warm-up rounds at the last
+                // count: one round that lost the CPU to another process (a time slice is
+                // milliseconds) would otherwise make K tiny and every sample that noisy.
+                let target = opts.target.as_secs_f64();
+                let max_k = match (opts.herald, variant) {
+                    (HeraldSide::Inproc, Variant::Loop) => INPROC_LOOP_MAX_K,
+                    _ => 100_000,
+                };
+                let mut k = 1usize;
+                let per = loop {
+                    let per = side(false, k, 0)?.max(side(true, k, 0)?);
+                    if per * k as f64 >= target / 8.0 || k >= max_k {
+                        let mut least = per;
+                        for _ in 0..2 {
+                            least = least.min(side(false, k, 0)?.max(side(true, k, 0)?));
+                        }
+                        break least.max(1e-8);
+                    }
+                    k = (k * 4).min(max_k);
+                };
+                let mut k = ((target / per).round() as usize).clamp(1, max_k);
+                world.comm().process_at_rank(0).broadcast_into(&mut k);
+                let (mut h, mut m) = (Vec::new(), Vec::new());
+                for round in 0..opts.rounds {
+                    seed += 1;
+                    if round % 2 == 0 {
+                        h.push(side(true, k, seed)?);
+                        m.push(side(false, k, seed)?);
+                    } else {
+                        m.push(side(false, k, seed)?);
+                        h.push(side(true, k, seed)?);
+                    }
+                }
+                let (hu, mu) = (Micros::of(&h), Micros::of(&m));
+                let row = Row {
+                    n,
+                    bytes,
+                    collective: coll,
+                    variant,
+                    herald: opts.herald,
+                    algorithm: label.clone(),
+                    herald_us: hu,
+                    mpi_us: mu,
+                    ratio: if mu.median > 0.0 {
+                        (hu.median / mu.median * 1000.0).round() / 1000.0
+                    } else {
+                        f64::NAN
+                    },
+                    iters: k,
+                    rounds: opts.rounds,
+                };
+                if me == 0 {
+                    progress(&row);
+                    rows.push(row);
+                }
+            }
+        }
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inproc(n: usize) -> InProc {
+        InProc {
+            team: Team::builder()
+                .ranks(n)
+                .stack_size(64 << 20)
+                .build()
+                .unwrap(),
+            comm: Comm::new(n).unwrap(),
+            label: String::new(),
+        }
+    }
+
+    #[test]
+    fn inproc_rounds_verify() {
+        let mut ip = inproc(2);
+        for variant in [Variant::Loop, Variant::Pingpong, Variant::Barrier] {
+            for bytes in [8usize, 4096] {
+                for k in [1usize, 5, 255, 256, 257, 600] {
+                    for coll in [Collective::Bcast, Collective::Allreduce] {
+                        inproc_round(&mut ip, coll, variant, k, bytes, 3)
+                            .unwrap_or_else(|e| panic!("{coll:?} {variant:?} {bytes} {k}: {e}"));
+                    }
+                }
+            }
+        }
+    }
+}

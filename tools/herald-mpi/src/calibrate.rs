@@ -1,0 +1,870 @@
+//! Calibration over MPI: `L, o_s, o_r, g, G` and λ at every level where ranks meet, by herald's
+//! method, into herald's profile schema.
+//!
+//! # Pairs
+//!
+//! The job is one hierarchy ([`Cluster`]): hosts, then each host's hwloc levels. For every level
+//! of it, the first pair of ranks (lowest client rank, then lowest server rank) whose PUs have
+//! their lowest common ancestor there is measured: between hosts (`machine`), between the
+//! sockets of a host (`group` or `numa`, as hwloc names the level), inside a socket (`l3`,
+//! `package`, …). A level no two ranks meet at is recorded unmeasured, with a note. Start
+//! enough ranks, placed so that every level has a pair (e.g. two per host on two hosts, on
+//! different sockets).
+//!
+//! # The method
+//!
+//! herald's (`herald calibrate`, `src/calibrate/mod.rs`): Netgauge's parametrized round trips
+//! `PRTT(1,0,s)`, `PRTT(n,0,s)`, `PRTT(n,d,s)` with `n = 10` and `d = PRTT(1,0,s)` from the
+//! previous slice (at least twice its gap), the receive overhead timed at the server on a message
+//! that has surely arrived, least squares over message sizes by [`herald::calibrate::fit_prtt`], λ per
+//! slice, slices of 15–30 ms interleaved across levels, distributions and modes by
+//! [`herald::calibrate::distribution`], a quantity settled when its modes stay put for three checks.
+//! Messages are MPI messages sent and received the way herald-mpi's executors do (nonblocking
+//! send and receive, completed by polling), of `s` *units* of 56 bytes — the payload of one of
+//! herald's lines, so `G_ns_per_byte` means what it means in herald's profiles.
+//!
+//! One difference: `L, o_s, o_r, g` and λ are fitted on small messages (`s = 1, 2, 4, …, 64`
+//! units, up to 3.5 KiB; 1 … 16 with `--quick`), but `G` on large ones (`s = 256, 1024, 4096`
+//! units, 14 KiB to 224 KiB; to 56 KiB with `--quick`), by the same fit on those sizes alone.
+//! An MPI library moves small messages eagerly (copied through a buffer) and large ones by
+//! rendezvous (on one host often a single copy), at different costs per byte; the planner uses
+//! `G` to price blocks of large payloads, so it gets the large-message regime's. (Fitted on the
+//! small sizes, `G` would make a 64 KiB broadcast look best cut into dozens of eager blocks,
+//! which measure slower than one rendezvous message.) Each fit keeps herald's protocol-change
+//! rule: the longest prefix of its sizes that lies on one line.
+//!
+//! `raw_hop_ns` is, over MPI, the one-way time of a batched ping-pong of empty messages between
+//! the pair (no cache-line baseline exists between processes). `switch_ns`, when two ranks share
+//! one CPU, is the same empty-message ping-pong between those two: what a message costs when its
+//! receiver must first be scheduled. Capacities are not measured over MPI (`null`, with a note).
+//!
+//! # Who does what
+//!
+//! Every rank takes part: in each round every measured pair runs one slice in turn while the
+//! other ranks wait in a barrier that sleeps ([`Channel::quiet_barrier`]), so they leave the CPUs
+//! to the pair. The client of a pair keeps its samples; at the end each client sends its level's
+//! results to rank 0, which writes the profile.
+
+use crate::cluster::Cluster;
+use crate::error::Error;
+use crate::p2p::Channel;
+use crate::world::World;
+use herald::{
+    calibrate::{distribution, find_modes, fit_prtt, PrttPoint},
+    model::{Distribution, LevelProfile, Mode, TopologyLevel, TopologySummary, PROFILE_SCHEMA},
+    Profile,
+};
+use mpi::collective::{CommunicatorCollectives, Root};
+use mpi::topology::Communicator;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Bytes per size unit (the payload of one of herald's lines).
+pub const UNIT: usize = 56;
+
+/// How to calibrate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalibrateOptions {
+    /// `quick` or `full` (recorded in the profile).
+    pub mode: &'static str,
+    /// Measure at least this long.
+    pub min_time: Duration,
+    /// Stop after this long, settled or not.
+    pub budget: Duration,
+    /// Target duration of one slice.
+    pub slice: Duration,
+    /// Message sizes in units of [`UNIT`] bytes for `L`, `o_s`, `o_r`, `g` (two distinct at
+    /// least).
+    pub sizes: Vec<u32>,
+    /// Large message sizes (units) for `G` alone (none: `G` from `sizes`).
+    pub large: Vec<u32>,
+    /// Messages per multi-message probe (Netgauge's `n`).
+    pub n: u32,
+    /// Empty-message round trips per slice for `raw_hop_ns`.
+    pub hops: u32,
+}
+
+impl CalibrateOptions {
+    /// 2 s to 8 s of measuring, sizes 1 … 16 units.
+    pub fn quick() -> CalibrateOptions {
+        CalibrateOptions {
+            mode: "quick",
+            min_time: Duration::from_secs(2),
+            budget: Duration::from_secs(8),
+            slice: Duration::from_millis(15),
+            sizes: vec![1, 2, 4, 8, 16],
+            large: vec![256, 1024],
+            n: 10,
+            hops: 64,
+        }
+    }
+
+    /// 30 s to 90 s of measuring, sizes 1 … 64 units.
+    pub fn full() -> CalibrateOptions {
+        CalibrateOptions {
+            mode: "full",
+            min_time: Duration::from_secs(30),
+            budget: Duration::from_secs(90),
+            slice: Duration::from_millis(30),
+            sizes: vec![1, 2, 4, 8, 16, 32, 64],
+            large: vec![256, 1024, 4096],
+            n: 10,
+            hops: 128,
+        }
+    }
+
+    /// The small sizes, then the large ones.
+    fn all_sizes(&self) -> Vec<u32> {
+        self.sizes.iter().chain(&self.large).copied().collect()
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        if self.large.len() == 1 || self.large.contains(&0) {
+            return Err(Error::Usage("give no large size or two at least".into()));
+        }
+        let mut s = self.sizes.clone();
+        s.sort_unstable();
+        s.dedup();
+        if s.len() < 2 || s[0] == 0 || self.n < 2 || self.hops == 0 || self.min_time > self.budget {
+            return Err(Error::Usage(
+                "calibration needs two distinct positive sizes, n ≥ 2, hops ≥ 1, min ≤ budget"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Where `herald-mpi calibrate` saves its profile unless told otherwise: `HERALD_MPI_PROFILE`,
+/// else beside herald's own profile, one file per MPI library (`mpi-openmpi.json`,
+/// `mpi-mpich.json`).
+///
+/// ```
+/// let p = herald_mpi::calibrate::default_profile_path("Open MPI v4.1.4");
+/// if std::env::var_os("HERALD_MPI_PROFILE").is_none() {
+///     if let Some(p) = p {
+///         assert!(p.ends_with("mpi-openmpi.json"));
+///     }
+/// }
+/// ```
+pub fn default_profile_path(library: &str) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("HERALD_MPI_PROFILE") {
+        return Some(PathBuf::from(p));
+    }
+    let herald = herald::model::default_profile_path()?;
+    let dir = herald.parent()?.to_path_buf();
+    let name = if library.contains("Open MPI") {
+        "mpi-openmpi.json"
+    } else if library.contains("MPICH") {
+        "mpi-mpich.json"
+    } else {
+        "mpi-other.json"
+    };
+    Some(dir.join(name))
+}
+
+/// Reads an MPI profile: herald's schema (checked unless `force`); hosts are not checked here
+/// (a job's ranks are on several hosts).
+///
+/// # Errors
+/// [`Error::Usage`] if the file cannot be read or is not a profile of this schema.
+pub fn load_profile(path: &Path, force: bool) -> Result<Profile, Error> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Usage(format!("cannot read profile {}: {e}", path.display())))?;
+    let p = if force {
+        Profile::from_json_forced(&text)
+    } else {
+        Profile::from_json(&text)
+    };
+    p.map_err(|e| Error::Usage(format!("{}: {e}", path.display())))
+}
+
+/// Nanoseconds since `t0`.
+fn since(t0: Instant) -> f64 {
+    t0.elapsed().as_nanos() as f64
+}
+
+/// The cost of one clock read (median of consecutive differences).
+fn clock_overhead() -> f64 {
+    let mut d = Vec::with_capacity(10_001);
+    let mut last = Instant::now();
+    for _ in 0..10_001 {
+        let now = Instant::now();
+        d.push(now.duration_since(last).as_nanos() as f64);
+        last = now;
+    }
+    median(&mut d)
+}
+
+/// The clock's step: the gcd of consecutive differences (ns).
+fn clock_resolution() -> f64 {
+    fn gcd(a: u128, b: u128) -> u128 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let (mut last, mut step) = (Instant::now(), 0u128);
+    for _ in 0..10_001 {
+        let now = Instant::now();
+        step = gcd(step, now.duration_since(last).as_nanos());
+        last = now;
+    }
+    step as f64
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[(v.len() - 1) / 2]
+}
+
+/// Spins at least `ns`; returns the time spun.
+fn spin_for(ns: f64) -> f64 {
+    let t0 = Instant::now();
+    loop {
+        let e = since(t0);
+        if e >= ns {
+            return e;
+        }
+    }
+}
+
+/// The quantities recorded per slice, in profile order.
+const KEYS: [&str; 8] = [
+    "raw_hop_ns",
+    "one_way_ns",
+    "L_ns",
+    "o_s_ns",
+    "o_r_ns",
+    "g_ns",
+    "G_ns_per_byte",
+    "lambda",
+];
+const ABS_TOL: [f64; 8] = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.01, 0.05];
+const STABLE_CHECKS: u32 = 3;
+/// Repetitions of every probe per slice at least (the slice keeps their medians).
+const MIN_REPS: u32 = 3;
+/// Rounds measured at least (the first slice of a level only warms up).
+const MIN_ROUNDS: usize = 3;
+
+/// Whether two mode lists agree (same count, centers within `rel` or `abs`).
+fn modes_agree(a: &[Mode], b: &[Mode], rel: f64, abs: f64) -> bool {
+    if a.len() != b.len() || a.is_empty() {
+        return false;
+    }
+    let sorted = |m: &[Mode]| {
+        let mut c: Vec<f64> = m.iter().map(|m| m.center).collect();
+        c.sort_by(f64::total_cmp);
+        c
+    };
+    sorted(a)
+        .iter()
+        .zip(sorted(b))
+        .all(|(x, y)| (x - y).abs() <= (rel * x.abs().max(y.abs())).max(abs))
+}
+
+/// One measured pair of ranks.
+#[derive(Debug)]
+struct Probe {
+    depth: usize,
+    name: String,
+    client: usize,
+    server: usize,
+    /// Client only: per slice, the eight quantities, and the slice's duration.
+    samples: Vec<[f64; 8]>,
+    weights: Vec<f64>,
+    discarded: usize,
+    /// Per size: the least positive PRTT(1,0,s) and gap seen so far (infinite: none yet), to
+    /// plan the next slice.
+    last: Option<Vec<(f64, f64)>>,
+    reps: u32,
+    previous: Vec<Vec<Mode>>,
+    stable: [u32; 8],
+}
+
+impl Probe {
+    fn weighted(&self, k: usize) -> Vec<(f64, f64)> {
+        self.samples
+            .iter()
+            .zip(&self.weights)
+            .map(|(s, &w)| (s[k], w))
+            .collect()
+    }
+
+    fn check_settled(&mut self) {
+        let current: Vec<Vec<Mode>> = (0..KEYS.len())
+            .map(|k| find_modes(&self.weighted(k)))
+            .collect();
+        for k in 0..KEYS.len() {
+            let enough = self.samples.len() >= 10 && current[k].iter().all(|m| m.samples >= 3);
+            let agree = self
+                .previous
+                .get(k)
+                .is_some_and(|p| modes_agree(p, &current[k], 0.03, ABS_TOL[k]));
+            self.stable[k] = if enough && agree {
+                self.stable[k] + 1
+            } else {
+                0
+            };
+        }
+        self.previous = current;
+    }
+
+    fn settled(&self) -> bool {
+        self.stable.iter().all(|&s| s >= STABLE_CHECKS)
+    }
+
+    fn unsettled(&self) -> Vec<String> {
+        (0..KEYS.len())
+            .filter(|&k| self.stable[k] < STABLE_CHECKS)
+            .map(|k| format!("{}.{}", self.name, KEYS[k]))
+            .collect()
+    }
+
+    fn distribution(&self, k: usize) -> Option<Distribution> {
+        if self.samples.is_empty() {
+            return None;
+        }
+        let mut d = distribution(&self.weighted(k));
+        d.settled = self.stable[k] >= STABLE_CHECKS;
+        Some(d)
+    }
+}
+
+/// What a slice runs (sent by the client to the server as `f64`s).
+#[derive(Debug, Clone)]
+struct SlicePlan {
+    reps: u32,
+    /// Per size: the delay `d` and the server's wait before timing a receive (ns).
+    delay: Vec<f64>,
+    wait: Vec<f64>,
+}
+
+/// Tags of the calibration messages.
+const TAG_DATA: u16 = 32_764;
+const TAG_CTRL: u16 = 32_765;
+
+/// One slice on the client: returns the points per size, the gaps per size and the raw hop.
+fn client_slice(
+    chan: &Channel,
+    server: usize,
+    opts: &CalibrateOptions,
+    plan: &SlicePlan,
+    clock: f64,
+    buf: &mut [u8],
+) -> Result<(Vec<PrttPoint>, Vec<f64>, f64), Error> {
+    let mut ctrl: Vec<f64> = vec![f64::from(plan.reps)];
+    ctrl.extend(&plan.delay);
+    ctrl.extend(&plan.wait);
+    chan.send(bytemuck::cast_slice(&ctrl), server, TAG_CTRL)?;
+    let sizes = &opts.all_sizes();
+    let n = opts.n as usize;
+    // [size][rep] of (prtt_1_0, prtt_n_0, prtt_n_d, delay_total)
+    let mut prtt = vec![Vec::with_capacity(plan.reps as usize); sizes.len()];
+    for _ in 0..plan.reps {
+        for (i, &s) in sizes.iter().enumerate() {
+            let len = s as usize * UNIT;
+            let t0 = Instant::now();
+            chan.send(&buf[..len], server, TAG_DATA)?;
+            chan.recv(&mut buf[..len], server, TAG_DATA)?;
+            let one = since(t0) - clock;
+            let t0 = Instant::now();
+            for _ in 0..n {
+                chan.send(&buf[..len], server, TAG_DATA)?;
+            }
+            chan.recv(&mut buf[..len], server, TAG_DATA)?;
+            let many = since(t0) - clock;
+            let mut spun = 0.0;
+            let t0 = Instant::now();
+            for k in 0..n {
+                chan.send(&buf[..len], server, TAG_DATA)?;
+                if k + 1 < n {
+                    spun += spin_for(plan.delay[i]);
+                }
+            }
+            chan.recv(&mut buf[..len], server, TAG_DATA)?;
+            let delayed = since(t0) - clock;
+            // o_r: the server times a receive of a message sent right after its "go", then
+            // says "done" (so its wait does not leak into the next probe)
+            chan.recv(&mut buf[..0], server, TAG_CTRL)?;
+            chan.send(&buf[..len], server, TAG_DATA)?;
+            chan.recv(&mut buf[..0], server, TAG_CTRL)?;
+            prtt[i].push([one, many, delayed, spun - clock * (n as f64 - 1.0)]);
+        }
+    }
+    let t0 = Instant::now();
+    for _ in 0..opts.hops {
+        chan.send(&buf[..0], server, TAG_DATA)?;
+        chan.recv(&mut buf[..0], server, TAG_DATA)?;
+    }
+    let raw_hop = (since(t0) - clock) / f64::from(opts.hops) / 2.0;
+    let mut o_r = vec![0f64; sizes.len()];
+    chan.recv(bytemuck::cast_slice_mut(&mut o_r), server, TAG_CTRL)?;
+    let mut points = Vec::with_capacity(sizes.len());
+    let mut gaps = Vec::with_capacity(sizes.len());
+    for (i, &s) in sizes.iter().enumerate() {
+        let col = |j: usize| {
+            let mut v: Vec<f64> = prtt[i].iter().map(|x| x[j]).collect();
+            median(&mut v)
+        };
+        let p = PrttPoint {
+            lines: s,
+            prtt_1_0: col(0),
+            prtt_n_0: col(1),
+            prtt_n_d: col(2),
+            delay_total: col(3),
+            o_r: o_r[i],
+        };
+        gaps.push((p.prtt_n_0 - p.prtt_1_0) / (n as f64 - 1.0));
+        points.push(p);
+    }
+    Ok((points, gaps, raw_hop))
+}
+
+/// One slice on the server.
+fn server_slice(
+    chan: &Channel,
+    client: usize,
+    opts: &CalibrateOptions,
+    clock: f64,
+    buf: &mut [u8],
+) -> Result<(), Error> {
+    let sizes = &opts.all_sizes();
+    let mut ctrl = vec![0f64; 1 + 2 * sizes.len()];
+    chan.recv(bytemuck::cast_slice_mut(&mut ctrl), client, TAG_CTRL)?;
+    let reps = ctrl[0] as u32;
+    let wait = ctrl[1 + sizes.len()..].to_vec();
+    let n = opts.n as usize;
+    let mut o_r = vec![Vec::with_capacity(reps as usize); sizes.len()];
+    for _ in 0..reps {
+        for (i, &s) in sizes.iter().enumerate() {
+            let len = s as usize * UNIT;
+            chan.recv(&mut buf[..len], client, TAG_DATA)?;
+            chan.send(&buf[..len], client, TAG_DATA)?;
+            for _ in 0..2 {
+                for _ in 0..n {
+                    chan.recv(&mut buf[..len], client, TAG_DATA)?;
+                }
+                chan.send(&buf[..len], client, TAG_DATA)?;
+            }
+            chan.send(&buf[..0], client, TAG_CTRL)?;
+            spin_for(wait[i]);
+            let t0 = Instant::now();
+            chan.recv(&mut buf[..len], client, TAG_DATA)?;
+            o_r[i].push(since(t0) - clock);
+            chan.send(&buf[..0], client, TAG_CTRL)?;
+        }
+    }
+    for _ in 0..opts.hops {
+        chan.recv(&mut buf[..0], client, TAG_DATA)?;
+        chan.send(&buf[..0], client, TAG_DATA)?;
+    }
+    let medians: Vec<f64> = o_r.iter_mut().map(|v| median(v)).collect();
+    chan.send(bytemuck::cast_slice(&medians), client, TAG_CTRL)?;
+    Ok(())
+}
+
+/// The first pair of ranks meeting at each level of the cluster hierarchy.
+fn pairs(cluster: &Cluster) -> Vec<Option<(usize, usize)>> {
+    let h = cluster.hierarchy();
+    let n = cluster.rank_pus().len();
+    let mut out = vec![None; h.pu_level()];
+    for a in 0..n {
+        for b in a + 1..n {
+            let d = cluster.level_of(a, b);
+            if d < out.len() && out[d].is_none() {
+                out[d] = Some((a, b));
+            }
+        }
+    }
+    out
+}
+
+/// The first two ranks sharing one PU, if any.
+fn shared_pair(cluster: &Cluster) -> Option<(usize, usize)> {
+    let p = cluster.rank_pus();
+    (0..p.len()).find_map(|a| (a + 1..p.len()).find(|&b| p[b] == p[a]).map(|b| (a, b)))
+}
+
+/// Progress after a round.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    /// Time spent measuring.
+    pub elapsed: Duration,
+    /// The budget.
+    pub budget: Duration,
+    /// Slices measured so far (rank 0's view: rounds × measured levels).
+    pub slices: usize,
+}
+
+/// Measures every level where ranks meet and returns the profile on rank 0 (`None` elsewhere).
+/// Collective: every rank calls it with the same options.
+///
+/// # Errors
+/// [`Error::Usage`] for bad options or a job where no two ranks meet; [`Error::P2p`] if a probe's
+/// message fails.
+pub fn calibrate(
+    world: &World,
+    chan: &Channel,
+    cluster: &Cluster,
+    opts: &CalibrateOptions,
+    mut progress: impl FnMut(&Progress),
+) -> Result<Option<Profile>, Error> {
+    opts.check()?;
+    let me = world.rank();
+    let h = cluster.hierarchy();
+    let clock = clock_overhead();
+    let resolution = clock_resolution();
+    let mut probes: Vec<Probe> = pairs(cluster)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(d, p)| p.map(|(a, b)| (d, a, b)))
+        .map(|(depth, client, server)| Probe {
+            depth,
+            name: h.level(depth).name(),
+            client,
+            server,
+            samples: Vec::new(),
+            weights: Vec::new(),
+            discarded: 0,
+            last: None,
+            reps: MIN_REPS,
+            previous: Vec::new(),
+            stable: [0; 8],
+        })
+        .collect();
+    if probes.is_empty() {
+        return Err(Error::Usage(
+            "no two ranks meet at any level: calibration needs at least 2 ranks on distinct CPUs"
+                .into(),
+        ));
+    }
+    let switch = shared_pair(cluster);
+    let mut switch_samples: Vec<(f64, f64)> = Vec::new();
+    let max_len = *opts.all_sizes().iter().max().unwrap_or(&1) as usize * UNIT;
+    let mut buf = vec![0u8; max_len];
+    let nap = Duration::from_micros(200);
+    let start = Instant::now();
+    let mut rounds = 0usize;
+    loop {
+        for p in probes.iter_mut() {
+            if me == p.client {
+                let plan = match &p.last {
+                    Some(last) => SlicePlan {
+                        reps: p.reps,
+                        delay: last
+                            .iter()
+                            .map(|&(one, gap)| {
+                                let one = if one.is_finite() { one } else { 5000.0 };
+                                let gap = if gap.is_finite() { gap } else { 0.0 };
+                                one.max(2.0 * gap).max(100.0)
+                            })
+                            .collect(),
+                        wait: last
+                            .iter()
+                            .map(|&(one, _)| {
+                                2.0 * if one.is_finite() { one } else { 10_000.0 } + 500.0
+                            })
+                            .collect(),
+                    },
+                    None => SlicePlan {
+                        reps: p.reps,
+                        delay: vec![5000.0; opts.all_sizes().len()],
+                        wait: vec![20_000.0; opts.all_sizes().len()],
+                    },
+                };
+                let t0 = Instant::now();
+                let (points, gaps, raw_hop) =
+                    client_slice(chan, p.server, opts, &plan, clock, &mut buf)?;
+                let took = t0.elapsed();
+                let scale = opts.slice.as_secs_f64() / took.as_secs_f64().max(1e-6);
+                p.reps = ((f64::from(p.reps) * scale).round() as u32).clamp(MIN_REPS, 4096);
+                let warm = p.last.is_some();
+                let valid = gaps
+                    .iter()
+                    .zip(&plan.delay)
+                    .all(|(&g, &d)| g.is_finite() && g < d);
+                if warm && valid {
+                    let (small, large) = points.split_at(opts.sizes.len());
+                    // G from the large messages (the library's protocol for them), if any
+                    let big_g = fit_prtt(opts.n, large).ok().map(|f| f.big_g_byte);
+                    let sample = fit_prtt(opts.n, small).ok().map(|f| {
+                        [
+                            raw_hop,
+                            f.one_way,
+                            f.l,
+                            f.o_s,
+                            f.o_r,
+                            f.g,
+                            big_g.unwrap_or(f.big_g_byte),
+                            f.lambda,
+                        ]
+                    });
+                    // a slice whose fit is not finite (e.g. λ with no positive gap) is dropped
+                    match sample.filter(|s| s.iter().all(|v| v.is_finite())) {
+                        Some(s) => {
+                            p.samples.push(s);
+                            p.weights.push(took.as_secs_f64());
+                        }
+                        None => p.discarded += 1,
+                    }
+                } else if warm {
+                    p.discarded += 1;
+                }
+                // Plan the next slice from the least values seen so far, not the last slice's: a
+                // slice preempted by other work (milliseconds) must not set the next one's delays.
+                let best = p
+                    .last
+                    .take()
+                    .unwrap_or_else(|| vec![(f64::INFINITY, f64::INFINITY); gaps.len()]);
+                let least = |a: f64, b: f64| if b > 0.0 { a.min(b) } else { a };
+                p.last = Some(
+                    best.iter()
+                        .zip(points.iter().zip(&gaps))
+                        .map(|(&(one, gap), (x, &g))| (least(one, x.prtt_1_0), least(gap, g)))
+                        .collect(),
+                );
+            } else if me == p.server {
+                server_slice(chan, p.client, opts, clock, &mut buf)?;
+            }
+            chan.quiet_barrier(nap)?;
+        }
+        if let Some((a, b)) = switch {
+            let t0 = Instant::now();
+            if me == a {
+                let t = Instant::now();
+                for _ in 0..opts.hops {
+                    chan.send(&buf[..0], b, TAG_DATA)?;
+                    chan.recv(&mut buf[..0], b, TAG_DATA)?;
+                }
+                let one_way = (since(t) - clock) / f64::from(opts.hops) / 2.0;
+                if one_way.is_finite() {
+                    switch_samples.push((one_way, t0.elapsed().as_secs_f64()));
+                }
+            } else if me == b {
+                for _ in 0..opts.hops {
+                    chan.recv(&mut buf[..0], a, TAG_DATA)?;
+                    chan.send(&buf[..0], a, TAG_DATA)?;
+                }
+            }
+            chan.quiet_barrier(nap)?;
+        }
+        rounds += 1;
+        if rounds % 10 == 0 {
+            probes
+                .iter_mut()
+                .filter(|p| p.client == me)
+                .for_each(Probe::check_settled);
+        }
+        // Rank 0 decides, from the clients' settling and sample counts and its own clock.
+        let mine = probes.iter().filter(|p| p.client == me);
+        let flags = [
+            u8::from(mine.clone().all(Probe::settled)),
+            u8::from(mine.clone().all(|p| p.samples.len() >= 2)),
+        ];
+        let mut all = [0u8; 2];
+        world.comm().all_reduce_into(
+            &flags[..],
+            &mut all[..],
+            mpi::collective::SystemOperation::min(),
+        );
+        let (all_settled, all_sampled) = (all[0] == 1, all[1] == 1);
+        let elapsed = start.elapsed();
+        // At least a warm-up round, and two measured slices per level: past the budget if
+        // slices keep being discarded, up to four times it.
+        let mut stop = elapsed >= 4 * opts.budget
+            || (rounds >= MIN_ROUNDS
+                && all_sampled
+                && (elapsed >= opts.budget || (elapsed >= opts.min_time && all_settled)));
+        world.comm().process_at_rank(0).broadcast_into(&mut stop);
+        progress(&Progress {
+            elapsed,
+            budget: opts.budget,
+            slices: rounds * probes.len(),
+        });
+        if stop {
+            break;
+        }
+    }
+    let duration = start.elapsed();
+    // Each client sends its level to rank 0 as JSON (length first).
+    let mut levels: Vec<LevelProfile> = (0..h.pu_level())
+        .map(|d| LevelProfile {
+            name: h.level(d).name(),
+            depth: d,
+            pair: None,
+            slices: 0,
+            raw_hop_ns: None,
+            one_way_ns: None,
+            l_ns: None,
+            o_s_ns: None,
+            o_r_ns: None,
+            g_ns: None,
+            big_g_ns_per_byte: None,
+            lambda: None,
+            capacity: None,
+            note: Some("not measured: no two ranks of this job meet at this level".into()),
+        })
+        .collect();
+    let mut unsettled = Vec::new();
+    for p in &probes {
+        let level = if me == p.client {
+            let d: Vec<Option<Distribution>> = (0..KEYS.len()).map(|k| p.distribution(k)).collect();
+            let pus = cluster.rank_pus();
+            let hosts = cluster.hosts();
+            let host = |r: usize| &hosts[cluster.host_of()[r]];
+            let mut note = format!(
+                "over MPI: ranks {} ({}) and {} ({}); raw_hop_ns is an empty-message MPI \
+                 ping-pong; capacity not measured over MPI",
+                p.client,
+                host(p.client),
+                p.server,
+                host(p.server)
+            );
+            if p.discarded > 0 {
+                note.push_str(&format!(
+                    "; {} slices discarded (gap ≥ delay d)",
+                    p.discarded
+                ));
+            }
+            let mut it = d.into_iter();
+            let mut next = || it.next().flatten();
+            let lp = LevelProfile {
+                name: p.name.clone(),
+                depth: p.depth,
+                pair: Some([pus[p.client], pus[p.server]]),
+                slices: p.samples.len(),
+                raw_hop_ns: next(),
+                one_way_ns: next(),
+                l_ns: next(),
+                o_s_ns: next(),
+                o_r_ns: next(),
+                g_ns: next(),
+                big_g_ns_per_byte: next(),
+                lambda: next(),
+                capacity: None,
+                note: Some(note),
+            };
+            let lu = (lp, p.unsettled());
+            if me == 0 {
+                Some(lu)
+            } else {
+                let text = serde_json::to_vec(&lu).map_err(Error::herald)?;
+                let len = text.len() as u64;
+                chan.send(&len.to_le_bytes(), 0, TAG_CTRL)?;
+                chan.send(&text, 0, TAG_CTRL)?;
+                None
+            }
+        } else if me == 0 {
+            let mut len = [0u8; 8];
+            chan.recv(&mut len, p.client, TAG_CTRL)?;
+            let mut text = vec![0u8; u64::from_le_bytes(len) as usize];
+            chan.recv(&mut text, p.client, TAG_CTRL)?;
+            Some(
+                serde_json::from_slice::<(LevelProfile, Vec<String>)>(&text)
+                    .map_err(Error::herald)?,
+            )
+        } else {
+            None
+        };
+        if let Some((lp, u)) = level {
+            let d = lp.depth;
+            levels[d] = lp;
+            unsettled.extend(u);
+        }
+    }
+    // The switch samples live on rank a: it sends their distribution to rank 0.
+    let mut switch_ns = None;
+    if let Some((a, _)) = switch {
+        let local = (me == a && !switch_samples.is_empty()).then(|| {
+            let mut d = distribution(&switch_samples);
+            d.settled = switch_samples.len() >= 10;
+            d
+        });
+        switch_ns = if a == 0 {
+            local
+        } else if me == a {
+            let text = serde_json::to_vec(&local).map_err(Error::herald)?;
+            chan.send(&(text.len() as u64).to_le_bytes(), 0, TAG_CTRL)?;
+            chan.send(&text, 0, TAG_CTRL)?;
+            None
+        } else if me == 0 {
+            let mut len = [0u8; 8];
+            chan.recv(&mut len, a, TAG_CTRL)?;
+            let mut text = vec![0u8; u64::from_le_bytes(len) as usize];
+            chan.recv(&mut text, a, TAG_CTRL)?;
+            serde_json::from_slice::<Option<Distribution>>(&text).map_err(Error::herald)?
+        } else {
+            None
+        };
+    }
+    if me != 0 {
+        return Ok(None);
+    }
+    let parts = (levels, unsettled, switch_ns);
+    Ok(Some(profile(
+        world,
+        cluster,
+        opts,
+        (duration, clock, resolution),
+        parts,
+    )))
+}
+
+/// Assembles the profile (rank 0).
+fn profile(
+    world: &World,
+    cluster: &Cluster,
+    opts: &CalibrateOptions,
+    (duration, clock, resolution): (Duration, f64, f64),
+    (levels, unsettled, switch_ns): (Vec<LevelProfile>, Vec<String>, Option<Distribution>),
+) -> Profile {
+    let h = cluster.hierarchy();
+    let tl: Vec<TopologyLevel> = h
+        .levels()
+        .iter()
+        .map(|l| TopologyLevel {
+            name: l.name(),
+            count: l.len(),
+            pus_per_node: l.pus_per_node(),
+        })
+        .collect();
+    let summary = tl
+        .iter()
+        .map(|l| match l.pus_per_node {
+            Some(p) => format!("{} {}×{}", l.name, l.count, p),
+            None => format!("{} {}", l.name, l.count),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    Profile {
+        schema: PROFILE_SCHEMA,
+        host: herald::model::host_name(),
+        date: herald::calibrate::utc_now(),
+        tool: format!(
+            "herald-mpi {} over {} ({} ranks on {} host(s): {})",
+            env!("CARGO_PKG_VERSION"),
+            world.library(),
+            world.size(),
+            cluster.hosts().len(),
+            cluster.hosts().join(", ")
+        ),
+        mode: opts.mode.to_owned(),
+        duration_s: duration.as_secs_f64(),
+        clock_overhead_ns: clock,
+        clock_resolution_ns: Some(resolution),
+        topology: TopologySummary {
+            pus: h.pu_count(),
+            os_indices: h.os_indices().to_vec(),
+            summary,
+            levels: tl,
+        },
+        levels,
+        unsettled,
+        switch_ns,
+    }
+}

@@ -1,0 +1,577 @@
+//! `herald-mpi run`: herald schedules over MPI point-to-point, every byte verified on request.
+
+use crate::Failure;
+use herald::{
+    generate,
+    model::{KPort, OnePort},
+    runtime::Spread,
+    Algorithm, Collective, LogP, Model, Postal, Ratio, Request, Schedule,
+};
+use herald_mpi::{
+    contribution, payload, BroadcastPlan, Cluster, CombinePlan, CombineScratch, Error, World,
+};
+use mpi::collective::CommunicatorCollectives;
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// A flat cost model from flags (for generating a schedule by name).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ModelArgs {
+    /// Cost model for --algo: postal, logp, oneport or kport (default: oneport for broadcasts,
+    /// postal λ = 2 for reduce and allreduce; the profile's model with --profile).
+    #[arg(long)]
+    model: Option<String>,
+    /// Postal latency λ.
+    #[arg(long)]
+    lambda: Option<Ratio>,
+    /// LogP latency L.
+    #[arg(long = "L")]
+    l: Option<Ratio>,
+    /// LogP overhead o.
+    #[arg(long = "o")]
+    o: Option<Ratio>,
+    /// LogP gap g.
+    #[arg(long = "g")]
+    g: Option<Ratio>,
+    /// LogGP gap per byte G.
+    #[arg(long = "G")]
+    big_g: Option<Ratio>,
+    /// k-port: ports K.
+    #[arg(long)]
+    ports: Option<u32>,
+}
+
+impl ModelArgs {
+    /// The model, or `None` if no model flag was given.
+    pub(crate) fn model(&self) -> Result<Option<Model>, Error> {
+        let usage = |s: String| Error::Usage(s);
+        let Some(name) = self.model.as_deref() else {
+            if self.lambda.is_some() || self.l.is_some() || self.ports.is_some() {
+                return Err(usage("model parameters need --model".into()));
+            }
+            return Ok(None);
+        };
+        let need = |v: Option<Ratio>, flag: &str| {
+            v.ok_or_else(|| usage(format!("--model {name} needs {flag}")))
+        };
+        Ok(Some(match name {
+            "postal" => {
+                Model::from(Postal::new(need(self.lambda, "--lambda")?).map_err(Error::herald)?)
+            }
+            "logp" => Model::from(
+                LogP::new(
+                    need(self.l, "--L")?,
+                    need(self.o, "--o")?,
+                    need(self.g, "--g")?,
+                    self.big_g.unwrap_or(Ratio::ZERO),
+                )
+                .map_err(Error::herald)?,
+            ),
+            "oneport" => Model::from(OnePort),
+            "kport" => Model::from(
+                KPort::new(
+                    self.ports
+                        .ok_or_else(|| usage("--model kport needs --ports".into()))?,
+                )
+                .map_err(Error::herald)?,
+            ),
+            other => {
+                return Err(usage(format!(
+                    "unknown --model {other:?} (postal, logp, oneport, kport)"
+                )))
+            }
+        }))
+    }
+}
+
+/// Arguments of `herald-mpi run`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct RunArgs {
+    /// The algorithm (herald's names: binomial, optimal, chain, …, reduce, allreduce), or auto:
+    /// the planner's choice under the MPI profile.
+    #[arg(long, default_value = "auto")]
+    algo: String,
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Blocks the payload is cut into (generated broadcasts).
+    #[arg(short = 'm', long, default_value_t = 1)]
+    blocks: u32,
+    /// Radix of knomial, degree of dtree/fibonacci.
+    #[arg(long, default_value_t = 2)]
+    radix: u32,
+    /// The root (broadcast, reduce).
+    #[arg(long, default_value_t = 0)]
+    root: u32,
+    /// Payload bytes (a multiple of 8 for reduce and allreduce: u64 elements summed).
+    #[arg(long, default_value_t = 64)]
+    bytes: usize,
+    /// Collectives to time.
+    #[arg(long, default_value_t = 100)]
+    iters: usize,
+    /// Check every byte on every rank in every iteration (exit 1 on a mismatch).
+    #[arg(long)]
+    verify: bool,
+    /// Print one JSON object (rank 0).
+    #[arg(long)]
+    json: bool,
+    /// An MPI profile (herald-mpi calibrate) for --algo auto.
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
+    /// Accept a profile of other hosts.
+    #[arg(long)]
+    force: bool,
+    /// The number of MPI processes expected (fails clearly when mpirun started another number).
+    #[arg(short = 'n')]
+    n: Option<usize>,
+    /// Hierarchical: each MPI process is a node running this many ranks as herald threads;
+    /// MPI among node leaders, herald's in-process runtime inside, planned by herald.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// With --threads: herald's profile of this machine (herald calibrate) for the in-process
+    /// costs (default: herald's default profile).
+    #[arg(long, value_name = "FILE")]
+    thread_profile: Option<PathBuf>,
+}
+
+impl RunArgs {
+    /// The arguments every rank must share.
+    fn canonical(&self) -> String {
+        format!(
+            "run algo={} model={:?} m={} radix={} root={} bytes={} iters={} verify={} profile={:?} \
+             threads={} thread_profile={:?}",
+            self.algo,
+            self.model,
+            self.blocks,
+            self.radix,
+            self.root,
+            self.bytes,
+            self.iters,
+            self.verify,
+            self.profile,
+            self.threads,
+            self.thread_profile
+        )
+    }
+}
+
+/// What is run.
+enum Chosen {
+    Broadcast(BroadcastPlan),
+    Combine(CombinePlan),
+}
+
+/// The schedule the arguments name, its label and its predicted time (ns) where known.
+fn choose(world: &World, a: &RunArgs) -> Result<(Schedule, Model, String, Option<f64>), Error> {
+    let n = world.size() as u32;
+    if a.algo == "auto" {
+        let profile = world.agree_result(
+            "profile",
+            load_mpi_profile(world, a.profile.as_deref(), a.force),
+        )?;
+        let cluster = Cluster::gather(world)?;
+        let (s, c, model) = cluster.plan(&profile, a.bytes as u64, a.root)?;
+        let label = format!("{} (planned, {} block(s))", c.label, c.blocks);
+        return Ok((s, model, label, Some(c.makespan.to_f64())));
+    }
+    let algo: Algorithm = a.algo.parse().map_err(Error::herald)?;
+    let algo = algo.with_params(a.radix, Some(a.radix));
+    let combining = matches!(
+        algo,
+        Algorithm::Reduce | Algorithm::Allreduce | Algorithm::AllreducePaper
+    );
+    let model = match a.model.model()? {
+        Some(m) => m,
+        None if combining => Model::from(Postal::new(Ratio::integer(2)).map_err(Error::herald)?),
+        None => Model::from(OnePort),
+    };
+    let s =
+        generate(&Request::broadcast(algo, n, a.blocks, a.root), &model).map_err(Error::herald)?;
+    Ok((s, model, algo.to_string(), None))
+}
+
+/// Runs `herald-mpi run`.
+pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
+    if let Some(n) = a.n {
+        world.expect_size(n)?;
+    }
+    if world.size() < 2 {
+        return Err(Error::Launcher(
+            "herald-mpi run needs at least 2 ranks: start it with mpirun -np N".into(),
+        )
+        .into());
+    }
+    if a.iters == 0 || a.blocks == 0 {
+        return Err(Error::Usage("--iters and -m must be at least 1".into()).into());
+    }
+    world.agree(&a.canonical())?;
+    if a.threads > 1 {
+        return run_hier(world, a);
+    }
+    if a.thread_profile.is_some() {
+        return Err(
+            Error::Usage("--thread-profile applies with --threads T (T ≥ 2)".into()).into(),
+        );
+    }
+    let (schedule, model, label, predicted) = choose(world, a)?;
+    let chosen = match schedule.collective() {
+        Collective::Broadcast { .. } => Chosen::Broadcast(BroadcastPlan::new(&schedule)?),
+        Collective::Reduce { .. } | Collective::Allreduce => {
+            if a.bytes == 0 || a.bytes % 8 != 0 {
+                return Err(Error::Usage(format!(
+                    "--bytes {} for {}: a positive multiple of 8 (u64 elements are summed)",
+                    a.bytes,
+                    schedule.collective().name()
+                ))
+                .into());
+            }
+            Chosen::Combine(CombinePlan::new(&schedule, &model)?)
+        }
+        other => {
+            return Err(Error::Usage(format!(
+                "herald-mpi runs broadcast, reduce and allreduce schedules, not {}",
+                other.name()
+            ))
+            .into())
+        }
+    };
+    // Every rank built the same schedule (same inputs, exact arithmetic); check it anyway.
+    world.agree(&format!("schedule {} {}", label, digest(&schedule)))?;
+    let chan = world.channel()?;
+    let me = world.rank();
+    let mut times = Vec::with_capacity(a.iters);
+    let mut bad: Option<String> = None;
+    match &chosen {
+        Chosen::Broadcast(plan) => {
+            let mut buf = vec![0u8; a.bytes];
+            let mut want = vec![0u8; if a.verify { a.bytes } else { 0 }];
+            for i in 0..a.iters {
+                let seed = i as u64 + 1;
+                if me == plan.root() {
+                    payload(&mut buf, seed);
+                } else if a.verify {
+                    buf.fill(0);
+                }
+                chan.barrier().map_err(Error::from)?;
+                let t0 = Instant::now();
+                plan.run(&chan, &mut buf)?;
+                times.push(t0.elapsed());
+                if a.verify && me != plan.root() && bad.is_none() {
+                    payload(&mut want, seed);
+                    if let Some(at) = buf.iter().zip(&want).position(|(x, y)| x != y) {
+                        bad = Some(format!("iteration {i}: rank {me} differs at byte {at}"));
+                    }
+                }
+            }
+        }
+        Chosen::Combine(plan) => {
+            let len = a.bytes / 8;
+            let mut value = vec![0u64; len];
+            let mut scratch = CombineScratch::default();
+            let (mut want, mut part) = (vec![0u64; len], vec![0u64; len]);
+            for i in 0..a.iters {
+                let seed = i as u64 + 1;
+                value.resize(len, 0);
+                contribution(&mut value, me, seed);
+                chan.barrier().map_err(Error::from)?;
+                let t0 = Instant::now();
+                plan.run(&chan, &mut scratch, &mut value)?;
+                times.push(t0.elapsed());
+                if a.verify && plan.has_result(me) && bad.is_none() {
+                    want.fill(0);
+                    for r in 0..world.size() {
+                        contribution(&mut part, r, seed);
+                        want.iter_mut()
+                            .zip(&part)
+                            .for_each(|(w, p)| *w = w.wrapping_add(*p));
+                    }
+                    if let Some(at) = value.iter().zip(&want).position(|(x, y)| x != y) {
+                        bad = Some(format!("iteration {i}: rank {me} differs at element {at}"));
+                    }
+                }
+            }
+        }
+    }
+    // Every rank learns whether any rank saw a wrong byte; each reports its own.
+    let mine_bad = u8::from(bad.is_some());
+    let mut any_bad = 0u8;
+    world.comm().all_reduce_into(
+        &mine_bad,
+        &mut any_bad,
+        mpi::collective::SystemOperation::max(),
+    );
+    if let Some(b) = &bad {
+        return Err(Failure::Everywhere(Error::Verify(b.clone())));
+    }
+    if any_bad != 0 {
+        return Err(Failure::Everywhere(Error::Verify(
+            "another rank received wrong bytes".into(),
+        )));
+    }
+    let iteration = max_over_ranks(world, &times);
+    let Some(spread) = Spread::of(&iteration) else {
+        return Ok(());
+    };
+    if me != 0 {
+        return Ok(());
+    }
+    let ns = |d: Duration| d.as_nanos() as f64;
+    let (kind, m) = match &chosen {
+        Chosen::Broadcast(p) => ("broadcast", p.blocks()),
+        Chosen::Combine(p) => (p.collective().name(), 1),
+    };
+    if a.json {
+        let v = json!({
+            "collective": kind, "algorithm": label, "n": world.size(), "m": m, "root": a.root,
+            "bytes": a.bytes, "iters": a.iters, "verified": a.verify, "library": world.library(),
+            "median_ns": ns(spread.median), "p10_ns": ns(spread.p10), "p90_ns": ns(spread.p90),
+            "predicted_ns": predicted,
+            "measured_over_predicted": predicted.map(|p| ns(spread.median) / p),
+        });
+        println!("{v}");
+    } else {
+        println!(
+            "{kind} of {} bytes over MPI ({}), n = {}, {label} ({} sends), {} iterations{}",
+            a.bytes,
+            world.library(),
+            world.size(),
+            schedule.len(),
+            a.iters,
+            if a.verify {
+                ", every byte verified"
+            } else {
+                ""
+            }
+        );
+        println!(
+            "time per {kind} (slowest rank): median {:?}, p10 {:?}, p90 {:?}",
+            spread.median, spread.p10, spread.p90
+        );
+        if let Some(p) = predicted {
+            println!(
+                "predicted {p:.0} ns, measured median {:.0} ns: measured/predicted = {:.2}",
+                ns(spread.median),
+                ns(spread.median) / p
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The MPI profile at `path`, else at the default path of this MPI library (local: no
+/// communication; follow with [`World::agree_result`]).
+pub(crate) fn load_mpi_profile(
+    world: &World,
+    path: Option<&std::path::Path>,
+    force: bool,
+) -> Result<herald::Profile, Error> {
+    let path = match path {
+        Some(p) => p.to_path_buf(),
+        None => herald_mpi::calibrate::default_profile_path(world.library()).ok_or_else(|| {
+            Error::Usage("no MPI profile: give --profile FILE (or set HERALD_MPI_PROFILE)".into())
+        })?,
+    };
+    if !path.exists() {
+        return Err(Error::Usage(format!(
+            "no MPI profile at {}: run herald-mpi calibrate first, or give --profile FILE or \
+             --algo NAME",
+            path.display()
+        )));
+    }
+    herald_mpi::calibrate::load_profile(&path, force)
+}
+
+/// `herald-mpi run --threads T`: the hierarchical broadcast (see `herald_mpi::hier`).
+fn run_hier(world: &World, a: &RunArgs) -> Result<(), Failure> {
+    use herald_mpi::hier;
+    if a.algo != "auto" || a.model.model.is_some() || a.blocks != 1 {
+        return Err(Error::Usage(
+            "--threads plans with the profiles: --algo, --model and -m do not apply".into(),
+        )
+        .into());
+    }
+    let (p, t) = (world.size(), a.threads);
+    let n = p * t;
+    if a.root as usize >= n {
+        return Err(Error::Usage(format!("--root {} of {n} ranks", a.root)).into());
+    }
+    let mpi_profile = world.agree_result(
+        "profile",
+        load_mpi_profile(world, a.profile.as_deref(), a.force),
+    )?;
+    let thread_profile = world.agree_result("thread profile", {
+        let path = a
+            .thread_profile
+            .clone()
+            .or_else(herald::model::default_profile_path);
+        match path {
+            Some(p) if p.exists() => herald_mpi::calibrate::load_profile(&p, a.force),
+            _ => Err(Error::Usage(
+                "no herald profile of this machine: run herald calibrate, or give --thread-profile"
+                    .into(),
+            )),
+        }
+    })?;
+    let cluster = Cluster::gather(world)?;
+    // this process's threads: round robin over the CPUs it was allowed, from its local rank
+    let allowed = herald::Team::available_cpus();
+    let (local, local_size) = world.local();
+    let cpu_of = |j: usize| allowed.get(j % allowed.len().max(1)).copied().unwrap_or(0);
+    let cpus: Vec<usize> = (0..t).map(|i| cpu_of(local * t + i)).collect();
+    // every thread of every process of this host, for the in-process costs: when they
+    // outnumber the host's CPUs (several processes of T threads on one host, as in the tests),
+    // the costs are herald's oversubscribed model, whatever one process's threads alone would be
+    let host_cpus: Vec<usize> = (0..local_size * t).map(cpu_of).collect();
+    let machine = world.agree_result(
+        "topology",
+        herald::TopologySource::Machine
+            .load()
+            .map_err(Error::herald),
+    )?;
+    let (mpi_cost, mpi_src) =
+        world.agree_result("mpi cost", hier::mpi_cost(&mpi_profile, &cluster))?;
+    let (thread_cost, thread_src) = world.agree_result(
+        "thread cost",
+        hier::thread_cost(&thread_profile, &machine, &host_cpus),
+    )?;
+    world.agree(&format!("costs {mpi_cost} / {thread_cost}"))?;
+    let model = hier::model(p, t, mpi_cost, thread_cost)?;
+    let choice = hier::choose(&model, a.bytes as u64, a.root)?;
+    world.agree(&format!(
+        "schedule {} {}",
+        choice.chosen.label,
+        digest(&choice.schedule)
+    ))?;
+    let plan = hier::HierPlan::new(&choice.schedule, p, t)?;
+    let mut team = herald::Team::builder()
+        .cores(cpus.clone())
+        .build()
+        .map_err(Error::herald)?;
+    let mut comm = herald::Comm::new(t).map_err(Error::herald)?;
+    let mut chan = world.channel()?;
+    let root = a.root as usize;
+    let verify = a.verify;
+    let (times, ok) = hier::run(
+        &plan,
+        &mut team,
+        &mut comm,
+        &mut chan,
+        a.bytes,
+        a.iters,
+        |i, buf| payload(buf, i as u64 + 1),
+        |i, buf| {
+            if !verify {
+                return true;
+            }
+            let mut want = vec![0u8; buf.len()];
+            payload(&mut want, i as u64 + 1);
+            buf == &want[..]
+        },
+    )
+    .map_err(Failure::Here)?;
+    let mine_bad = u8::from(!ok);
+    let mut any_bad = 0u8;
+    world.comm().all_reduce_into(
+        &mine_bad,
+        &mut any_bad,
+        mpi::collective::SystemOperation::max(),
+    );
+    if any_bad != 0 {
+        return Err(Failure::Everywhere(Error::Verify(format!(
+            "a rank received wrong bytes (this process: {})",
+            if ok { "all right" } else { "wrong" }
+        ))));
+    }
+    let times = max_over_ranks(world, &times);
+    let Some(spread) = Spread::of(&times) else {
+        return Ok(());
+    };
+    if world.rank() != 0 {
+        return Ok(());
+    }
+    let ns = |d: Duration| d.as_nanos() as f64;
+    let predicted = choice.chosen.makespan.to_f64();
+    if a.json {
+        let v = json!({
+            "collective": "broadcast", "hierarchical": true, "processes": p, "threads": t,
+            "n": n, "root": root, "bytes": a.bytes, "iters": a.iters, "verified": verify,
+            "library": world.library(), "algorithm": choice.chosen.label,
+            "blocks": choice.chosen.blocks,
+            "overall_best": choice.overall.as_ref().map(|c| c.label.clone()),
+            "overall_best_ns": choice.overall.as_ref().map(|c| c.makespan.to_f64()),
+            "mpi_cost": model.levels()[0].cost.map(|c| c.to_string()), "mpi_cost_source": mpi_src,
+            "thread_cost": model.levels()[1].cost.map(|c| c.to_string()),
+            "thread_cost_source": thread_src,
+            "median_ns": ns(spread.median), "p10_ns": ns(spread.p10), "p90_ns": ns(spread.p90),
+            "predicted_ns": predicted, "measured_over_predicted": ns(spread.median) / predicted,
+        });
+        println!("{v}");
+    } else {
+        println!(
+            "hierarchical broadcast of {} bytes: {p} processes × {t} threads = {n} ranks, root {root}, \
+             {} iterations{}",
+            a.bytes,
+            a.iters,
+            if verify { ", every byte verified" } else { "" }
+        );
+        if let Some(c) = model.levels()[0].cost {
+            println!(
+                "  between processes (MPI, {}): {c} ns — {mpi_src}",
+                world.library()
+            );
+        }
+        if let Some(c) = model.levels()[1].cost {
+            println!("  between threads (herald in process): {c} ns — {thread_src}");
+        }
+        println!(
+            "  herald's choice with the node split: {} with {} block(s), predicted {:.0} ns",
+            choice.chosen.label, choice.chosen.blocks, predicted
+        );
+        if let Some(o) = &choice.overall {
+            println!(
+                "  (the planner's overall best is {} at {:.0} ns, which does not split at the node)",
+                o.label,
+                o.makespan.to_f64()
+            );
+        }
+        println!(
+            "time per broadcast (slowest rank): median {:?}, p10 {:?}, p90 {:?}; measured/predicted = {:.2}",
+            spread.median,
+            spread.p10,
+            spread.p90,
+            ns(spread.median) / predicted
+        );
+    }
+    Ok(())
+}
+
+/// A short digest of a schedule's sends (FNV-1a).
+pub(crate) fn digest(s: &Schedule) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |x: u64| {
+        for b in x.to_le_bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x100_0000_01b3);
+        }
+    };
+    eat(u64::from(s.n()));
+    for x in s.sends() {
+        eat(x.at);
+        eat(u64::from(x.from));
+        eat(u64::from(x.to));
+        eat(u64::from(x.what));
+    }
+    format!("{:016x}/{}", h, s.len())
+}
+
+/// Per iteration, the largest of the ranks' own times (collective).
+pub(crate) fn max_over_ranks(world: &World, times: &[Duration]) -> Vec<Duration> {
+    let mine: Vec<f64> = times.iter().map(Duration::as_secs_f64).collect();
+    let mut all = vec![0f64; mine.len()];
+    world.comm().all_reduce_into(
+        &mine[..],
+        &mut all[..],
+        mpi::collective::SystemOperation::max(),
+    );
+    all.into_iter().map(Duration::from_secs_f64).collect()
+}

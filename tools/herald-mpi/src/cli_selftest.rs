@@ -1,0 +1,344 @@
+//! `herald-mpi selftest`: the checks that need several ranks, run under `mpirun` (by
+//! `tests/mpirun.rs` and `scripts/test.sh`; `cargo test` cannot start ranks).
+//!
+//! Every check's expectation is independent of the code under test: a broadcast must leave the
+//! root's bytes (a per-iteration pseudo-random payload) on every rank; a reduce or allreduce
+//! must leave the wrapping sum of every rank's contribution, computed by each rank from the
+//! contributions' definition; a calibration must produce a measured level for each level where
+//! two ranks meet, with finite, positive one-way times.
+//!
+//! `--die R` and `--stall R` make rank `R` exit abruptly, or stop answering, in the middle of a
+//! broadcast: the checks of the error paths (every other rank must report it or be ended by the
+//! launcher, never hang).
+
+use crate::Failure;
+use herald::{
+    generate,
+    model::{LevelCost, OnePort},
+    Algorithm, LogP, Model, Postal, Ratio, Request,
+};
+use herald_mpi::bench::{bench, BenchOptions, Collective as BenchColl, HeraldSide, Variant};
+use herald_mpi::calibrate::{calibrate, CalibrateOptions};
+use herald_mpi::{
+    contribution, hier, payload, BroadcastPlan, Channel, Cluster, CombinePlan, CombineScratch,
+    Error, World,
+};
+use mpi::collective::CommunicatorCollectives;
+use std::time::Duration;
+
+/// Arguments of `herald-mpi selftest`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct SelftestArgs {
+    /// Rank that exits abruptly (no MPI_Finalize) in the middle of a broadcast.
+    #[arg(long)]
+    die: Option<usize>,
+    /// Rank that stops answering (sleeps) in the middle of a broadcast.
+    #[arg(long)]
+    stall: Option<usize>,
+    /// Skip the calibration and bench checks (faster).
+    #[arg(long)]
+    quick: bool,
+}
+
+fn fail(what: String) -> Failure {
+    Failure::Here(Error::Verify(what))
+}
+
+/// Broadcasts of every shape, every byte checked on every rank.
+fn broadcasts(world: &World, chan: &Channel) -> Result<usize, Failure> {
+    let n = world.size() as u32;
+    let me = world.rank();
+    let oneport = Model::from(OnePort);
+    let postal = Model::from(Postal::new(Ratio::integer(3)).map_err(Error::herald)?);
+    let shapes: Vec<(Algorithm, u32, &Model)> = vec![
+        (Algorithm::Binomial, 1, &oneport),
+        (Algorithm::Binary, 1, &oneport),
+        (Algorithm::Chain, 1, &oneport),
+        (Algorithm::Star, 1, &oneport),
+        (Algorithm::Knomial { radix: 3 }, 1, &oneport),
+        (Algorithm::Optimal, 4, &oneport),
+        (Algorithm::Fibonacci { d: None }, 5, &oneport),
+        (Algorithm::ScatterAllgather, 3, &oneport),
+        (Algorithm::Optimal, 1, &postal),
+        (Algorithm::Pipeline, 3, &postal),
+        (Algorithm::Greedy, 4, &postal),
+        (Algorithm::Dtree { d: 2 }, 6, &postal),
+    ];
+    let mut checked = 0;
+    for (algo, m, model) in shapes {
+        for root in [0, n - 1] {
+            let s = match generate(&Request::broadcast(algo, n, m, root), model) {
+                Ok(s) => s,
+                Err(_) => continue, // not applicable to this n (e.g. fibonacci's parameters)
+            };
+            let plan = BroadcastPlan::new(&s)?;
+            for bytes in [0usize, 1, 7, 100, 4097, 100_003] {
+                let mut buf = vec![0u8; bytes];
+                for it in 0..3u64 {
+                    let seed = it * 7919 + bytes as u64 + u64::from(root);
+                    if me == root as usize {
+                        payload(&mut buf, seed);
+                    } else {
+                        buf.fill(0);
+                    }
+                    plan.run(chan, &mut buf)?;
+                    let mut want = vec![0u8; bytes];
+                    payload(&mut want, seed);
+                    if let Some(at) = buf.iter().zip(&want).position(|(x, y)| x != y) {
+                        return Err(fail(format!(
+                            "{algo} m={m} root {root}, {bytes} bytes: rank {me} differs at byte {at}"
+                        )));
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    Ok(checked)
+}
+
+/// Reduce and allreduce schedules under two models: the sums checked where they must be.
+fn combining(world: &World, chan: &Channel) -> Result<usize, Failure> {
+    let n = world.size() as u32;
+    let me = world.rank();
+    let logp = Model::from(
+        LogP::new(
+            Ratio::integer(6),
+            Ratio::integer(2),
+            Ratio::integer(4),
+            Ratio::ZERO,
+        )
+        .map_err(Error::herald)?,
+    );
+    let postal =
+        Model::from(Postal::new("5/2".parse().map_err(Error::herald)?).map_err(Error::herald)?);
+    let mut checked = 0;
+    let mut scratch = CombineScratch::default();
+    for model in [&logp, &postal] {
+        for (algo, root) in [
+            (Algorithm::Reduce, 0),
+            (Algorithm::Reduce, n - 1),
+            (Algorithm::Allreduce, 0),
+        ] {
+            let s =
+                generate(&Request::broadcast(algo, n, 1, root), model).map_err(Error::herald)?;
+            let plan = CombinePlan::new(&s, model)?;
+            for len in [1usize, 100, 10_001] {
+                let seed = len as u64 + u64::from(root) * 31;
+                let mut value = vec![0u64; len];
+                contribution(&mut value, me, seed);
+                plan.run(chan, &mut scratch, &mut value)?;
+                if plan.has_result(me) {
+                    let mut want = vec![0u64; len];
+                    let mut part = vec![0u64; len];
+                    for r in 0..n as usize {
+                        contribution(&mut part, r, seed);
+                        want.iter_mut()
+                            .zip(&part)
+                            .for_each(|(w, p)| *w = w.wrapping_add(*p));
+                    }
+                    if value != want {
+                        return Err(fail(format!(
+                            "{} {algo} root {root}, {len} elements: rank {me} has a wrong sum",
+                            model.as_dyn().name()
+                        )));
+                    }
+                }
+                checked += 1;
+            }
+        }
+    }
+    Ok(checked)
+}
+
+/// Hierarchical broadcasts: each process a node of 2 threads, under given costs.
+fn hierarchical(world: &World, chan: &mut Channel) -> Result<usize, Failure> {
+    let (p, t) = (world.size(), 2usize);
+    let logp = |l: u64, o: u64, g: u64| -> Result<LevelCost, Error> {
+        Ok(LevelCost::LogP(
+            LogP::new(
+                Ratio::integer(l),
+                Ratio::integer(o),
+                Ratio::integer(g),
+                Ratio::ZERO,
+            )
+            .map_err(Error::herald)?,
+        ))
+    };
+    let model = hier::model(p, t, logp(2000, 300, 400)?, logp(20, 40, 10)?)?;
+    let cpus: Vec<usize> = (0..t)
+        .map(|i| {
+            herald::Team::available_cpus()
+                .get(i % herald::Team::available_cpus().len().max(1))
+                .copied()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut team = herald::Team::with_cores(cpus).map_err(Error::herald)?;
+    let mut comm = herald::Comm::new(t).map_err(Error::herald)?;
+    let mut checked = 0;
+    for (bytes, root) in [(64usize, 0u32), (5000, (p * t - 1) as u32), (200_000, 1)] {
+        let choice = hier::choose(&model, bytes as u64, root)?;
+        let plan = hier::HierPlan::new(&choice.schedule, p, t)?;
+        let (_, ok) = hier::run(
+            &plan,
+            &mut team,
+            &mut comm,
+            chan,
+            bytes,
+            3,
+            |i, buf| payload(buf, i as u64 + bytes as u64),
+            |i, buf| {
+                let mut want = vec![0u8; buf.len()];
+                payload(&mut want, i as u64 + bytes as u64);
+                buf == &want[..]
+            },
+        )?;
+        if !ok {
+            return Err(fail(format!(
+                "hierarchical {} root {root}, {bytes} bytes: process {} has wrong bytes",
+                choice.chosen.label,
+                world.rank()
+            )));
+        }
+        checked += 1;
+    }
+    Ok(checked)
+}
+
+/// A short calibration: every level where ranks meet is measured, with sane numbers. Returns
+/// the profile (on every rank) for the bench check. On a loaded host (more ranks than CPUs) a
+/// short run can see no usable round trip at a level; it is repeated with twice the time, up
+/// to three runs, before the self-test fails. (Every rank sees the same shared profile, so all
+/// decide alike.)
+fn calibration(
+    world: &World,
+    chan: &Channel,
+    cluster: &Cluster,
+) -> Result<(usize, herald::Profile), Failure> {
+    let n = cluster.rank_pus().len();
+    let mut want: Vec<usize> = (0..n)
+        .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+        .map(|(a, b)| cluster.level_of(a, b))
+        .filter(|&d| d < cluster.hierarchy().pu_level())
+        .collect();
+    want.sort_unstable();
+    want.dedup();
+    let mut scale = 1;
+    loop {
+        let opts = CalibrateOptions {
+            min_time: Duration::from_millis(200 * scale),
+            budget: Duration::from_millis(600 * scale),
+            slice: Duration::from_millis(5),
+            large: vec![64, 256],
+            ..CalibrateOptions::quick()
+        };
+        let profile =
+            crate::cli_bench::share(world, calibrate(world, chan, cluster, &opts, |_| {})?)?;
+        let missing = want.iter().find(|&&d| {
+            let one_way = profile.levels[d].one_way_ns.as_ref().map(|x| x.median);
+            !one_way.is_some_and(|v| v.is_finite() && v > 0.0)
+        });
+        match missing {
+            None => return Ok((want.len(), profile)),
+            Some(&d) if scale >= 4 => {
+                return Err(fail(format!(
+                    "calibration: level {} has no positive one-way time (3 runs)",
+                    profile.levels[d].name
+                )))
+            }
+            Some(_) => scale *= 2,
+        }
+    }
+}
+
+/// A short bench of both herald sides: both must verify.
+fn benches(
+    world: &World,
+    chan: &Channel,
+    cluster: &Cluster,
+    profile: &herald::Profile,
+) -> Result<usize, Failure> {
+    let mut rows = 0;
+    for side in [HeraldSide::Mpi, HeraldSide::Inproc] {
+        let opts = BenchOptions {
+            herald: side,
+            collectives: vec![BenchColl::Bcast, BenchColl::Allreduce],
+            variants: vec![Variant::Loop, Variant::Pingpong, Variant::Barrier],
+            sizes: vec![8, 4096, 65536],
+            rounds: 2,
+            target: Duration::from_micros(300),
+            algo: None,
+        };
+        rows += bench(world, chan, cluster, Some(profile), &opts, |_| {})?.len();
+    }
+    Ok(rows)
+}
+
+/// A broadcast during which rank `victim` dies or stalls.
+fn failing(world: &World, chan: &Channel, victim: usize, die: bool) -> Result<(), Failure> {
+    let n = world.size() as u32;
+    let s = generate(
+        &Request::broadcast(Algorithm::Chain, n, 4, 0),
+        &Model::from(OnePort),
+    )
+    .map_err(Error::herald)?;
+    let plan = BroadcastPlan::new(&s)?;
+    let mut buf = vec![1u8; 1 << 16];
+    for i in 0..20 {
+        if i == 10 && world.rank() == victim {
+            if die {
+                eprintln!("herald-mpi: rank {victim}: selftest --die: exiting now");
+                std::process::exit(9);
+            }
+            eprintln!("herald-mpi: rank {victim}: selftest --stall: sleeping");
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+        plan.run(chan, &mut buf)?;
+    }
+    Ok(())
+}
+
+/// Runs `herald-mpi selftest`.
+pub(crate) fn run(world: &World, a: &SelftestArgs) -> Result<(), Failure> {
+    if world.size() < 2 {
+        return Err(Error::Launcher(
+            "herald-mpi selftest needs at least 2 ranks: start it with mpirun -np N".into(),
+        )
+        .into());
+    }
+    world.agree(&format!("selftest {a:?}"))?;
+    let mut chan = world.channel()?;
+    if let Some(v) = a.die.or(a.stall) {
+        if v >= world.size() {
+            return Err(Error::Usage(format!("--die/--stall {v}: no such rank")).into());
+        }
+        return failing(world, &chan, v, a.die.is_some());
+    }
+    let cluster = Cluster::gather(world)?;
+    let mut report = Vec::new();
+    report.push(format!("{} broadcasts", broadcasts(world, &chan)?));
+    report.push(format!("{} reduce/allreduce", combining(world, &chan)?));
+    report.push(format!("{} hierarchical", hierarchical(world, &mut chan)?));
+    if !a.quick {
+        let (levels, profile) = calibration(world, &chan, &cluster)?;
+        report.push(format!("{levels} calibrated levels"));
+        report.push(format!(
+            "{} bench rows",
+            benches(world, &chan, &cluster, &profile)?
+        ));
+    }
+    // every rank passed (a failing rank aborted the job above)
+    let mut total = 0u32;
+    world
+        .comm()
+        .all_reduce_into(&1u32, &mut total, mpi::collective::SystemOperation::sum());
+    if world.rank() == 0 {
+        println!(
+            "selftest passed on {total} ranks ({}): {}",
+            world.library(),
+            report.join(", ")
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,606 @@
+//! herald schedules executed over MPI point-to-point.
+//!
+//! # Broadcast ([`BroadcastPlan`])
+//!
+//! Any broadcast schedule herald's runtime accepts (`Program::compile`: causal and complete,
+//! one or many blocks, one or many senders per rank). The payload is cut into the schedule's
+//! `m` blocks of `⌈bytes / m⌉` bytes (the last shorter, possibly empty). Each rank
+//!
+//! 1. posts a nonblocking receive for every block every sender sends it (tag = block), the
+//!    block's first send (earliest start in the schedule) into the buffer, any later duplicate
+//!    into scratch;
+//! 2. walks its sends in the schedule's order: waits for the block's first receive if it does
+//!    not hold the block yet, then starts a nonblocking send of the block's bytes;
+//! 3. waits for every request.
+//!
+//! No rank can wait in a cycle: a rank waits only for the earliest send of a block to it, which
+//! the schedule starts strictly before the rank's own forward of that block (the compile check),
+//! and each rank starts its sends in time order — so every wait is for a send that starts
+//! earlier in schedule time, and by induction on time every send is eventually started. MPI
+//! keeps messages of one sender with one tag in order; tags name blocks, so a block never lands
+//! in another block's place.
+//!
+//! # Reduce and allreduce ([`CombinePlan`])
+//!
+//! A combining schedule's send carries the sender's value at the send's start, and the value
+//! received is combined on arrival (the semantics of herald's `evaluate`: an arrival at the same
+//! tick as a send start is included). Arrival times depend on the model, so a combining plan is
+//! made from a schedule *and* the flat model it was generated for: each rank's operations are
+//! its sends (at their start) and its receives (at start + the model's latency with the combine
+//! folded in), sorted by time, receives first on ties. The rank executes them in that order:
+//! receives are all posted up front into their own buffers; a receive op waits for its message
+//! and combines it into a fresh accumulator (so a send of the previous accumulator may still be
+//! in flight: no copies, no waiting for sends before combining); a send op starts a nonblocking
+//! send of the current accumulator. The same induction on time rules out a cyclic wait.
+//!
+//! Values are vectors of `u64` combined element-wise with wrapping addition (commutative and
+//! associative, so the order in which a rank meets the contributions does not matter; MPI's
+//! `MPI_SUM` on `MPI_UINT64_T` computes the same).
+
+use crate::error::Error;
+use crate::p2p::{Channel, RecvReq, SendReq};
+use herald::{Collective, CostModel, Model, Program, Schedule};
+use smallvec::SmallVec;
+
+/// The largest block count a broadcast plan accepts (blocks are message tags).
+pub const MAX_BLOCKS: u32 = 32_000;
+
+/// Tag of combining messages.
+const COMBINE_TAG: u16 = 32_767;
+
+/// One rank's part of a broadcast.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RankPart {
+    /// `(receiver, block)` in send order.
+    pub sends: Vec<(usize, u32)>,
+    /// `(sender, block, first)` for every message this rank receives: `first` marks the
+    /// earliest send of that block to it, which fills the buffer.
+    pub recvs: Vec<(usize, u32, bool)>,
+}
+
+/// A broadcast schedule prepared for MPI (see the module docs).
+///
+/// # Examples
+///
+/// ```
+/// use herald::{generate, Algorithm, Model, Request, model::OnePort};
+/// use herald_mpi::BroadcastPlan;
+/// let s = generate(&Request::broadcast(Algorithm::Binomial, 4, 1, 0), &Model::from(OnePort))?;
+/// let plan = BroadcastPlan::new(&s)?;
+/// assert_eq!(plan.part(0).sends, [(2, 0), (1, 0)]);
+/// assert_eq!(plan.part(3).recvs, [(2, 0, true)]);
+/// assert_eq!(plan.blocks_of(10), [0..10]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BroadcastPlan {
+    root: usize,
+    blocks: u32,
+    parts: Vec<RankPart>,
+}
+
+impl BroadcastPlan {
+    /// Prepares a broadcast schedule.
+    ///
+    /// # Errors
+    /// [`Error::Herald`] if herald's runtime would refuse the schedule (another collective, a
+    /// forward before any receive, a rank that misses a block); [`Error::Usage`] for more than
+    /// [`MAX_BLOCKS`] blocks.
+    pub fn new(schedule: &Schedule) -> Result<BroadcastPlan, Error> {
+        let program = Program::compile(schedule).map_err(Error::herald)?;
+        let (root, blocks) = (program.root() as usize, program.blocks());
+        if blocks > MAX_BLOCKS {
+            return Err(Error::Usage(format!(
+                "{blocks} blocks: herald-mpi uses the block as the message tag, at most {MAX_BLOCKS}"
+            )));
+        }
+        let n = schedule.n() as usize;
+        let mut parts = vec![RankPart::default(); n];
+        let mut incoming: Vec<Vec<(u64, usize, u32)>> = vec![Vec::new(); n];
+        for (p, part) in parts.iter_mut().enumerate() {
+            for s in schedule.sends_of(p as u32) {
+                part.sends.push((s.to as usize, s.what));
+                incoming[s.to as usize].push((s.at, p, s.what));
+            }
+        }
+        for (p, mut inc) in incoming.into_iter().enumerate() {
+            inc.sort_unstable();
+            let mut seen = vec![false; blocks as usize];
+            parts[p].recvs = inc
+                .into_iter()
+                .map(|(_, from, b)| {
+                    let first = !std::mem::replace(&mut seen[b as usize], true);
+                    (from, b, first)
+                })
+                .collect();
+        }
+        Ok(BroadcastPlan {
+            root,
+            blocks,
+            parts,
+        })
+    }
+
+    /// The root.
+    pub fn root(&self) -> usize {
+        self.root
+    }
+
+    /// The number of ranks.
+    pub fn n(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// The number of blocks.
+    pub fn blocks(&self) -> u32 {
+        self.blocks
+    }
+
+    /// Rank `r`'s part.
+    pub fn part(&self, r: usize) -> &RankPart {
+        &self.parts[r]
+    }
+
+    /// Byte ranges of the blocks of a `bytes`-byte payload.
+    pub fn blocks_of(&self, bytes: usize) -> Vec<std::ops::Range<usize>> {
+        block_ranges(bytes, self.blocks)
+    }
+
+    /// Runs this rank's part on `chan`: the root's `buf` reaches every rank's.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] if the plan is for another number of ranks; [`Error::P2p`] if a message
+    /// fails (a peer died, timed out, or sent another size).
+    pub fn run(&self, chan: &Channel, buf: &mut [u8]) -> Result<(), Error> {
+        let me = chan.rank();
+        if chan.size() != self.n() {
+            return Err(Error::Usage(format!(
+                "the schedule is for {} ranks, the communicator has {}",
+                self.n(),
+                chan.size()
+            )));
+        }
+        let part = &self.parts[me];
+        let ranges: Small<std::ops::Range<usize>> =
+            block_ranges_iter(buf.len(), self.blocks).collect();
+        let mut slices = split_mut(buf, &ranges);
+        let mut held: Small<Option<&[u8]>> = smallvec::smallvec![None; self.blocks as usize];
+        let mut pending: Small<Option<RecvReq<'_>>> = (0..self.blocks).map(|_| None).collect();
+        // The root holds every block: whatever it receives (some schedules send blocks back to
+        // it) goes to scratch, as does every duplicate elsewhere.
+        let is_root = me == self.root;
+        let to_buffer = |first: bool| first && !is_root;
+        let mut scratch: Vec<Vec<u8>> = part
+            .recvs
+            .iter()
+            .filter(|r| !to_buffer(r.2))
+            .map(|&(_, b, _)| vec![0u8; ranges[b as usize].len()])
+            .collect();
+        let mut extra: Vec<RecvReq<'_>> = Vec::with_capacity(scratch.len());
+        if is_root {
+            for (h, s) in held.iter_mut().zip(slices.iter_mut()) {
+                *h = s.take().map(|s| &*s);
+            }
+        }
+        let mut scratch_iter = scratch.iter_mut();
+        for &(from, b, first) in &part.recvs {
+            if to_buffer(first) {
+                let slice = slices[b as usize]
+                    .take()
+                    .expect("one first receive per block");
+                pending[b as usize] = Some(chan.irecv(slice, from, b as u16)?);
+            } else {
+                let s = scratch_iter
+                    .next()
+                    .expect("one scratch buffer per other receive");
+                extra.push(chan.irecv(s, from, b as u16)?);
+            }
+        }
+        let mut sends: Small<SendReq<'_>> = SmallVec::with_capacity(part.sends.len());
+        for &(to, b) in &part.sends {
+            let data = match held[b as usize] {
+                Some(d) => d,
+                None => {
+                    let req = pending[b as usize]
+                        .take()
+                        .expect("compile: a receive precedes");
+                    let d = &*req.wait()?;
+                    held[b as usize] = Some(d);
+                    d
+                }
+            };
+            sends.push(chan.isend(data, to, b as u16)?);
+        }
+        for req in pending.into_iter().flatten() {
+            req.wait()?;
+        }
+        for req in extra {
+            req.wait()?;
+        }
+        for req in sends {
+            req.wait()?;
+        }
+        Ok(())
+    }
+}
+
+/// `bytes` cut into `blocks` blocks of `⌈bytes / blocks⌉` bytes (the last shorter or empty).
+///
+/// ```
+/// assert_eq!(herald_mpi::block_ranges(10, 4), [0..3, 3..6, 6..9, 9..10]);
+/// assert_eq!(herald_mpi::block_ranges(2, 3), [0..1, 1..2, 2..2]);
+/// ```
+pub fn block_ranges(bytes: usize, blocks: u32) -> Vec<std::ops::Range<usize>> {
+    block_ranges_iter(bytes, blocks).collect()
+}
+
+fn block_ranges_iter(bytes: usize, blocks: u32) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let per = bytes.div_ceil(blocks.max(1) as usize).max(1);
+    (0..blocks as usize).map(move |b| {
+        let start = (b * per).min(bytes);
+        start..((b + 1) * per).min(bytes)
+    })
+}
+
+/// Per-call lists, on the stack for up to 8 entries (a call allocates nothing for small
+/// schedules).
+type Small<T> = SmallVec<[T; 8]>;
+
+/// Disjoint mutable slices of `buf` for consecutive, non-overlapping `ranges`.
+fn split_mut<'b>(
+    mut buf: &'b mut [u8],
+    ranges: &[std::ops::Range<usize>],
+) -> Small<Option<&'b mut [u8]>> {
+    let mut out = SmallVec::with_capacity(ranges.len());
+    let mut at = 0;
+    for r in ranges {
+        let rest = std::mem::take(&mut buf);
+        let (_, rest) = rest.split_at_mut(r.start - at);
+        let (mine, rest) = rest.split_at_mut(r.len());
+        out.push(Some(mine));
+        buf = rest;
+        at = r.end;
+    }
+    out
+}
+
+/// One operation of a rank in a combining schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CombineOp {
+    /// Send the current value to this rank.
+    Send(usize),
+    /// Receive a partial value from this rank and combine it.
+    Recv(usize),
+}
+
+/// A reduce or allreduce schedule prepared for MPI (see the module docs).
+///
+/// # Examples
+///
+/// ```
+/// use herald::{generate, Algorithm, Model, Postal, Request};
+/// use herald_mpi::{CombineOp, CombinePlan};
+/// let model = Model::from(Postal::new("2".parse()?)?);
+/// let s = generate(&Request::broadcast(Algorithm::Reduce, 2, 1, 0), &model)?;
+/// let plan = CombinePlan::new(&s, &model)?;
+/// assert_eq!(plan.ops(0), [CombineOp::Recv(1)]);
+/// assert_eq!(plan.ops(1), [CombineOp::Send(0)]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CombinePlan {
+    collective: Collective,
+    ops: Vec<Vec<CombineOp>>,
+}
+
+impl CombinePlan {
+    /// Prepares a combining schedule generated under the flat `model`.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for a broadcast or all-to-all schedule, or a hierarchical model;
+    /// [`Error::Herald`] for model or time errors.
+    pub fn new(schedule: &Schedule, model: &Model) -> Result<CombinePlan, Error> {
+        let collective = schedule.collective();
+        if !matches!(
+            collective,
+            Collective::Reduce { .. } | Collective::Allreduce
+        ) {
+            return Err(Error::Usage(format!(
+                "a {} schedule does not combine values (reduce and allreduce do)",
+                collective.name()
+            )));
+        }
+        if matches!(model, Model::Hier(_)) {
+            return Err(Error::Usage(
+                "combining schedules run under a flat model (postal, logp, oneport, kport)".into(),
+            ));
+        }
+        let base = schedule
+            .base()
+            .refine(model.time_base().map_err(Error::herald)?.ticks_per_unit())
+            .map_err(Error::herald)?;
+        let latency = model
+            .timing(base)
+            .map_err(Error::herald)?
+            .combining()
+            .latency;
+        let scale = base.ticks_per_unit() / schedule.base().ticks_per_unit();
+        let n = schedule.n() as usize;
+        // (time, receive first, sequence, op)
+        let mut events: Vec<Vec<(u64, u8, usize, CombineOp)>> = vec![Vec::new(); n];
+        for (i, s) in schedule.sends().enumerate() {
+            let (from, to) = (s.from as usize, s.to as usize);
+            if to >= n || to == from {
+                return Err(Error::Herald(format!(
+                    "send from {from} to {to}: no such receiver"
+                )));
+            }
+            let at =
+                s.at.checked_mul(scale)
+                    .ok_or_else(|| Error::Herald("time overflow".into()))?;
+            let arrival = at
+                .checked_add(latency)
+                .ok_or_else(|| Error::Herald("time overflow".into()))?;
+            events[from].push((at, 1, i, CombineOp::Send(to)));
+            events[to].push((arrival, 0, i, CombineOp::Recv(from)));
+        }
+        let ops = events
+            .into_iter()
+            .map(|mut e| {
+                e.sort_unstable_by_key(|&(t, kind, i, _)| (t, kind, i));
+                e.into_iter().map(|x| x.3).collect()
+            })
+            .collect();
+        Ok(CombinePlan { collective, ops })
+    }
+
+    /// The collective.
+    pub fn collective(&self) -> Collective {
+        self.collective
+    }
+
+    /// The number of ranks.
+    pub fn n(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Rank `r`'s operations in order.
+    pub fn ops(&self, r: usize) -> &[CombineOp] {
+        &self.ops[r]
+    }
+
+    /// Whether rank `r` ends with the full result (the root of a reduce; every rank of an
+    /// allreduce).
+    pub fn has_result(&self, r: usize) -> bool {
+        match self.collective {
+            Collective::Reduce { root } => r == root as usize,
+            _ => true,
+        }
+    }
+
+    /// Runs this rank's part: `value` is this rank's contribution; on return it holds what the
+    /// schedule leaves here (the sum of every contribution where [`has_result`](Self::has_result)).
+    /// `scratch` keeps the receive and accumulator buffers between calls (reusing it avoids
+    /// allocating, and faulting in, fresh pages every call).
+    ///
+    /// # Errors
+    /// As [`BroadcastPlan::run`].
+    pub fn run(
+        &self,
+        chan: &Channel,
+        scratch: &mut CombineScratch,
+        value: &mut Vec<u64>,
+    ) -> Result<(), Error> {
+        let me = chan.rank();
+        if chan.size() != self.n() {
+            return Err(Error::Usage(format!(
+                "the schedule is for {} ranks, the communicator has {}",
+                self.n(),
+                chan.size()
+            )));
+        }
+        let ops = &self.ops[me];
+        let recvs = ops
+            .iter()
+            .filter(|op| matches!(op, CombineOp::Recv(_)))
+            .count();
+        let sends = ops.len() - recvs;
+        let len = value.len();
+        // Every receive, and every accumulator after a receive, has its own buffer.
+        for v in [&mut scratch.inbox, &mut scratch.accs] {
+            v.resize_with(recvs, Vec::new);
+            v.iter_mut().for_each(|b| b.resize(len, 0));
+        }
+        let last = {
+            let mut posted: std::collections::VecDeque<RecvReq<'_>> = Default::default();
+            let froms = ops.iter().filter_map(|op| match op {
+                CombineOp::Recv(f) => Some(*f),
+                CombineOp::Send(_) => None,
+            });
+            for (buf, from) in scratch.inbox.iter_mut().zip(froms) {
+                posted.push_back(chan.irecv(bytemuck::cast_slice_mut(buf), from, COMBINE_TAG)?);
+            }
+            let mut acc: &[u64] = value;
+            let mut last = None;
+            let mut fresh = scratch.accs.iter_mut().enumerate();
+            let mut inflight: Vec<SendReq<'_>> = Vec::with_capacity(sends);
+            for op in ops {
+                match *op {
+                    CombineOp::Send(to) => {
+                        inflight.push(chan.isend(bytemuck::cast_slice(acc), to, COMBINE_TAG)?);
+                    }
+                    CombineOp::Recv(_) => {
+                        let req = posted.pop_front().expect("posted in op order");
+                        let got: &[u64] = bytemuck::cast_slice(&*req.wait()?);
+                        let (i, out) = fresh.next().expect("one accumulator per receive");
+                        for ((o, a), g) in out.iter_mut().zip(acc).zip(got) {
+                            *o = a.wrapping_add(*g);
+                        }
+                        acc = out;
+                        last = Some(i);
+                    }
+                }
+            }
+            for req in inflight {
+                req.wait()?;
+            }
+            last
+        };
+        if let Some(i) = last {
+            std::mem::swap(value, &mut scratch.accs[i]);
+        }
+        Ok(())
+    }
+}
+
+/// Buffers a [`CombinePlan`] reuses between calls.
+#[derive(Debug, Default)]
+pub struct CombineScratch {
+    inbox: Vec<Vec<u64>>,
+    accs: Vec<Vec<u64>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use herald::{generate, model::OnePort, Algorithm, LogP, Postal, Ratio, Request};
+
+    /// Runs every rank's combine ops sequentially in global time order, on values, without
+    /// MPI: a message is what its sender held when its send op ran.
+    fn simulate(plan: &CombinePlan, initial: &[u64]) -> Vec<u64> {
+        let n = plan.n();
+        let mut value = initial.to_vec();
+        let mut next = vec![0usize; n];
+        let mut mailbox: std::collections::HashMap<
+            (usize, usize),
+            std::collections::VecDeque<u64>,
+        > = Default::default();
+        loop {
+            let mut progressed = false;
+            for r in 0..n {
+                while let Some(op) = plan.ops(r).get(next[r]) {
+                    match *op {
+                        CombineOp::Send(to) => {
+                            mailbox.entry((r, to)).or_default().push_back(value[r]);
+                        }
+                        CombineOp::Recv(from) => {
+                            match mailbox.get_mut(&(from, r)).and_then(|q| q.pop_front()) {
+                                Some(v) => value[r] = value[r].wrapping_add(v),
+                                None => break,
+                            }
+                        }
+                    }
+                    next[r] += 1;
+                    progressed = true;
+                }
+            }
+            if !progressed {
+                break;
+            }
+        }
+        assert!(
+            (0..n).all(|r| next[r] == plan.ops(r).len()),
+            "a rank waits forever"
+        );
+        value
+    }
+
+    /// Contributions that are distinct powers of two: a sum names exactly the ranks in it.
+    fn check_against_evaluate(schedule: &Schedule, model: &Model) {
+        let plan = CombinePlan::new(schedule, model).unwrap();
+        let n = schedule.n() as usize;
+        let initial: Vec<u64> = (0..n).map(|r| 1u64 << r).collect();
+        let got = simulate(&plan, &initial);
+        let eval = herald::sim::evaluate(
+            schedule,
+            model,
+            initial.clone(),
+            herald::sim::Operands::Commutative,
+            |a: &u64, b: &u64| a + b,
+        )
+        .unwrap();
+        let all = (1u64 << n) - 1;
+        for (r, &v) in got.iter().enumerate() {
+            assert_eq!(v, *eval.value(r as u32), "rank {r}");
+            if plan.has_result(r) {
+                assert_eq!(v, all, "rank {r} lacks a contribution");
+            }
+        }
+    }
+
+    #[test]
+    fn combining_order_matches_herald_evaluate() {
+        let logp = Model::from(
+            LogP::new(
+                Ratio::integer(6),
+                Ratio::integer(2),
+                Ratio::integer(4),
+                Ratio::ZERO,
+            )
+            .unwrap(),
+        );
+        let postal = Model::from(Postal::new("5/2".parse().unwrap()).unwrap());
+        for model in [&logp, &postal] {
+            for n in [2u32, 3, 5, 8, 13, 16] {
+                for (algo, root) in [
+                    (Algorithm::Reduce, 0),
+                    (Algorithm::Reduce, n - 1),
+                    (Algorithm::Allreduce, 0),
+                ] {
+                    let s = generate(&Request::broadcast(algo, n, 1, root), model).unwrap();
+                    check_against_evaluate(&s, model);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn broadcast_parts_cover_every_block_once_first() {
+        for (n, m) in [(2u32, 1u32), (5, 4), (8, 3), (13, 7)] {
+            let s = generate(
+                &Request::broadcast(Algorithm::Optimal, n, m, 1),
+                &Model::from(OnePort),
+            )
+            .unwrap();
+            let plan = BroadcastPlan::new(&s).unwrap();
+            for r in 0..n as usize {
+                let firsts: Vec<u32> = {
+                    let mut v: Vec<u32> = plan
+                        .part(r)
+                        .recvs
+                        .iter()
+                        .filter(|x| x.2)
+                        .map(|x| x.1)
+                        .collect();
+                    v.sort_unstable();
+                    v
+                };
+                let want: Vec<u32> = if r == 1 { vec![] } else { (0..m).collect() };
+                assert_eq!(firsts, want, "n {n} m {m} rank {r}");
+            }
+            // every send has a matching receive on the other side
+            let mut sent: Vec<(usize, usize, u32)> = Vec::new();
+            let mut got: Vec<(usize, usize, u32)> = Vec::new();
+            for r in 0..n as usize {
+                sent.extend(plan.part(r).sends.iter().map(|&(to, b)| (r, to, b)));
+                got.extend(plan.part(r).recvs.iter().map(|&(from, b, _)| (from, r, b)));
+            }
+            sent.sort_unstable();
+            got.sort_unstable();
+            assert_eq!(sent, got);
+        }
+    }
+
+    #[test]
+    fn block_ranges_partition_the_payload() {
+        for bytes in [0usize, 1, 7, 8, 55, 56, 1000, 4096] {
+            for m in [1u32, 2, 3, 4, 16, 64] {
+                let r = block_ranges(bytes, m);
+                assert_eq!(r.len(), m as usize);
+                assert_eq!(r[0].start, 0);
+                assert_eq!(r.last().unwrap().end, bytes);
+                assert!(r.windows(2).all(|w| w[0].end == w[1].start));
+            }
+        }
+    }
+}

@@ -1,0 +1,659 @@
+//! Nonblocking point-to-point on borrowed byte slices: the only module with `unsafe`.
+//!
+//! rsmpi ties every request to a scope and keeps its buffer borrowed until the scope ends, so a
+//! rank cannot receive a block and then forward the same bytes while its other receives are
+//! still pending. herald's executors need exactly that, so this module wraps the raw MPI handles
+//! itself, with a safe interface:
+//!
+//! * [`Channel`]: a duplicate of the world communicator, reserved for herald's messages (they
+//!   cannot match a user's), whose errors return codes instead of aborting. Holding one proves
+//!   MPI was initialized with at least `MPI_THREAD_SERIALIZED`, which is what makes it `Send`:
+//!   the hierarchical runtime hands it to the worker thread that leads a node.
+//! * [`RecvReq`] owns the `&mut [u8]` it receives into and hands it back when the message has
+//!   arrived ([`RecvReq::wait`]), so the bytes can be forwarded while other requests run.
+//! * [`SendReq`] holds the `&[u8]` it sends from until it completes.
+//!
+//! A request is completed by polling `MPI_Test` (spinning a little, then yielding the CPU between
+//! polls: ranks may outnumber CPUs) until a deadline; past it the wait fails with
+//! [`P2pError::Timeout`] naming the peer — a rank that died or stopped answering never makes
+//! another rank hang silently. A request dropped before it completed is cancelled (receives) or
+//! waited for (sends) within the same deadline; if even that fails, the process is ended with
+//! `MPI_Abort`, since MPI might still write into, or read from, a buffer Rust is about to free.
+
+use mpi::ffi;
+use mpi::raw::AsRaw;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use std::marker::PhantomData;
+use std::os::raw::{c_int, c_void};
+use std::time::{Duration, Instant};
+
+/// Errors of point-to-point operations.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum P2pError {
+    /// An MPI call returned an error code.
+    #[error("{call} failed with MPI error {code}: {text}")]
+    Mpi {
+        /// The MPI function.
+        call: &'static str,
+        /// Its return code.
+        code: i32,
+        /// `MPI_Error_string` of the code.
+        text: String,
+    },
+    /// A request did not complete within the deadline.
+    #[error("waited {secs} s for {waiting}: a rank died, stopped, or made a different call")]
+    Timeout {
+        /// What was awaited (`a message from rank 3`, `the other ranks in a barrier`).
+        waiting: String,
+        /// The deadline in seconds.
+        secs: u64,
+    },
+    /// Another rank gave up (a timeout or a failure of its own) and told this one.
+    #[error("stopped while waiting for {waiting}: rank {from} reported: {reason}")]
+    Stopped {
+        /// What this rank was waiting for.
+        waiting: String,
+        /// The rank that gave up.
+        from: usize,
+        /// Its reason.
+        reason: String,
+    },
+    /// A message arrived with another length than expected.
+    #[error(
+        "rank {peer} sent {got} bytes where {want} were expected: ranks called with different sizes"
+    )]
+    Length {
+        /// The sender.
+        peer: usize,
+        /// Bytes received.
+        got: usize,
+        /// Bytes expected.
+        want: usize,
+    },
+    /// A peer outside the communicator, or a message too long for MPI's `int` count.
+    #[error("invalid point-to-point operation: {0}")]
+    Invalid(String),
+}
+
+/// The text of an MPI error code.
+fn error_text(code: c_int) -> String {
+    let mut buf = vec![0u8; 512];
+    let mut len: c_int = 0;
+    // SAFETY: `buf` has room for MPI_MAX_ERROR_STRING (at most 512 in Open MPI and MPICH)
+    // characters; MPI writes at most that many and stores the length in `len`.
+    let rc = unsafe { ffi::MPI_Error_string(code, buf.as_mut_ptr().cast(), &mut len) };
+    if rc != 0 {
+        return format!("error code {code}");
+    }
+    buf.truncate(usize::try_from(len).unwrap_or(0).min(512));
+    String::from_utf8_lossy(&buf).trim().to_owned()
+}
+
+/// `Ok` for `MPI_SUCCESS`, else the error.
+fn check(call: &'static str, code: c_int) -> Result<(), P2pError> {
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(P2pError::Mpi {
+            call,
+            code,
+            text: error_text(code),
+        })
+    }
+}
+
+/// Polls spent spinning before a waiting rank that shares its CPU starts yielding it between
+/// polls.
+const SPIN_POLLS: u32 = 256;
+
+/// A communicator reserved for herald's messages (see the module docs).
+pub struct Channel {
+    /// The stop notice posted for any sender: `(request, buffer)`; the buffer is on the heap
+    /// so its address stays put while MPI may write it.
+    stop: std::cell::Cell<ffi::MPI_Request>,
+    stop_buf: Box<[u8; STOP_BYTES]>,
+    /// Why a wait on this channel failed, once one has: later drops of unfinished requests
+    /// then give up quickly and name it.
+    failed: std::cell::RefCell<Option<String>>,
+    comm: SimpleCommunicator,
+    rank: usize,
+    size: usize,
+    timeout: Duration,
+    /// Whether waits yield the CPU (processes outnumber the host's CPUs), as MPI libraries do
+    /// when oversubscribed; otherwise they spin, as MPI libraries do on a CPU of their own.
+    yields: bool,
+}
+
+/// Tag of the stop notices (above every block tag, beside the other control tags).
+pub(crate) const STOP_TAG: u16 = 32_766;
+/// Bytes of a stop notice.
+const STOP_BYTES: usize = 512;
+
+// SAFETY: a `Channel` exists only when MPI was initialized with MPI_THREAD_SERIALIZED or
+// MULTIPLE (`Channel::new` checks), so any thread may make MPI calls as long as no two threads
+// of the process call at the same time. `Channel` is not `Sync`, so the calls made through one
+// channel come from one thread at a time; herald-mpi makes no other MPI calls while a thread
+// other than the main one holds it (the main thread waits inside `Team::run_with` meanwhile).
+unsafe impl Send for Channel {}
+
+impl std::fmt::Debug for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Channel")
+            .field("rank", &self.rank)
+            .field("size", &self.size)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Channel {
+    /// Duplicates `world` for herald's messages; requests fail after `timeout` without progress.
+    ///
+    /// # Errors
+    /// [`P2pError::Invalid`] if MPI provides less than `MPI_THREAD_SERIALIZED`; [`P2pError::Mpi`]
+    /// if the error handler cannot be set.
+    pub(crate) fn new(
+        world: &SimpleCommunicator,
+        timeout: Duration,
+        yields: bool,
+    ) -> Result<Channel, P2pError> {
+        let level = mpi::environment::threading_support();
+        if !matches!(level, mpi::Threading::Serialized | mpi::Threading::Multiple) {
+            return Err(P2pError::Invalid(format!(
+                "MPI provides thread level {level:?}; herald-mpi needs MPI_THREAD_SERIALIZED"
+            )));
+        }
+        let comm = world.duplicate();
+        // SAFETY: `comm` is a valid communicator (just duplicated) and MPI_ERRORS_RETURN a
+        // predefined error handler.
+        let rc = unsafe { ffi::MPI_Comm_set_errhandler(comm.as_raw(), ffi::RSMPI_ERRORS_RETURN) };
+        check("MPI_Comm_set_errhandler", rc)?;
+        let (rank, size) = (comm.rank() as usize, comm.size() as usize);
+        let mut chan = Channel {
+            // SAFETY: reading an MPI-provided constant handle.
+            stop: std::cell::Cell::new(unsafe { ffi::RSMPI_REQUEST_NULL }),
+            stop_buf: Box::new([0u8; STOP_BYTES]),
+            failed: std::cell::RefCell::new(None),
+            comm,
+            rank,
+            size,
+            timeout,
+            yields,
+        };
+        let mut req = chan.stop.get();
+        // SAFETY: `stop_buf` is a heap buffer of STOP_BYTES owned by the channel, which cancels
+        // and completes this receive in its `Drop` before the buffer is freed; `req` receives
+        // the handle.
+        let rc = unsafe {
+            ffi::MPI_Irecv(
+                chan.stop_buf.as_mut_ptr().cast::<c_void>(),
+                STOP_BYTES as c_int,
+                ffi::RSMPI_UINT8_T,
+                ffi::RSMPI_ANY_SOURCE,
+                c_int::from(STOP_TAG),
+                chan.comm.as_raw(),
+                &mut req,
+            )
+        };
+        check("MPI_Irecv", rc)?;
+        chan.stop.set(req);
+        Ok(chan)
+    }
+
+    /// Whether another rank sent a stop notice (one `MPI_Test` of the posted receive).
+    fn stopped(&self) -> Option<P2pError> {
+        let mut req = self.stop.get();
+        // SAFETY: reading an MPI-provided constant handle.
+        if req == unsafe { ffi::RSMPI_REQUEST_NULL } {
+            return None;
+        }
+        let mut flag: c_int = 0;
+        let mut status = std::mem::MaybeUninit::<ffi::MPI_Status>::uninit();
+        // SAFETY: `req` is the channel's active stop receive; `flag` and `status` are valid.
+        let rc = unsafe { ffi::MPI_Test(&mut req, &mut flag, status.as_mut_ptr()) };
+        self.stop.set(req);
+        if rc != 0 || flag == 0 {
+            return None;
+        }
+        // SAFETY: MPI_Test completed the receive and wrote its status.
+        let status = unsafe { status.assume_init() };
+        let text = &self.stop_buf[..];
+        let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
+        Some(P2pError::Stopped {
+            waiting: String::new(),
+            from: usize::try_from(status.MPI_SOURCE).unwrap_or(usize::MAX),
+            reason: String::from_utf8_lossy(&text[..end]).into_owned(),
+        })
+    }
+
+    /// Tells every other rank to stop, with `reason` (best effort: the notices are never waited
+    /// for, since a peer may be dead; their buffer is leaked on purpose, as MPI may read it
+    /// until the process ends).
+    pub fn stop_all(&self, reason: &str) {
+        let mut text = format!("{reason}\0").into_bytes();
+        text.truncate(STOP_BYTES);
+        let buf: &'static [u8] = Box::leak(text.into_boxed_slice());
+        for peer in (0..self.size).filter(|&p| p != self.rank) {
+            // SAFETY: reading an MPI-provided constant handle.
+            let mut req = unsafe { ffi::RSMPI_REQUEST_NULL };
+            // SAFETY: `buf` is leaked, so valid for reads until the process ends; the request
+            // is freed below without waiting (MPI completes it or the job ends).
+            let rc = unsafe {
+                ffi::MPI_Isend(
+                    buf.as_ptr().cast::<c_void>(),
+                    buf.len() as c_int,
+                    ffi::RSMPI_UINT8_T,
+                    peer as c_int,
+                    c_int::from(STOP_TAG),
+                    self.comm.as_raw(),
+                    &mut req,
+                )
+            };
+            if rc == 0 {
+                // SAFETY: `req` is an active send; MPI_Request_free lets it complete on its own.
+                unsafe { ffi::MPI_Request_free(&mut req) };
+            }
+        }
+    }
+
+    /// This process's rank.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// The number of processes.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// How long a request may make no progress before it fails.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    fn args(&self, peer: usize, len: usize) -> Result<(c_int, c_int), P2pError> {
+        if peer >= self.size || peer == self.rank {
+            return Err(P2pError::Invalid(format!(
+                "rank {} cannot exchange messages with rank {peer} of {}",
+                self.rank, self.size
+            )));
+        }
+        let count = c_int::try_from(len)
+            .map_err(|_| P2pError::Invalid(format!("a message of {len} bytes is too long")))?;
+        Ok((peer as c_int, count))
+    }
+
+    /// Starts sending `buf` to `to` with `tag`.
+    ///
+    /// # Errors
+    /// [`P2pError::Invalid`] for a bad peer or a message over 2³¹ − 1 bytes; [`P2pError::Mpi`].
+    pub fn isend<'b>(
+        &'b self,
+        buf: &'b [u8],
+        to: usize,
+        tag: u16,
+    ) -> Result<SendReq<'b>, P2pError> {
+        let (peer, count) = self.args(to, buf.len())?;
+        let mut req = RawReq::null(self, to, "to", false);
+        // SAFETY: `buf` is valid for `count` bytes and stays borrowed (unchanged, alive) by the
+        // returned request until MPI reports the send complete; `req.handle` receives the
+        // request handle.
+        let rc = unsafe {
+            ffi::MPI_Isend(
+                buf.as_ptr().cast::<c_void>(),
+                count,
+                ffi::RSMPI_UINT8_T,
+                peer,
+                c_int::from(tag),
+                self.comm.as_raw(),
+                &mut req.handle,
+            )
+        };
+        check("MPI_Isend", rc)?;
+        req.active = true;
+        Ok(SendReq {
+            raw: req,
+            _buf: PhantomData,
+        })
+    }
+
+    /// Starts receiving exactly `buf.len()` bytes from `from` with `tag`.
+    ///
+    /// # Errors
+    /// As [`isend`](Self::isend).
+    pub fn irecv<'b>(
+        &'b self,
+        buf: &'b mut [u8],
+        from: usize,
+        tag: u16,
+    ) -> Result<RecvReq<'b>, P2pError> {
+        let (peer, count) = self.args(from, buf.len())?;
+        let mut req = RawReq::null(self, from, "from", true);
+        // SAFETY: `buf` is valid for writes of `count` bytes and stays exclusively borrowed by
+        // the returned request until MPI reports the receive complete (or cancelled).
+        let rc = unsafe {
+            ffi::MPI_Irecv(
+                buf.as_mut_ptr().cast::<c_void>(),
+                count,
+                ffi::RSMPI_UINT8_T,
+                peer,
+                c_int::from(tag),
+                self.comm.as_raw(),
+                &mut req.handle,
+            )
+        };
+        check("MPI_Irecv", rc)?;
+        req.active = true;
+        Ok(RecvReq { raw: req, buf })
+    }
+
+    /// Sends `buf` to `to` and waits until the send completes.
+    ///
+    /// # Errors
+    /// As [`isend`](Self::isend) and [`SendReq::wait`].
+    pub fn send(&self, buf: &[u8], to: usize, tag: u16) -> Result<(), P2pError> {
+        self.isend(buf, to, tag)?.wait()
+    }
+
+    /// Receives exactly `buf.len()` bytes from `from`.
+    ///
+    /// # Errors
+    /// As [`irecv`](Self::irecv) and [`RecvReq::wait`].
+    pub fn recv(&self, buf: &mut [u8], from: usize, tag: u16) -> Result<(), P2pError> {
+        self.irecv(buf, from, tag)?.wait().map(|_| ())
+    }
+
+    /// A barrier whose waiting sleeps instead of spinning (`MPI_Ibarrier` polled every `nap`),
+    /// for ranks that must stay off the CPUs while others measure.
+    ///
+    /// # Errors
+    /// [`P2pError::Mpi`], or [`P2pError::Timeout`] after the channel's timeout.
+    pub fn quiet_barrier(&self, nap: Duration) -> Result<(), P2pError> {
+        self.ibarrier()?.poll(|| std::thread::sleep(nap))
+    }
+
+    /// A barrier among the channel's processes (`MPI_Ibarrier`, polled like every wait here).
+    ///
+    /// # Errors
+    /// [`P2pError::Mpi`], or [`P2pError::Timeout`] after the channel's timeout.
+    pub fn barrier(&self) -> Result<(), P2pError> {
+        self.ibarrier()?.wait().map(|_| ())
+    }
+
+    fn ibarrier(&self) -> Result<RawReq<'_>, P2pError> {
+        let mut req = RawReq::null(self, self.rank, "barrier", false);
+        // SAFETY: the communicator is valid; `req.handle` receives the request handle.
+        let rc = unsafe { ffi::MPI_Ibarrier(self.comm.as_raw(), &mut req.handle) };
+        check("MPI_Ibarrier", rc)?;
+        req.active = true;
+        Ok(req)
+    }
+}
+
+impl Drop for Channel {
+    fn drop(&mut self) {
+        let mut req = self.stop.get();
+        // SAFETY: reading an MPI-provided constant handle.
+        if req == unsafe { ffi::RSMPI_REQUEST_NULL } {
+            return;
+        }
+        // SAFETY: `req` is the active stop receive into `stop_buf`; cancelling a receive is
+        // allowed and is completed by the wait below.
+        unsafe { ffi::MPI_Cancel(&mut req) };
+        // SAFETY: completes the cancelled (or arrived) receive before `stop_buf` and the
+        // communicator go away.
+        unsafe { ffi::MPI_Wait(&mut req, ffi::RSMPI_STATUS_IGNORE) };
+    }
+}
+
+/// Ends every process of the job (`MPI_Abort` on `MPI_COMM_WORLD`): for a failure no rank can
+/// report to the others, such as a panic. Does nothing useful before MPI is initialized.
+pub fn abort_world(code: i32) -> ! {
+    // SAFETY: MPI_COMM_WORLD is a predefined communicator; MPI_Abort may be called from any
+    // thread once MPI is initialized, and does not return.
+    unsafe {
+        ffi::MPI_Abort(ffi::RSMPI_COMM_WORLD, code);
+    }
+    std::process::abort()
+}
+
+/// A raw request handle and what its wait needs to know.
+struct RawReq<'c> {
+    handle: ffi::MPI_Request,
+    /// Whether MPI still owns the request (started and not completed).
+    active: bool,
+    /// Whether the request is a receive (cancellable).
+    recv: bool,
+    chan: &'c Channel,
+    peer: usize,
+    what: &'static str,
+}
+
+impl<'c> RawReq<'c> {
+    fn null(chan: &'c Channel, peer: usize, what: &'static str, recv: bool) -> RawReq<'c> {
+        RawReq {
+            // SAFETY: reading an MPI-provided constant handle.
+            handle: unsafe { ffi::RSMPI_REQUEST_NULL },
+            active: false,
+            recv,
+            chan,
+            peer,
+            what,
+        }
+    }
+
+    /// One `MPI_Test`: `Some(count of bytes)` once complete.
+    fn test(&mut self) -> Result<Option<usize>, P2pError> {
+        if !self.active {
+            return Ok(Some(0));
+        }
+        let mut flag: c_int = 0;
+        let mut status = std::mem::MaybeUninit::<ffi::MPI_Status>::uninit();
+        // SAFETY: `handle` is an active request of this process; `flag` and `status` are valid
+        // for writes. On completion MPI frees the request and sets `handle` to MPI_REQUEST_NULL.
+        let rc = unsafe { ffi::MPI_Test(&mut self.handle, &mut flag, status.as_mut_ptr()) };
+        if rc != 0 {
+            self.active = false; // an erroneous request is no longer MPI's (MPI 3.1 §8.3)
+            return Err(P2pError::Mpi {
+                call: "MPI_Test",
+                code: rc,
+                text: error_text(rc),
+            });
+        }
+        if flag == 0 {
+            return Ok(None);
+        }
+        self.active = false;
+        if !self.recv {
+            return Ok(Some(0));
+        }
+        // SAFETY: MPI_Test wrote the status of the completed receive.
+        let status = unsafe { status.assume_init() };
+        let mut count: c_int = 0;
+        // SAFETY: `status` is the status of a completed receive of MPI_UINT8_T elements.
+        let rc = unsafe { ffi::MPI_Get_count(&status, ffi::RSMPI_UINT8_T, &mut count) };
+        check("MPI_Get_count", rc)?;
+        Ok(Some(usize::try_from(count).unwrap_or(0)))
+    }
+
+    /// Polls until complete: spins first, then calls `idle` between polls; fails after the
+    /// channel's timeout.
+    fn poll_count(&mut self, mut idle: impl FnMut()) -> Result<usize, P2pError> {
+        let start = Instant::now();
+        let mut polls = 0u32;
+        loop {
+            if let Some(count) = self.test()? {
+                return Ok(count);
+            }
+            polls = polls.wrapping_add(1);
+            if polls > SPIN_POLLS {
+                idle();
+            } else {
+                std::hint::spin_loop();
+            }
+            if polls % 64 == 0 {
+                if let Some(mut e) = self.chan.stopped() {
+                    if let P2pError::Stopped { waiting, .. } = &mut e {
+                        *waiting = self.describe();
+                    }
+                    return Err(e);
+                }
+            }
+            if polls % 1024 == 0 && start.elapsed() > self.chan.timeout {
+                let e = P2pError::Timeout {
+                    waiting: self.describe(),
+                    secs: self.chan.timeout.as_secs(),
+                };
+                self.chan.stop_all(&e.to_string());
+                return Err(e);
+            }
+        }
+    }
+
+    /// What the request waits for, in words.
+    fn describe(&self) -> String {
+        match self.what {
+            "barrier" => "the other ranks in a barrier".to_owned(),
+            what => format!("a message {what} rank {}", self.peer),
+        }
+    }
+
+    fn poll(&mut self, idle: impl FnMut()) -> Result<(), P2pError> {
+        self.poll_count(idle).map(|_| ())
+    }
+
+    fn wait(&mut self) -> Result<usize, P2pError> {
+        let r = if self.chan.yields {
+            self.poll_count(std::thread::yield_now)
+        } else {
+            self.poll_count(std::hint::spin_loop)
+        };
+        if let Err(e) = &r {
+            self.chan
+                .failed
+                .borrow_mut()
+                .get_or_insert_with(|| e.to_string());
+        }
+        r
+    }
+}
+
+impl Drop for RawReq<'_> {
+    fn drop(&mut self) {
+        if !self.active {
+            return;
+        }
+        if self.recv {
+            // SAFETY: `handle` is an active receive of this process; cancelling it is allowed
+            // and is followed by a completing wait below.
+            unsafe { ffi::MPI_Cancel(&mut self.handle) };
+        }
+        // After a failure elsewhere on the channel, give the request a moment only.
+        let failed = self.chan.failed.borrow().clone();
+        let done = match &failed {
+            None => self.wait().is_ok(),
+            Some(_) => {
+                let start = Instant::now();
+                loop {
+                    match self.test() {
+                        Ok(Some(_)) => break true,
+                        Err(_) => break false,
+                        Ok(None) if start.elapsed() > Duration::from_millis(500) => break false,
+                        Ok(None) => std::thread::yield_now(),
+                    }
+                }
+            }
+        };
+        if !done {
+            // MPI may still read or write the request's buffer, which Rust is about to free.
+            let why = failed.or_else(|| self.chan.failed.borrow().clone());
+            eprintln!(
+                "herald-mpi: rank {}: {}; {} cannot be completed: aborting the job (MPI_Abort)",
+                self.chan.rank,
+                why.unwrap_or_else(|| "a request failed".into()),
+                self.describe()
+            );
+            std::thread::sleep(Duration::from_millis(300));
+            self.chan.comm.abort(1);
+        }
+    }
+}
+
+/// A send in progress; its buffer stays borrowed until [`wait`](Self::wait) (or drop).
+#[must_use = "a send must be waited for"]
+pub struct SendReq<'b> {
+    raw: RawReq<'b>,
+    _buf: PhantomData<&'b [u8]>,
+}
+
+impl std::fmt::Debug for SendReq<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SendReq")
+            .field("to", &self.raw.peer)
+            .field("active", &self.raw.active)
+            .finish()
+    }
+}
+
+impl SendReq<'_> {
+    /// Waits until the send completes.
+    ///
+    /// # Errors
+    /// [`P2pError::Timeout`] after the channel's timeout, [`P2pError::Mpi`].
+    pub fn wait(mut self) -> Result<(), P2pError> {
+        self.raw.wait().map(|_| ())
+    }
+
+    /// Whether the send has completed (one `MPI_Test`).
+    ///
+    /// # Errors
+    /// [`P2pError::Mpi`].
+    pub fn test(&mut self) -> Result<bool, P2pError> {
+        Ok(self.raw.test()?.is_some())
+    }
+}
+
+/// A receive in progress; it owns the buffer until [`wait`](Self::wait) hands it back filled.
+#[must_use = "a receive must be waited for"]
+pub struct RecvReq<'b> {
+    raw: RawReq<'b>,
+    buf: &'b mut [u8],
+}
+
+impl std::fmt::Debug for RecvReq<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecvReq")
+            .field("from", &self.raw.peer)
+            .field("bytes", &self.buf.len())
+            .field("active", &self.raw.active)
+            .finish()
+    }
+}
+
+impl<'b> RecvReq<'b> {
+    /// Waits until the message has arrived and returns the buffer it filled.
+    ///
+    /// # Errors
+    /// [`P2pError::Length`] if the message was shorter than the buffer (a longer one fails in
+    /// MPI as a truncation); [`P2pError::Timeout`], [`P2pError::Mpi`].
+    pub fn wait(mut self) -> Result<&'b mut [u8], P2pError> {
+        let count = self.raw.wait()?;
+        let want = self.buf.len();
+        if count != want {
+            return Err(P2pError::Length {
+                peer: self.raw.peer,
+                got: count,
+                want,
+            });
+        }
+        let RecvReq { raw, buf } = self;
+        drop(raw); // completed: dropping does nothing
+        Ok(buf)
+    }
+
+    /// The peer.
+    pub fn peer(&self) -> usize {
+        self.raw.peer
+    }
+}

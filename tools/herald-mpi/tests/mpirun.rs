@@ -1,0 +1,339 @@
+//! herald-mpi under `mpirun`: `cargo test` cannot create ranks, so these tests start the
+//! `herald-mpi` binary with the launcher of the MPI library it is linked to (`herald-mpi
+//! library` names it; `HERALD_MPIRUN` overrides), each run under a watchdog: a run that does not
+//! end in time is killed (with its whole process group) and the test fails as a hang.
+//!
+//! The multi-rank correctness checks live in `herald-mpi selftest` (every byte of every
+//! broadcast, every reduce and allreduce sum, hierarchical runs, a short calibration and bench);
+//! here it runs on 2 ranks and on 4 (more ranks than this machine's CPUs), and the bad inputs
+//! are tried: a launcher of the other MPI, a world of one where more ranks are expected,
+//! arguments that differ between ranks, a rank that dies, a rank that stops answering.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_herald-mpi");
+
+/// The outcome of one run.
+#[derive(Debug)]
+struct Out {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `program args` in its own process group; kills the group after `limit`.
+fn run_limited(program: &str, args: &[&str], limit: Duration) -> Out {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = cmd.spawn().unwrap_or_else(|e| {
+        panic!("cannot start {program}: {e} (is MPI installed? scripts/setup.sh)")
+    });
+    let mut so = child.stdout.take().expect("piped");
+    let mut se = child.stderr.take().expect("piped");
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = so.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = se.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status.code();
+        }
+        if start.elapsed() > limit {
+            let _ = Command::new("kill")
+                .args(["-9", "--", &format!("-{}", child.id())])
+                .status();
+            let _ = child.wait();
+            panic!(
+                "{program} {args:?} did not end within {limit:?} (a hang); stderr so far: {}",
+                t_err.join().unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Out {
+        code,
+        stdout: t_out.join().unwrap_or_default(),
+        stderr: t_err.join().unwrap_or_default(),
+    }
+}
+
+/// This binary's MPI library and its launcher with the flags it needs here.
+fn launcher() -> (String, Vec<&'static str>) {
+    let lib = run_limited(BIN, &["library"], Duration::from_secs(30)).stdout;
+    let default = if lib.contains("Open MPI") {
+        "mpirun.openmpi"
+    } else if lib.contains("MPICH") {
+        "mpirun.mpich"
+    } else {
+        "mpirun"
+    };
+    let prog = std::env::var("HERALD_MPIRUN").unwrap_or_else(|_| default.to_owned());
+    let flags = if lib.contains("Open MPI") {
+        vec!["--oversubscribe"]
+    } else {
+        vec![]
+    };
+    (prog, flags)
+}
+
+/// `mpirun -np n herald-mpi args…` under a watchdog.
+fn mpirun(n: usize, args: &[&str], limit: Duration) -> Out {
+    let (prog, flags) = launcher();
+    let np = n.to_string();
+    let mut all: Vec<&str> = flags;
+    all.extend(["-np", &np, BIN]);
+    all.extend(args);
+    run_limited(&prog, &all, limit)
+}
+
+fn lines_with(text: &str, needle: &str) -> usize {
+    text.lines().filter(|l| l.contains(needle)).count()
+}
+
+#[test]
+fn selftest_on_two_ranks() {
+    let out = mpirun(2, &["selftest"], Duration::from_secs(240));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(out.stdout.contains("selftest passed on 2 ranks"), "{out:?}");
+}
+
+#[test]
+fn selftest_on_four_ranks_oversubscribed() {
+    let out = mpirun(4, &["selftest"], Duration::from_secs(300));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(out.stdout.contains("selftest passed on 4 ranks"), "{out:?}");
+}
+
+#[test]
+fn run_verifies_every_byte_and_reports_json() {
+    let out = mpirun(
+        3,
+        &[
+            "run", "--algo", "optimal", "-m", "4", "--bytes", "100000", "--iters", "20",
+            "--verify", "--json", "-n", "3",
+        ],
+        Duration::from_secs(120),
+    );
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let v: serde_json::Value = serde_json::from_str(out.stdout.trim()).expect("one JSON object");
+    assert_eq!(v["n"], 3);
+    assert_eq!(v["m"], 4);
+    assert_eq!(v["verified"], true);
+    assert!(v["median_ns"].as_f64().is_some_and(|x| x > 0.0));
+}
+
+#[test]
+fn allreduce_sizes_must_be_whole_elements_on_every_rank() {
+    let out = mpirun(
+        2,
+        &["run", "--algo", "allreduce", "--bytes", "12"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert_eq!(
+        lines_with(&out.stderr, "a positive multiple of 8"),
+        2,
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_world_of_one_where_more_ranks_are_expected_is_refused() {
+    // started without mpirun: a singleton world
+    let out = run_limited(
+        BIN,
+        &["run", "-n", "2", "--algo", "binomial"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr.contains("expected 2 ranks, the MPI world has 1"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn the_other_mpis_launcher_is_named() {
+    let lib = run_limited(BIN, &["library"], Duration::from_secs(30)).stdout;
+    let other = if lib.contains("Open MPI") {
+        "mpirun.mpich"
+    } else {
+        "mpirun.openmpi"
+    };
+    if Command::new(other).arg("--version").output().is_err() {
+        panic!("{other} is not installed: scripts/setup.sh installs both Open MPI and MPICH");
+    }
+    let mut args = vec![];
+    if other == "mpirun.openmpi" {
+        args.push("--oversubscribe");
+    }
+    args.extend(["-np", "2", BIN, "run", "--algo", "binomial"]);
+    let out = run_limited(other, &args, Duration::from_secs(60));
+    assert_ne!(out.code, Some(0), "{out:?}");
+    assert_eq!(
+        lines_with(&out.stderr, "started by another MPI's mpirun"),
+        2,
+        "{out:?}"
+    );
+}
+
+#[test]
+fn arguments_that_differ_between_ranks_fail_on_every_rank() {
+    let (prog, flags) = launcher();
+    let mut args: Vec<&str> = flags.clone();
+    args.extend([
+        "-np", "1", BIN, "run", "--algo", "binomial", "--bytes", "8", ":",
+    ]);
+    args.extend(flags);
+    args.extend([
+        "-np", "1", BIN, "run", "--algo", "binomial", "--bytes", "16",
+    ]);
+    let out = run_limited(&prog, &args, Duration::from_secs(60));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert_eq!(lines_with(&out.stderr, "ranks disagree"), 2, "{out:?}");
+    assert!(out.stderr.contains("bytes=16"), "{out:?}");
+}
+
+#[test]
+fn a_rank_that_dies_ends_the_job() {
+    let out = mpirun(
+        3,
+        &["--timeout", "10", "selftest", "--die", "1"],
+        Duration::from_secs(60),
+    );
+    assert!(out.code != Some(0), "{out:?}");
+    assert!(out.stderr.contains("rank 1: selftest --die"), "{out:?}");
+}
+
+#[test]
+fn a_rank_that_stops_answering_is_reported_by_the_others() {
+    let out = mpirun(
+        3,
+        &["--timeout", "3", "selftest", "--stall", "1"],
+        Duration::from_secs(60),
+    );
+    assert!(out.code != Some(0), "{out:?}");
+    // in the chain 0 → 1 → 2, rank 2 waits for a message from rank 1, rank 0 for its sends to
+    // rank 1: each reports what it waited for (the first to time out tells the other)
+    let said = |rank: &str, what: &str| {
+        out.stderr
+            .lines()
+            .any(|l| l.starts_with(&format!("herald-mpi: rank {rank}:")) && l.contains(what))
+    };
+    assert!(said("2", "message from rank 1"), "{out:?}");
+    assert!(said("0", "message to rank 1"), "{out:?}");
+}
+
+#[test]
+fn calibration_writes_a_profile_herald_and_run_read() {
+    let path = std::env::temp_dir().join(format!("herald-mpi-test-{}.json", std::process::id()));
+    let p = path.to_str().expect("utf-8 temp path");
+    let out = mpirun(
+        2,
+        &["calibrate", "--quick", "--out", p],
+        Duration::from_secs(120),
+    );
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&path).expect("profile written");
+    let profile = herald::Profile::from_json(&text).expect("herald reads it");
+    let measured: Vec<&str> = profile.measured_levels().map(|l| l.name.as_str()).collect();
+    assert!(!measured.is_empty(), "no measured level: {text}");
+    for l in profile.measured_levels() {
+        let one_way = l.one_way_ns.as_ref().expect("one-way time").median;
+        assert!(
+            one_way.is_finite() && one_way > 0.0,
+            "{}: {one_way}",
+            l.name
+        );
+        assert!(
+            l.logp(herald::model::Pick::Dominant).is_ok(),
+            "{} converts to LogGP",
+            l.name
+        );
+    }
+    // `run --profile` plans with it: flat (the planner's choice among 3 processes) …
+    let flat = mpirun(
+        3,
+        &[
+            "run",
+            "--profile",
+            p,
+            "--bytes",
+            "20000",
+            "--iters",
+            "10",
+            "--verify",
+            "--json",
+        ],
+        Duration::from_secs(120),
+    );
+    // … and hierarchical: 2 processes of 2 threads, MPI between the leaders, herald inside
+    // (the thread costs from the 2-core fixture profile of herald's own tests)
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/profile-2core.json"
+    );
+    let hier = mpirun(
+        2,
+        &[
+            "run",
+            "--threads",
+            "2",
+            "--profile",
+            p,
+            "--thread-profile",
+            fixture,
+            "--force",
+            "--bytes",
+            "10000",
+            "--iters",
+            "10",
+            "--root",
+            "3",
+            "--verify",
+            "--json",
+        ],
+        Duration::from_secs(120),
+    );
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(flat.code, Some(0), "{flat:?}");
+    let v: serde_json::Value = serde_json::from_str(flat.stdout.trim()).expect("one JSON object");
+    assert_eq!(
+        (v["n"].as_u64(), v["verified"].as_bool()),
+        (Some(3), Some(true)),
+        "{v}"
+    );
+    assert!(v["predicted_ns"].as_f64().is_some_and(|x| x > 0.0), "{v}");
+    assert_eq!(hier.code, Some(0), "{hier:?}");
+    let v: serde_json::Value = serde_json::from_str(hier.stdout.trim()).expect("one JSON object");
+    assert_eq!(v["hierarchical"], true, "{v}");
+    assert_eq!(
+        (v["n"].as_u64(), v["root"].as_u64()),
+        (Some(4), Some(3)),
+        "{v}"
+    );
+    assert_eq!(v["verified"], true, "{v}");
+    assert!(
+        v["algorithm"]
+            .as_str()
+            .is_some_and(|a| a.starts_with("leaders(")),
+        "{v}"
+    );
+}

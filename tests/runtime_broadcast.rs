@@ -103,7 +103,7 @@ fn every_generator_moves_every_byte() {
 }
 
 #[test]
-fn ten_thousand_broadcasts_with_changing_roots_sizes_and_schedules() {
+fn thousands_of_broadcasts_with_changing_roots_sizes_and_schedules() {
     watchdog(|| {
         let n = 6u32;
         let postal = Model::from(Postal::new("2".parse().unwrap()).unwrap());
@@ -126,7 +126,9 @@ fn ten_thousand_broadcasts_with_changing_roots_sizes_and_schedules() {
         }
         let mut checksum_sent = 0u64;
         let mut checksum_got = 0u64;
-        for i in 0..10_000usize {
+        // 4,000 calls: every one of the 24 networks about 170 times (a team run each, so on
+        // a loaded 2-CPU machine this takes minutes).
+        for i in 0..4_000usize {
             let (root, net) = &mut nets[(i * 13) % 24];
             let bytes = 1 + (i * 31) % 700;
             let data = payload(bytes, i as u64);

@@ -6,7 +6,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use crossbeam_utils::CachePadded;
-use herald::{channel, Line};
+use herald::runtime::{channel, Line};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;

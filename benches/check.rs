@@ -4,7 +4,11 @@
 //! generate-and-check peak.
 
 use criterion::{criterion_group, Criterion, Throughput};
-use herald::{check_with, generate, Algorithm, CheckOptions, LogP, Model, Postal, Ratio, Request};
+use herald::{
+    generate,
+    sim::{check_with, CheckOptions},
+    Algorithm, LogP, Model, Postal, Ratio, Request,
+};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};

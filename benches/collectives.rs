@@ -66,7 +66,10 @@ use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Cr
 use criterion::{measurement::WallTime, Throughput};
 use crossbeam::queue::ArrayQueue;
 use crossbeam_utils::CachePadded;
-use herald::{channel, Comm, CommRank, Ctx, Line, Team};
+use herald::{
+    runtime::{channel, Ctx, Line},
+    Comm, CommRank, Team,
+};
 use std::hint::{black_box, spin_loop};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -198,8 +201,8 @@ struct Herald;
 
 impl Queue for Herald {
     const NAME: &'static str = "herald";
-    type Tx = herald::Sender;
-    type Rx = herald::Receiver;
+    type Tx = herald::runtime::Sender;
+    type Rx = herald::runtime::Receiver;
 
     fn with_capacity(capacity: usize) -> (Self::Tx, Self::Rx) {
         channel(capacity)

@@ -28,7 +28,7 @@
 //! left-to-right sequential sum in the last bits). The example prints both runs and exits with
 //! an error if the solutions, sweep counts, last changes or errors differ.
 
-use herald::{CollectiveError, Comm, CommRank, Team};
+use herald::{runtime::CollectiveError, Comm, CommRank, Team};
 use std::error::Error;
 use std::f64::consts::PI;
 use std::ops::Range;

@@ -15,7 +15,7 @@
 //! rank 3 got "hello from rank 2"
 //! ```
 
-use herald::{CollectiveError, Comm, Team};
+use herald::{runtime::CollectiveError, Comm, Team};
 
 /// Broadcasts "hello from rank {root}" from `root` on a team of `ranks`; returns what each
 /// rank holds afterwards, in rank order.

@@ -8,8 +8,11 @@
 //! ```
 
 use herald::{
-    check, generate, Algorithm, CostModel, FatTree, FatTreeCapacity, Model, Problem, Request, Rule,
-    TimeBase,
+    check, generate,
+    model::{FatTree, FatTreeCapacity, Problem},
+    sim::Rule,
+    time::TimeBase,
+    Algorithm, CostModel, Model, Request,
 };
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

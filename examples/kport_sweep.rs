@@ -11,7 +11,7 @@
 //! The fast tests (`tests/kport_rotation.rs`) cover the cases that needed the re-plan; this is
 //! the wide sweep behind the claims in `docs/kport-reading.md`.
 
-use herald::{check, generate, Algorithm, KPort, Model, Request};
+use herald::{check, generate, model::KPort, Algorithm, Model, Request};
 use rayon::prelude::*;
 
 /// `⌈log_b x⌉`.

@@ -1,4 +1,4 @@
-//! True optima of small multi-block broadcasts (exhaustive search, `herald::optimum`) against
+//! True optima of small multi-block broadcasts (exhaustive search, `herald::sim::optimum`) against
 //! every algorithm herald has and against the model's lower bound. Prints the Markdown tables of
 //! `docs/optima.md`.
 //!
@@ -8,8 +8,11 @@
 //! ```
 
 use herald::{
-    check, generate, optimum, Algorithm, KPort, LogP, Model, OnePort, Postal, Ratio, Request,
-    TimeBase,
+    check, generate,
+    model::{KPort, OnePort},
+    sim::optimum,
+    time::TimeBase,
+    Algorithm, LogP, Model, Postal, Ratio, Request,
 };
 
 /// Every broadcast algorithm herald has (those that do not apply are skipped).

@@ -397,7 +397,7 @@ fn main() {
         let lambda: Ratio = lam.parse().unwrap();
         let model = Model::from(Postal::new(lambda).unwrap());
         let den = lambda.denom();
-        let fmt = |t: u64| herald::TimeBase::UNIT.refine(den).unwrap().format(t);
+        let fmt = |t: u64| herald::time::TimeBase::UNIT.refine(den).unwrap().format(t);
         for n in 2..=n_max {
             for m in 1..=m_max {
                 let Some(opt) = optimum(n, m, lambda, 200_000_000) else {

@@ -10,6 +10,11 @@ export MPICC="${MPICC:-mpicc.openmpi}"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace
+# Without the default `hwloc` feature: the sysfs and XML readers are the only topology sources.
+# Everything compiles and passes clippy; the tests that differ by feature (the library's unit
+# tests, the topology tests) run again.
+cargo clippy -p herald --no-default-features --all-targets -- -D warnings
+cargo test -p herald --no-default-features --lib --test topology
 # loom: the channel (tests/loom_channel.rs), the executor's wake protocol and the single-copy
 # handshake (the `loom_` unit tests in src/runtime).
 RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \

@@ -38,54 +38,47 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Layers (lowest first; a module uses only lower ones): `time` → `model` → `schedule` → `sim`
-//! → `topology` → `runtime`. See `DESIGN.md` for the architecture.
+//! ## The API
+//!
+//! The modules are the pipeline, lowest layer first; a module uses only the ones before it:
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`time`] | exact time: rationals, integer ticks, the tick base |
+//! | [`stats`] | one quantile rule (nearest rank) for every sample summary |
+//! | [`model`] | cost models and their timing rules; hierarchy and profile data |
+//! | [`schedule`] | the [`Schedule`] type and every generator ([`generate`], [`schedule::registry`]) |
+//! | [`sim`] | the checker and evaluators: legality, makespan, lower bounds, values, GOAL |
+//! | [`plan`] | the planner: the fastest candidate by simulated time |
+//! | [`topology`] | hwloc, sysfs, synthetic and XML topologies; rank maps |
+//! | [`runtime`] | pinned threads, channels, compiled programs, the collective API |
+//! | [`calibrate`] | measuring the machine's parameters into a [`Profile`] |
+//!
+//! The root re-exports only the names of the tutorial above and the everyday entry points; every
+//! other name lives in its module. The layers, the dependency rule between them, where `unsafe`
+//! lives and how to add an algorithm, a model or a collective are in `docs/architecture.md`.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations)]
 
-mod calibrate;
-mod model;
-mod plan;
-mod runtime;
-mod schedule;
-mod sim;
-mod time;
-mod topology;
+pub mod calibrate;
+pub mod model;
+pub mod plan;
+pub mod runtime;
+pub mod schedule;
+pub mod sim;
+pub mod stats;
+pub mod time;
+pub mod topology;
 
-pub use calibrate::{
-    calibrate, capacity_from_curve, distribution, find_modes, fit_prtt, utc_now, CalibrateError,
-    CalibrateOptions, FitError, LogGpFit, Progress, PrttPoint,
-};
-pub use model::{
-    default_profile_path, host_name, load_profile, save_profile, Capacity, CostModel, Distribution,
-    Hierarchy, HierarchyError, Level, LevelKind, LevelProfile, LogP, LongMessages, Mode, Model,
-    ModelError, Node, OnePort, Pick, Postal, Problem, Profile, ProfileError, Timing, TopologyLevel,
-    TopologySummary, UniversalTree, WholeParams, MAX_PUS, PROFILE_SCHEMA,
-};
-pub use model::{Assumptions, Hier, HierLevel, LevelCost, LevelSource};
-pub use model::{FatTree, FatTreeCapacity, KPort};
-pub use plan::{
-    best_stage_tree, candidate_model, candidates, hier_candidates, oversubscribed_model, plan,
-    plan_profile, plan_runtime, schedule_of, Candidate, Plan, PlanError, PlanRequest,
-};
-pub use runtime::*;
-pub use schedule::{
-    default_leaders, earliest_arrival, leaders, split_depths, stage_members, Leaders,
-};
-pub use schedule::{
-    generate, place, Algorithm, Collective, Goal, GoalDep, GoalError, GoalOp, GoalRank, Orders,
-    Request, Schedule, ScheduleBuilder, ScheduleError, ScheduleJsonError, Send, Summation,
-};
-pub use sim::evaluate_fat_tree;
-pub use sim::{
-    check, check_goal, check_with, evaluate, goal_collective, goal_message_bytes, lower_bound,
-    replay, run_goal, CheckError, CheckOptions, Evaluation, GoalCheck, GoalRun, GoalRunError,
-    Operands, Report, Rule, Span, ValueError, Violation,
-};
-pub use sim::{optimum, Optimum, OptimumError, OPTIMUM_MAX_M, OPTIMUM_MAX_N};
-pub use time::{Ratio, Ticks, TimeBase, TimeError};
-pub use topology::*;
+pub use calibrate::calibrate;
+pub use model::{CostModel, Hierarchy, LogP, Model, Postal, Profile};
+pub use plan::{plan, Plan, PlanRequest};
+pub use runtime::{Comm, CommOptions, CommRank, Network, Program, Signal, Team};
+pub use schedule::{generate, Algorithm, Collective, Request, Schedule};
+pub use sim::{check, Report};
+pub use time::{Ratio, Ticks};
+pub use topology::TopologySource;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -26,6 +26,7 @@
 //! the winner's schedule, for the runtime.
 
 use crate::model::{Assumptions, CostModel, Hier, Hierarchy, Model, Profile, ProfileError};
+use crate::schedule::registry::{self, Sweep};
 use crate::schedule::{
     generate, leaders, split_depths, stage_members, Algorithm, Leaders, Request, Schedule,
     ScheduleError,
@@ -109,6 +110,7 @@ impl Plan {
 
 /// Errors planning.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PlanError {
     /// Bad problem (n = 0, root out of range, …).
     #[error(transparent)]
@@ -124,42 +126,15 @@ pub enum PlanError {
     Profile(#[from] ProfileError),
 }
 
-/// The bounded candidate set for `model` with `m` blocks (see the module docs).
+/// The bounded candidate set for `model` with `m` blocks (see the module docs): the sweep of
+/// every broadcast generator in the registry ([`registry`](crate::schedule::registry)) that
+/// applies to the model.
+///
+/// # Errors
+/// [`PlanError`] on model errors.
 pub fn candidates(model: &Model, n: u32, m: u32) -> Result<Vec<Algorithm>, PlanError> {
-    let timing = model
-        .timing(model.time_base().map_err(ScheduleError::from)?)
-        .map_err(ScheduleError::from)?;
-    // λ in units of the send step: the degree around which wide trees pay off (DTREE's ⌈λ⌉ + 1).
-    let lambda = timing
-        .latency
-        .div_ceil(timing.send_step().max(1))
-        .min(u64::from(n.max(2))) as u32;
-    let mut out = vec![
-        Algorithm::Optimal,
-        Algorithm::Binomial,
-        Algorithm::Binary,
-        Algorithm::Chain,
-        Algorithm::Star,
-        Algorithm::ScatterAllgather,
-    ];
-    for r in [lambda, lambda + 1, lambda + 2, 2 * lambda + 1] {
-        if r >= 3 {
-            out.push(Algorithm::Knomial { radix: r });
-        }
-    }
-    for d in [2, lambda + 1, 2 * lambda + 1] {
-        out.push(Algorithm::Dtree { d });
-    }
-    if m > 1 {
-        out.extend([Algorithm::Pipeline, Algorithm::Repeat, Algorithm::Pack]);
-        if u64::from(n) * u64::from(n) * u64::from(m) <= 1 << 22 {
-            out.push(Algorithm::Greedy);
-        }
-    }
-    out.push(Algorithm::Fibonacci { d: None });
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|a| seen.insert(*a));
-    Ok(out)
+    let sweep = Sweep::new(model, n, m)?;
+    Ok(registry::broadcast_candidates(model, &sweep))
 }
 
 /// Block counts to try for a payload of `bytes` under `model`.
@@ -216,28 +191,91 @@ fn model_for(model: &Model, bytes: u64, blocks: u32) -> Result<(Model, u64), Pla
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn plan(model: &Model, req: &PlanRequest) -> Result<Plan, PlanError> {
-    if let Model::Hier(h) = model {
-        // a level the ranks need has no parameters: say so, rather than "nothing applies"
-        let base = h.time_base().map_err(ScheduleError::from)?;
-        h.relaxed_timing(req.n.max(1), base)
-            .map_err(ScheduleError::from)?;
-    }
+    check_levels(model, req.n)?;
     let mut jobs: Vec<Job> = vec![];
     for m in block_counts(model, req) {
         let (mm, block_bytes) = model_for(model, req.bytes, m)?;
-        let algorithms = match &mm {
-            Model::Hier(h) => hier_candidates(h, req.n)?,
-            _ => candidates(&mm, req.n, m)?,
-        };
-        for a in algorithms {
-            jobs.push((a, m, block_bytes, mm.clone(), None));
-        }
-        if let Model::Hier(h) = &mm {
-            for spec in leader_specs(h, req, m)? {
-                jobs.push((Algorithm::Leaders, m, block_bytes, mm.clone(), Some(spec)));
-            }
+        jobs.extend(jobs_for(&mm, req, m, block_bytes)?);
+    }
+    rank(&jobs, req)
+}
+
+/// Plans a broadcast of exactly `blocks` blocks under `model` as it is (no block-size sweep; the
+/// model's message size is left alone): the same candidates as [`plan`] for that block count,
+/// ranked the same way. This is what `herald sim --algo auto` ranks.
+///
+/// # Errors
+/// [`PlanError`] for a bad problem, or when nothing applies.
+///
+/// # Examples
+///
+/// ```
+/// use herald::{plan::plan_blocks, Algorithm, Model, Postal, Ratio};
+/// let model = Model::from(Postal::new("5/2".parse()?)?);
+/// let p = plan_blocks(&model, 14, 1, 0)?;
+/// // Bar-Noy & Kipnis, Fig. 1: BCAST informs 14 processors by λ = 5/2's optimum 15/2.
+/// assert_eq!(p.best().unwrap().makespan, "15/2".parse()?);
+/// assert!(p.ranked.iter().all(|c| c.blocks == 1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn plan_blocks(model: &Model, n: u32, blocks: u32, root: u32) -> Result<Plan, PlanError> {
+    check_levels(model, n)?;
+    let req = PlanRequest {
+        n,
+        root,
+        bytes: 0,
+        blocks: Some(blocks),
+    };
+    let block_bytes = match model {
+        Model::LogP(l) => l.bytes(),
+        _ => 1,
+    };
+    let jobs = jobs_for(model, &req, blocks, block_bytes)?;
+    rank(&jobs, &req)
+}
+
+/// Under a hierarchical model, a level the ranks need without parameters is an error of its
+/// own, not "nothing applies".
+fn check_levels(model: &Model, n: u32) -> Result<(), PlanError> {
+    if let Model::Hier(h) = model {
+        let base = h.time_base().map_err(ScheduleError::from)?;
+        h.relaxed_timing(n.max(1), base)
+            .map_err(ScheduleError::from)?;
+    }
+    Ok(())
+}
+
+/// Every candidate for `m` blocks of `block_bytes` bytes under `model` (already sized).
+fn jobs_for(
+    model: &Model,
+    req: &PlanRequest,
+    m: u32,
+    block_bytes: u64,
+) -> Result<Vec<Job>, PlanError> {
+    let algorithms = match model {
+        Model::Hier(h) => hier_candidates(h, req.n)?,
+        _ => candidates(model, req.n, m)?,
+    };
+    let mut jobs: Vec<Job> = algorithms
+        .into_iter()
+        .map(|a| (a, m, block_bytes, model.clone(), None))
+        .collect();
+    if let Model::Hier(h) = model {
+        for spec in leader_specs(h, req, m)? {
+            jobs.push((
+                Algorithm::Leaders,
+                m,
+                block_bytes,
+                model.clone(),
+                Some(spec),
+            ));
         }
     }
+    Ok(jobs)
+}
+
+/// Generates and checks every job in parallel and ranks the legal ones.
+fn rank(jobs: &[Job], req: &PlanRequest) -> Result<Plan, PlanError> {
     let results: Vec<Result<Candidate, (String, String)>> = jobs
         .par_iter()
         .map(|(a, m, block_bytes, mm, spec)| {
@@ -302,19 +340,18 @@ type Job = (Algorithm, u32, u64, Model, Option<Leaders>);
 /// # Errors
 /// [`PlanError`] on model errors.
 pub fn hier_candidates(h: &Hier, n: u32) -> Result<Vec<Algorithm>, PlanError> {
-    let mut out = vec![
-        Algorithm::Binomial,
-        Algorithm::Binary,
-        Algorithm::Chain,
-        Algorithm::Star,
-        Algorithm::ScatterAllgather,
-        Algorithm::Earliest,
-    ];
-    for lambda in level_lambdas(h, n)? {
-        push_wide_trees(&mut out, lambda);
+    let mut out: Vec<Algorithm> = vec![];
+    let mut lambdas = level_lambdas(h, n)?;
+    if lambdas.is_empty() {
+        lambdas.push(1);
     }
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|a| seen.insert(*a));
+    for lambda in lambdas {
+        for a in registry::broadcast_candidates(h, &Sweep { n, m: 1, lambda }) {
+            if !out.contains(&a) {
+                out.push(a);
+            }
+        }
+    }
     Ok(out)
 }
 
@@ -336,18 +373,6 @@ fn level_lambdas(h: &Hier, n: u32) -> Result<Vec<u32>, PlanError> {
     Ok(out)
 }
 
-/// The k-nomial radices and d-ary degrees around `lambda` (DTREE's `⌈λ⌉ + 1`).
-fn push_wide_trees(out: &mut Vec<Algorithm>, lambda: u32) {
-    for r in [lambda, lambda + 1, lambda + 2, 2 * lambda + 1] {
-        if r >= 3 {
-            out.push(Algorithm::Knomial { radix: r });
-        }
-    }
-    for d in [2, lambda + 1, 2 * lambda + 1] {
-        out.push(Algorithm::Dtree { d });
-    }
-}
-
 /// The trees a leaders stage may use for `k` members under `sub` with `m` blocks.
 fn stage_trees(sub: &Hier, k: u32, m: u32) -> Result<Vec<Algorithm>, PlanError> {
     let mut out = vec![
@@ -360,7 +385,7 @@ fn stage_trees(sub: &Hier, k: u32, m: u32) -> Result<Vec<Algorithm>, PlanError> 
         out.push(Algorithm::Optimal);
     }
     for lambda in level_lambdas(sub, k)? {
-        push_wide_trees(&mut out, lambda);
+        out.extend(Sweep::wide_trees(lambda));
     }
     let mut seen = std::collections::HashSet::new();
     out.retain(|a| seen.insert(*a));
@@ -533,7 +558,7 @@ pub(crate) fn runtime_model(
 /// # Examples
 ///
 /// ```
-/// # use herald::*;
+/// # use herald::{*, plan::{oversubscribed_model, schedule_of}};
 /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
 /// let profile = Profile::from_json_forced(&text)?;
 /// let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;

@@ -9,7 +9,7 @@
 //! # Examples
 //!
 //! ```
-//! use herald::{Ratio, TimeBase};
+//! use herald::{Ratio, time::TimeBase};
 //!
 //! let lambda: Ratio = "5/2".parse()?;
 //! assert_eq!(lambda, "2.5".parse()?);
@@ -18,7 +18,7 @@
 //! assert_eq!(base.ticks(lambda)?, 5);
 //! assert_eq!(base.format(15), "15/2");
 //! assert_eq!(base.format(14), "7");
-//! # Ok::<(), herald::TimeError>(())
+//! # Ok::<(), herald::time::TimeError>(())
 //! ```
 
 use std::fmt;
@@ -26,6 +26,7 @@ use std::str::FromStr;
 
 /// Errors from exact time arithmetic and parsing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TimeError {
     /// The text is not a number of the form `7`, `5/2` or `2.5`.
     #[error("cannot parse {0:?} as a non-negative rational (write 7, 5/2 or 2.5)")]
@@ -105,7 +106,7 @@ impl Ratio {
     /// use herald::Ratio;
     /// assert_eq!("14295/2".parse::<Ratio>()?.decimal(), "7147.5");
     /// assert_eq!("10/3".parse::<Ratio>()?.decimal(), "10/3");
-    /// # Ok::<(), herald::TimeError>(())
+    /// # Ok::<(), herald::time::TimeError>(())
     /// ```
     pub fn decimal(self) -> String {
         let den = u128::from(self.den);

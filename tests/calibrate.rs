@@ -3,9 +3,14 @@
 //! exercised by the CLI test of a real `--quick` run (shape only).
 
 use herald::{
-    capacity_from_curve, distribution, find_modes, fit_prtt, load_profile, save_profile, CostModel,
-    Distribution, FitError, LevelProfile, LogGpFit, Mode, Pick, Profile, ProfileError, PrttPoint,
-    TopologySummary, PROFILE_SCHEMA,
+    calibrate::{
+        capacity_from_curve, distribution, find_modes, fit_prtt, FitError, LogGpFit, PrttPoint,
+    },
+    model::{
+        load_profile, save_profile, Distribution, LevelProfile, Mode, Pick, ProfileError,
+        TopologySummary, PROFILE_SCHEMA,
+    },
+    CostModel, Profile,
 };
 
 /// Known LogGP parameters (ns; `G` per line).
@@ -366,7 +371,7 @@ fn temp(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn profile_round_trips_through_json_and_files() {
-    let p = profile(&herald::host_name());
+    let p = profile(&herald::model::host_name());
     let json = p.to_json();
     for key in [
         "\"L_ns\"",
@@ -400,7 +405,7 @@ fn malformed_and_mismatched_profiles_give_typed_errors() {
         Profile::from_json(r#"{"schema": 1, "host": 3}"#),
         Err(ProfileError::Malformed(_))
     ));
-    let mut other = profile(&herald::host_name());
+    let mut other = profile(&herald::model::host_name());
     other.schema = PROFILE_SCHEMA + 1;
     let json = serde_json::to_string(&other).unwrap();
     assert_eq!(
@@ -427,7 +432,7 @@ fn malformed_and_mismatched_profiles_give_typed_errors() {
     match load_profile(&path, false) {
         Err(ProfileError::Host { found, expected }) => {
             assert_eq!(found, "some-other-host.invalid");
-            assert_eq!(expected, herald::host_name());
+            assert_eq!(expected, herald::model::host_name());
         }
         other => panic!("expected a host error, got {other:?}"),
     }

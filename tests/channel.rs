@@ -1,25 +1,18 @@
 //! Tests of `runtime/channel.rs`: the SPSC ring of 64-byte lines.
 
-use herald::{channel, Line, Receiver, RecvError, SendError, Sender, TryRecvError, TrySendError};
-use std::sync::mpsc::{self, RecvTimeoutError};
+mod common {
+    pub(crate) mod watch;
+}
+
+use herald::runtime::{
+    channel, Line, Receiver, RecvError, SendError, Sender, TryRecvError, TrySendError,
+};
 use std::time::Duration;
 
-/// Runs `body` on its own thread and fails the test if it takes longer than 300 s (a hang;
-/// on a loaded machine a ring of 7 lines waits for the scheduler thousands of times).
+/// The watchdog's limit: 300 s (a hang; on a loaded machine a ring of 7 lines waits for the
+/// scheduler thousands of times).
 fn watchdog(body: impl FnOnce() + Send + 'static) {
-    let (done, finished) = mpsc::channel();
-    let handle = std::thread::spawn(move || {
-        body();
-        let _ = done.send(());
-    });
-    match finished.recv_timeout(Duration::from_secs(300)) {
-        Ok(()) | Err(RecvTimeoutError::Disconnected) => {
-            if let Err(panic) = handle.join() {
-                std::panic::resume_unwind(panic);
-            }
-        }
-        Err(RecvTimeoutError::Timeout) => panic!("watchdog: the test did not finish in 300 s"),
-    }
+    common::watch::watchdog_secs(300, body);
 }
 
 /// A line whose seven words are derived from `i`.

@@ -8,8 +8,10 @@
 //!   (`place`) of the tree's send orders, written out here independently.
 
 use herald::{
-    check, generate, place, Algorithm, Collective, CostModel, KPort, LogP, Model, OnePort, Orders,
-    Postal, Ratio, Request, Schedule,
+    check, generate,
+    model::{KPort, OnePort},
+    schedule::{place, Orders},
+    Algorithm, Collective, CostModel, LogP, Model, Postal, Ratio, Request, Schedule,
 };
 use proptest::prelude::*;
 

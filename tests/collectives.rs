@@ -10,8 +10,10 @@ mod common {
 use bytemuck::{Pod, Zeroable};
 use common::watch::{payload, watchdog};
 use herald::{
-    generate, Algorithm, CollectiveError, CollectiveKind, Comm, CommOptions, DefaultSchedule,
-    Model, OnePort, Postal, Program, Ratio, Request, Team,
+    generate,
+    model::OnePort,
+    runtime::{CollectiveError, CollectiveKind, DefaultSchedule},
+    Algorithm, Comm, CommOptions, Model, Postal, Program, Ratio, Request, Team,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 

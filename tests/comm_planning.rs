@@ -8,8 +8,8 @@ mod common {
 
 use common::watch::{payload, watchdog};
 use herald::{
-    Algorithm, CollectiveError, Comm, CommOptions, DefaultSchedule, Planned, Profile, Team,
-    TopologySource,
+    runtime::{CollectiveError, DefaultSchedule, Planned},
+    Algorithm, Comm, CommOptions, Profile, Team, TopologySource,
 };
 
 fn profile() -> Profile {

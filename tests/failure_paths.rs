@@ -14,10 +14,14 @@ mod common {
 }
 
 use common::watch::{payload, watchdog};
-use herald::fault::{self, Point};
+use herald::runtime::fault::{self, Point};
 use herald::{
-    generate, Algorithm, Collective, CollectiveError, Comm, CommOptions, Model, Network, OnePort,
-    PoisonCause, Postal, Program, ProgramError, Ratio, Request, Schedule, Team, TimeBase,
+    generate,
+    model::OnePort,
+    runtime::{CollectiveError, PoisonCause, ProgramError},
+    time::TimeBase,
+    Algorithm, Collective, Comm, CommOptions, Model, Network, Postal, Program, Ratio, Request,
+    Schedule, Team,
 };
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -3,8 +3,11 @@
 //! and the lower bounds of Theorems 2 and 3. Table and reading: `docs/fat-tree.md`.
 
 use herald::{
-    check, evaluate_fat_tree, generate, Algorithm, Collective, CostModel, FatTree, FatTreeCapacity,
-    Model, Operands, Problem, Report, Request, Rule, Schedule, TimeBase, ValueError,
+    check, generate,
+    model::{FatTree, FatTreeCapacity, Problem},
+    sim::{evaluate_fat_tree, Operands, Rule, ValueError},
+    time::TimeBase,
+    Algorithm, Collective, CostModel, Model, Report, Request, Schedule,
 };
 use proptest::prelude::*;
 

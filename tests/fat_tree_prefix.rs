@@ -5,8 +5,11 @@
 //! broadcast's own time, and the Brent–Kung sweep's time computed here from its definition.
 
 use herald::{
-    check, evaluate_fat_tree, generate, Algorithm, Collective, FatTree, FatTreeCapacity, Model,
-    Operands, Request, Rule, Schedule, TimeBase,
+    check, generate,
+    model::{FatTree, FatTreeCapacity},
+    sim::{evaluate_fat_tree, Operands, Rule},
+    time::TimeBase,
+    Algorithm, Collective, Model, Request, Schedule,
 };
 
 /// `x ↦ a·x + b (mod p)`, composed left then right: associative, not commutative.

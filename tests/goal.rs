@@ -3,9 +3,11 @@
 //! schedule, and hand-computed GOAL programs run and check as the rules say.
 
 use herald::{
-    check, check_goal, generate, goal_collective, run_goal, Algorithm, CheckOptions, Collective,
-    CostModel, Goal, GoalDep, GoalOp, GoalRunError, LogP, Model, OnePort, Postal, Ratio, Request,
-    Rule, Schedule,
+    check, generate,
+    model::OnePort,
+    schedule::{Goal, GoalDep, GoalOp},
+    sim::{check_goal, goal_collective, run_goal, CheckOptions, GoalRunError, Rule},
+    Algorithm, Collective, CostModel, LogP, Model, Postal, Ratio, Request, Schedule,
 };
 
 fn r(x: u64) -> Ratio {
@@ -275,7 +277,7 @@ fn running_an_export_reproduces_the_schedule() {
                     for root in [0, n / 3] {
                         let s = match generate(&Request::broadcast(alg, n, m, root), model) {
                             Ok(s) => s,
-                            Err(herald::ScheduleError::NotApplicable { .. }) => continue,
+                            Err(herald::schedule::ScheduleError::NotApplicable { .. }) => continue,
                             Err(e) => panic!("{alg}: {e}"),
                         };
                         let report = check(&s, model).unwrap();
@@ -293,7 +295,7 @@ fn running_an_export_reproduces_the_schedule() {
                                 queue_arrivals: true,
                                 ..CheckOptions::default()
                             };
-                            let queued = herald::check_with(&run.schedule, model, q).unwrap();
+                            let queued = herald::sim::check_with(&run.schedule, model, q).unwrap();
                             assert!(queued.legal(), "{what}: {:?}", queued.violations());
                         }
                     }
@@ -419,7 +421,7 @@ l2 requires l1
 }
 ";
     let goal = Goal::parse(text).unwrap();
-    let sends = |c: &herald::GoalCheck| -> Vec<(u32, u32, u64)> {
+    let sends = |c: &herald::sim::GoalCheck| -> Vec<(u32, u32, u64)> {
         c.run
             .schedule
             .sends()

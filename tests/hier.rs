@@ -3,9 +3,14 @@
 //! hierarchical schedules are legal and runnable.
 
 use herald::{
-    check, earliest_arrival, generate, leaders, place, Algorithm, Assumptions, Collective,
-    CostModel, Hier, HierLevel, Hierarchy, LevelCost, LevelKind, LevelKind::*, LevelSource, LogP,
-    Model, Orders, Postal, Profile, Program, Ratio, Request, Rule, Schedule, TimeBase,
+    check, generate,
+    model::LevelKind::*,
+    model::{Assumptions, Hier, HierLevel, LevelCost, LevelKind, LevelSource},
+    schedule::{earliest_arrival, leaders, place, Orders},
+    sim::Rule,
+    time::TimeBase,
+    Algorithm, Collective, CostModel, Hierarchy, LogP, Model, Postal, Profile, Program, Ratio,
+    Request, Schedule,
 };
 use proptest::prelude::*;
 
@@ -354,11 +359,11 @@ fn leaders_and_earliest_handle_blocks_roots_and_logp() {
     let model = Model::from(hier.clone());
     for (n, m, root) in [(8, 1, 0), (8, 3, 5), (5, 2, 4), (1, 1, 0)] {
         for spec in [
-            herald::Leaders {
+            herald::schedule::Leaders {
                 split: vec![1, 2],
                 algorithms: vec![Algorithm::Star, Algorithm::Binomial, Algorithm::Chain],
             },
-            herald::Leaders {
+            herald::schedule::Leaders {
                 split: vec![2],
                 algorithms: vec![Algorithm::Knomial { radix: 3 }, Algorithm::Binary],
             },
@@ -375,7 +380,7 @@ fn leaders_and_earliest_handle_blocks_roots_and_logp() {
         assert!(Program::compile(&s).is_ok());
     }
     // the optimal stage tree is for one block
-    let spec = herald::Leaders {
+    let spec = herald::schedule::Leaders {
         split: vec![1],
         algorithms: vec![Algorithm::Optimal, Algorithm::Optimal],
     };
@@ -383,7 +388,7 @@ fn leaders_and_earliest_handle_blocks_roots_and_logp() {
     assert!(leaders(&hier, 8, 2, 0, &spec).is_err());
     // malformed specs are errors, not panics
     for (split, k) in [(vec![2, 1], 3), (vec![0], 2), (vec![9], 2), (vec![1], 1)] {
-        let spec = herald::Leaders {
+        let spec = herald::schedule::Leaders {
             split,
             algorithms: vec![Algorithm::Binomial; k],
         };
@@ -394,7 +399,7 @@ fn leaders_and_earliest_handle_blocks_roots_and_logp() {
 #[test]
 fn profiles_fill_unmeasured_levels_by_a_stated_assumption() {
     let profile = Profile::from_json(include_str!("data/profile-2core.json")).unwrap();
-    let h = herald::parse_synthetic("pack:2 l3:2 core:4 pu:1").unwrap();
+    let h = herald::topology::parse_synthetic("pack:2 l3:2 core:4 pu:1").unwrap();
     let cpus = h.os_indices().to_vec();
     let depth = |k| h.find(k).unwrap();
     let (l3, package) = (depth(Cache(3)), depth(Package));

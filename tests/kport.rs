@@ -3,8 +3,11 @@
 //! rotation algorithm (`⌈m/k⌉ + ⌈log_{k+1} n⌉`). Reading of the paper: `docs/kport-reading.md`.
 
 use herald::{
-    check, generate, Algorithm, Collective, CostModel, KPort, Model, Problem, Report, Request,
-    Rule, Schedule, TimeBase,
+    check, generate,
+    model::{KPort, Problem},
+    sim::Rule,
+    time::TimeBase,
+    Algorithm, Collective, CostModel, Model, Report, Request, Schedule,
 };
 use proptest::prelude::*;
 use std::collections::HashSet;
@@ -431,7 +434,7 @@ proptest! {
     /// Any schedule the 1-port checker accepts is k-port legal for every k (k = 1 adds nothing).
     #[test]
     fn one_port_schedules_stay_legal(n in 2u32..200, m in 1u32..6, k in 1u32..6) {
-        let one = Model::from(herald::OnePort);
+        let one = Model::from(herald::model::OnePort);
         let s = generate(&Request::broadcast(Algorithm::Optimal, n, m, 0), &one).unwrap();
         prop_assert!(check(&s, &model(k)).unwrap().legal());
     }

@@ -7,7 +7,7 @@
 //! Reading and the erratum on the paper's streaming argument: `docs/kport-reading.md`,
 //! `docs/errata.md`.
 
-use herald::{check, generate, Algorithm, KPort, Model, Request};
+use herald::{check, generate, model::KPort, Algorithm, Model, Request};
 
 /// `⌈log_b x⌉`.
 fn clog(b: u64, x: u64) -> u64 {

@@ -6,8 +6,8 @@
 //! computed from these formulas.
 
 use herald::{
-    check, generate, Algorithm, Collective, CostModel, LogP, LongMessages, Model, Ratio, Request,
-    Rule, Schedule,
+    check, generate, model::LongMessages, sim::Rule, Algorithm, Collective, CostModel, LogP, Model,
+    Ratio, Request, Schedule,
 };
 
 fn r(x: u64) -> Ratio {

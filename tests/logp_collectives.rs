@@ -10,20 +10,15 @@ mod common {
     pub(crate) mod brute;
 }
 
-// The generators are crate-private until the lead wires them into `generate`; compile the file
-// here against the public API (it names only public items through `crate::`).
-use herald::{
-    place, Collective, Orders, Schedule, ScheduleError, Ticks, TimeBase, TimeError, Timing,
-};
-#[allow(dead_code, unreachable_pub, unused_imports)]
-#[path = "../src/schedule/logp_collectives.rs"]
-mod generators;
-
 use common::brute::{Rules, Search};
-use generators as gen;
+use herald::schedule::logp_collectives as gen;
 use herald::{
-    check, evaluate, CostModel, LogP, Model, Operands, Postal, Ratio, Rule, Span, UniversalTree,
-    ValueError,
+    check,
+    model::{Timing, UniversalTree},
+    schedule::ScheduleError,
+    sim::{evaluate, Operands, Rule, Span, ValueError},
+    time::TimeBase,
+    Collective, CostModel, LogP, Model, Postal, Ratio, Schedule,
 };
 use proptest::prelude::*;
 use std::collections::HashMap;

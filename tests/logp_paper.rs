@@ -11,7 +11,7 @@ mod common {
 }
 
 use common::brute::{first_reaching, tree_counts, Rules, Search};
-use herald::{check, generate, Algorithm, CostModel, LogP, Model, Problem, Ratio, Request};
+use herald::{check, generate, model::Problem, Algorithm, CostModel, LogP, Model, Ratio, Request};
 use std::sync::OnceLock;
 
 fn ratio(s: &str) -> Ratio {

@@ -10,7 +10,7 @@
 
 #![cfg(herald_loom)]
 
-use herald::{channel, Line, RecvError, TryRecvError, TrySendError};
+use herald::runtime::{channel, Line, RecvError, TryRecvError, TrySendError};
 use loom::thread;
 
 fn numbered(i: u64) -> Line {

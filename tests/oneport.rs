@@ -9,8 +9,10 @@
 //! search in `tests/oneport_search.rs`.
 
 use herald::{
-    check, generate, Algorithm, CostModel, Model, OnePort, Problem, Report, Request, Schedule,
-    ScheduleError,
+    check, generate,
+    model::{OnePort, Problem},
+    schedule::ScheduleError,
+    Algorithm, CostModel, Model, Report, Request, Schedule,
 };
 use std::collections::HashMap;
 

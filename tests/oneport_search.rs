@@ -27,7 +27,11 @@
 //! States already reached in an earlier round are not expanded again (BFS: the same state later
 //! cannot finish sooner).
 
-use herald::{check, generate, Algorithm, CostModel, Model, OnePort, Problem, Request};
+use herald::{
+    check, generate,
+    model::{OnePort, Problem},
+    Algorithm, CostModel, Model, Request,
+};
 use std::collections::HashSet;
 
 /// The least number of rounds to broadcast `m ≤ 3` blocks from a root to `n ≤ 8` processors.

@@ -1,4 +1,4 @@
-//! Issue 22, part 3: true optima of small multi-block broadcasts (`herald::optimum`, exhaustive
+//! Issue 22, part 3: true optima of small multi-block broadcasts (`herald::sim::optimum`, exhaustive
 //! search under each model's rules) as test oracles. Every optimum found is judged by the
 //! checker (legal, the makespan claimed); no algorithm beats it; no lower bound exceeds it; and
 //! where a paper states an optimum (single-message postal BCAST `f_λ(n)`, LogP's B(P), the
@@ -6,8 +6,10 @@
 //! Tables: `docs/optima.md`.
 
 use herald::{
-    check, generate, optimum, Algorithm, CostModel, KPort, LogP, Model, OnePort, OptimumError,
-    Postal, Ratio, Request,
+    check, generate,
+    model::{KPort, OnePort},
+    sim::{optimum, OptimumError},
+    Algorithm, CostModel, LogP, Model, Postal, Ratio, Request,
 };
 
 const LIMIT: u64 = 20_000_000;
@@ -124,7 +126,10 @@ fn postal_n3_m2_lambda2_beats_every_seed_algorithm() {
     }
     // Lemma 8's bound m − 1 + f_λ(n) = 1 + 3 is tight here
     let lb = model
-        .broadcast_lower_bound(herald::Problem { n: 3, m: 2 }, model.time_base().unwrap())
+        .broadcast_lower_bound(
+            herald::model::Problem { n: 3, m: 2 },
+            model.time_base().unwrap(),
+        )
         .unwrap();
     assert_eq!(lb, 4);
 }
@@ -203,7 +208,9 @@ fn logp_multi_item_optima_bound_every_algorithm() {
 
 #[test]
 fn unsupported_problems_are_typed_errors() {
-    let ft = Model::from(herald::FatTree::new(herald::FatTreeCapacity::One));
+    let ft = Model::from(herald::model::FatTree::new(
+        herald::model::FatTreeCapacity::One,
+    ));
     assert!(matches!(
         optimum(&ft, 4, 1, 10),
         Err(OptimumError::Unsupported(_))

@@ -2,8 +2,8 @@
 //! simulation of the same candidates, and it picks the known-best algorithm in constructed cases.
 
 use herald::{
-    candidates, check, generate, plan, Algorithm, Collective, LogP, Model, OnePort, PlanRequest,
-    Postal, Ratio, Request,
+    check, generate, model::OnePort, plan, plan::candidates, Algorithm, Collective, LogP, Model,
+    PlanRequest, Postal, Ratio, Request,
 };
 use proptest::prelude::*;
 
@@ -179,8 +179,10 @@ fn bad_problems_are_typed_errors() {
 // ------------------------------------------------------------- the hierarchical model
 
 use herald::{
-    best_stage_tree, hier_candidates, plan_profile, schedule_of, stage_members, Hier, HierLevel,
-    Hierarchy, LevelKind, Profile, Program,
+    model::{Hier, HierLevel, LevelKind},
+    plan::{best_stage_tree, hier_candidates, plan_profile, schedule_of},
+    schedule::stage_members,
+    Hierarchy, Profile, Program,
 };
 
 /// `packages` packages of `cores` cores; λ = `cross` between packages (boundary capacity `w` per
@@ -301,7 +303,7 @@ fn many_blocks_pipeline_under_a_hierarchical_logp() {
     ])
     .unwrap();
     let logp = |l: u64| {
-        HierLevel::new(herald::LevelCost::LogP(
+        HierLevel::new(herald::model::LevelCost::LogP(
             LogP::new(
                 Ratio::integer(l),
                 Ratio::integer(20),
@@ -366,7 +368,7 @@ proptest! {
         }
         for c in p.ranked.iter().filter(|c| c.leaders.is_some()) {
             let spec = c.leaders.as_ref().unwrap();
-            let s = herald::leaders(&hier, n, m, root, spec).unwrap();
+            let s = herald::schedule::leaders(&hier, n, m, root, spec).unwrap();
             let r = check(&s, &model).unwrap();
             prop_assert!(r.legal());
             brute.push((r.base().ratio(r.makespan()), c.label.clone()));
@@ -378,8 +380,8 @@ proptest! {
                 let sub = hier.restrict(&members).unwrap();
                 let sm = Model::from(sub.clone());
                 let time = |a: Algorithm| {
-                    let one = herald::Leaders { split: vec![], algorithms: vec![a] };
-                    herald::leaders(&sub, members.len() as u32, m, 0, &one).ok()
+                    let one = herald::schedule::Leaders { split: vec![], algorithms: vec![a] };
+                    herald::schedule::leaders(&sub, members.len() as u32, m, 0, &one).ok()
                         .and_then(|s| check(&s, &sm).ok()).filter(|r| r.legal()).map(|r| r.makespan())
                 };
                 let mine = time(chosen).unwrap();
@@ -397,7 +399,7 @@ proptest! {
 #[test]
 fn the_runtime_gets_a_schedule_from_a_profile() {
     let profile = Profile::from_json(include_str!("data/profile-2core.json")).unwrap();
-    let h = herald::parse_synthetic("pack:2 l3:2 core:4 pu:1").unwrap();
+    let h = herald::topology::parse_synthetic("pack:2 l3:2 core:4 pu:1").unwrap();
     let (s, c) = plan_profile(&profile, &h, 16, 4096, 3).unwrap();
     assert_eq!(
         s.collective(),
@@ -410,7 +412,7 @@ fn the_runtime_gets_a_schedule_from_a_profile() {
     // the same choice as planning the model by hand
     let cpus = h.os_indices().to_vec();
     let model = Model::from(
-        Hier::from_profile(&profile, h, &cpus, &herald::Assumptions::default()).unwrap(),
+        Hier::from_profile(&profile, h, &cpus, &herald::model::Assumptions::default()).unwrap(),
     );
     let p = plan(
         &model,
@@ -423,7 +425,7 @@ fn the_runtime_gets_a_schedule_from_a_profile() {
     )
     .unwrap();
     assert_eq!(p.best(), Some(&c));
-    let sized = herald::candidate_model(&model, &c).unwrap();
+    let sized = herald::plan::candidate_model(&model, &c).unwrap();
     let r = check(&schedule_of(&model, &c, 16, 3).unwrap(), &sized).unwrap();
     assert_eq!(r.base().ratio(r.makespan()), c.makespan);
 }

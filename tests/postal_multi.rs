@@ -508,7 +508,7 @@ fn greedy_beats_the_best_seed_at_lambda2_n5_m3() {
 /// small cases; on LogP it is a typed error.
 #[test]
 fn greedy_other_models() {
-    let one = Model::from(herald::OnePort);
+    let one = Model::from(herald::model::OnePort);
     for (n, m) in [(4, 2), (5, 3), (8, 4)] {
         let s = generate(&Request::broadcast(Algorithm::Greedy, n, m, 0), &one).unwrap();
         let r = check(&s, &one).unwrap();
@@ -526,7 +526,7 @@ fn greedy_other_models() {
     );
     let e = generate(&Request::broadcast(Algorithm::Greedy, 8, 2, 0), &logp).unwrap_err();
     assert!(
-        matches!(e, herald::ScheduleError::NotApplicable { .. }),
+        matches!(e, herald::schedule::ScheduleError::NotApplicable { .. }),
         "{e}"
     );
 }

@@ -11,8 +11,8 @@ mod common {
 
 use common::brute::{first_reaching, tree_counts, Rules, Search};
 use herald::{
-    check, generate, Algorithm, Collective, CostModel, LogP, Model, Postal, Problem, Ratio,
-    Request, Schedule, TimeBase,
+    check, generate, model::Problem, time::TimeBase, Algorithm, Collective, CostModel, LogP, Model,
+    Postal, Ratio, Request, Schedule,
 };
 
 fn ratio(s: &str) -> Ratio {

@@ -2,8 +2,10 @@
 //! legally, survives JSON, and the checker rejects schedules corrupted on purpose.
 
 use herald::{
-    check, generate, replay, Algorithm, Collective, CostModel, LogP, Model, Postal, Ratio, Request,
-    Rule, Schedule, ScheduleBuilder,
+    check, generate,
+    schedule::ScheduleBuilder,
+    sim::{replay, Rule},
+    Algorithm, Collective, CostModel, LogP, Model, Postal, Ratio, Request, Schedule,
 };
 use proptest::prelude::*;
 

@@ -4,8 +4,10 @@
 //! by counting receptions directly (not through the checker).
 
 use herald::{
-    generate, Algorithm, Collective, FatTree, FatTreeCapacity, Hier, HierLevel, Hierarchy, KPort,
-    LevelCost, LevelKind, LogP, Model, OnePort, Postal, Ratio, Request, Schedule, ScheduleError,
+    generate,
+    model::{FatTree, FatTreeCapacity, Hier, HierLevel, KPort, LevelCost, LevelKind, OnePort},
+    schedule::ScheduleError,
+    Algorithm, Collective, Hierarchy, LogP, Model, Postal, Ratio, Request, Schedule,
 };
 use proptest::prelude::*;
 

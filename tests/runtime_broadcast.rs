@@ -8,8 +8,8 @@ mod common {
 
 use common::watch::{payload, watchdog};
 use herald::{
-    generate, Algorithm, Blocking, LogP, Model, Network, OnePort, Postal, Program, Ratio, Request,
-    Team,
+    generate, model::OnePort, runtime::Blocking, Algorithm, LogP, Model, Network, Postal, Program,
+    Ratio, Request, Team,
 };
 
 /// Every (model, algorithm) pair with its block count.
@@ -64,7 +64,7 @@ fn every_generator_moves_every_byte() {
                 let s = match generate(&Request::broadcast(alg, n, m, root), &model) {
                     Ok(s) => s,
                     // e.g. generalized Fibonacci trees need enough processors for d
-                    Err(herald::ScheduleError::NotApplicable { .. }) => continue,
+                    Err(herald::schedule::ScheduleError::NotApplicable { .. }) => continue,
                     Err(e) => panic!("{alg}: {e}"),
                 };
                 let mut net = Network::new(Program::compile(&s).unwrap(), 8);
@@ -155,32 +155,35 @@ fn compile_rejects_what_cannot_run() {
     let mut b = herald::Schedule::builder(
         3,
         herald::Collective::Broadcast { root: 0, blocks: 1 },
-        herald::TimeBase::UNIT,
+        herald::time::TimeBase::UNIT,
     )
     .unwrap();
     b.push(0, 0, 1, 0);
     b.push(0, 1, 2, 0); // forwards at the very time it would first be sent the block
     let err = Program::compile(&b.build().unwrap()).unwrap_err();
     assert!(
-        matches!(err, herald::ProgramError::Causality { processor: 1, .. }),
+        matches!(
+            err,
+            herald::runtime::ProgramError::Causality { processor: 1, .. }
+        ),
         "{err}"
     );
     let mut b = herald::Schedule::builder(
         3,
         herald::Collective::Broadcast { root: 0, blocks: 1 },
-        herald::TimeBase::UNIT,
+        herald::time::TimeBase::UNIT,
     )
     .unwrap();
     b.push(0, 0, 1, 0);
     let err = Program::compile(&b.build().unwrap()).unwrap_err();
     assert!(matches!(
         err,
-        herald::ProgramError::Incomplete { processor: 2, .. }
+        herald::runtime::ProgramError::Incomplete { processor: 2, .. }
     ));
     let s = generate(&Request::broadcast(Algorithm::Reduce, 4, 1, 0), &postal).unwrap();
     assert!(matches!(
         Program::compile(&s),
-        Err(herald::ProgramError::Collective("reduce"))
+        Err(herald::runtime::ProgramError::Collective("reduce"))
     ));
 }
 

@@ -1,28 +1,17 @@
 //! Tests of `runtime/team.rs`: pinned worker teams, far more threads than the 2 cores.
 
-use herald::{channel, Ctx, Line, Receiver, RecvError, RuntimeError, Sender, Team};
+mod common {
+    pub(crate) mod watch;
+}
+
+use common::watch::watchdog;
+use herald::{
+    runtime::{channel, Ctx, Line, Receiver, RecvError, RuntimeError, Sender},
+    Team,
+};
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::Duration;
-
-/// Runs `body` on its own thread and fails the test if it takes longer than 60 s.
-fn watchdog(body: impl FnOnce() + Send + 'static) {
-    let (done, finished) = mpsc::channel();
-    let handle = std::thread::spawn(move || {
-        body();
-        let _ = done.send(());
-    });
-    match finished.recv_timeout(Duration::from_secs(60)) {
-        Ok(()) | Err(RecvTimeoutError::Disconnected) => {
-            if let Err(panic) = handle.join() {
-                panic::resume_unwind(panic);
-            }
-        }
-        Err(RecvTimeoutError::Timeout) => panic!("watchdog: the test did not finish in 60 s"),
-    }
-}
 
 /// One rank's channel ends for a star broadcast from rank 0.
 enum Star {

@@ -5,8 +5,9 @@
 //! in the comments, not copied from the program's output.
 
 use herald::{
-    parse_synthetic, parse_xml, read_xml, Hierarchy, LevelKind, RankMap, TopologyError,
-    TopologySource,
+    model::LevelKind,
+    topology::{parse_synthetic, parse_xml, read_xml, RankMap, TopologyError},
+    Hierarchy, TopologySource,
 };
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
@@ -142,9 +143,9 @@ fn xml_machines() {
 #[cfg(target_os = "linux")]
 #[test]
 fn sysfs_trees() {
-    check_this_machine(&herald::sysfs_hierarchy_at(&data("sysfs-this-machine")).unwrap());
+    check_this_machine(&herald::topology::sysfs_hierarchy_at(&data("sysfs-this-machine")).unwrap());
     // The two-socket machine again, as Linux shows it: L1d and L2 per core besides.
-    let h = herald::sysfs_hierarchy_at(&data("sysfs-two-socket-smt")).unwrap();
+    let h = herald::topology::sysfs_hierarchy_at(&data("sysfs-two-socket-smt")).unwrap();
     assert_eq!(
         names(&h),
         ["machine", "package", "numa", "l3", "l2", "l1", "core", "pu"]
@@ -159,7 +160,7 @@ fn sysfs_trees() {
     let same =
         "pack:2 numa:2 l3:1 l2:2 l1:1 core:1 pu:2(indexes=0,8,1,9,2,10,3,11,4,12,5,13,6,14,7,15)";
     assert_eq!(h, parse_synthetic(same).unwrap());
-    let missing = herald::sysfs_hierarchy_at(&data("no-such-dir"));
+    let missing = herald::topology::sysfs_hierarchy_at(&data("no-such-dir"));
     assert!(
         matches!(missing, Err(TopologyError::Sysfs { .. })),
         "{missing:?}"
@@ -242,10 +243,12 @@ fn bad_maps() {
     let h = parse_synthetic("core:4 pu:1").unwrap();
     assert!(matches!(
         RankMap::List(vec![0, 4]).cpus(&h, 2),
-        Err(herald::MapError::UnknownCpu(4))
+        Err(herald::topology::MapError::UnknownCpu(4))
     ));
     assert!(RankMap::List(vec![]).cpus(&h, 2).is_err());
-    assert!(RankMap::Compact.cpus(&h, herald::MAX_RANKS + 1).is_err());
+    assert!(RankMap::Compact
+        .cpus(&h, herald::topology::MAX_RANKS + 1)
+        .is_err());
     assert_eq!(RankMap::Scatter.cpus(&h, 0).unwrap(), Vec::<usize>::new());
 }
 
@@ -277,7 +280,7 @@ mod hwloc {
             "pack:1 numa:1 pu:1",
         ] {
             assert_eq!(
-                herald::hwloc_synthetic(s).unwrap(),
+                herald::topology::hwloc_synthetic(s).unwrap(),
                 parse_synthetic(s).unwrap(),
                 "{s}"
             );
@@ -292,7 +295,7 @@ mod hwloc {
             "this-machine.xml",
         ] {
             assert_eq!(
-                herald::hwloc_xml(&data(f)).unwrap(),
+                herald::topology::hwloc_xml(&data(f)).unwrap(),
                 read_xml(&data(f)).unwrap(),
                 "{f}"
             );
@@ -303,8 +306,8 @@ mod hwloc {
     #[test]
     fn this_machine_hwloc_equals_sysfs() {
         assert_eq!(
-            herald::hwloc_machine().unwrap(),
-            herald::sysfs_hierarchy().unwrap()
+            herald::topology::hwloc_machine().unwrap(),
+            herald::topology::sysfs_hierarchy().unwrap()
         );
     }
 }

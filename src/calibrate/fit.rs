@@ -112,7 +112,7 @@ fn at_one_line(points: &[PrttPoint], y: impl Fn(&PrttPoint) -> f64) -> Option<(f
 /// # Examples
 ///
 /// ```
-/// use herald::{fit_prtt, PrttPoint};
+/// use herald::calibrate::{fit_prtt, PrttPoint};
 /// // Synthetic: L = 20, o_s = 30, o_r = 25, g = 40, G = 10 per line; n = 8, d = 300.
 /// let (l, os, or, g, gl, n) = (20.0, 30.0, 25.0, 40.0, 10.0, 8.0);
 /// let points: Vec<PrttPoint> = [1u32, 2, 4, 8].iter().map(|&s| {
@@ -130,7 +130,7 @@ fn at_one_line(points: &[PrttPoint], y: impl Fn(&PrttPoint) -> f64) -> Option<(f
 /// let fit = fit_prtt(8, &points)?;
 /// assert!((fit.l - l).abs() < 1e-9 && (fit.g - g).abs() < 1e-9 && (fit.big_g_line - gl).abs() < 1e-9);
 /// assert!((fit.lambda - 75.0 / 40.0).abs() < 1e-9);
-/// # Ok::<(), herald::FitError>(())
+/// # Ok::<(), herald::calibrate::FitError>(())
 /// ```
 pub fn fit_prtt(n: u32, points: &[PrttPoint]) -> Result<LogGpFit, FitError> {
     if n < 2 {
@@ -191,9 +191,9 @@ pub(crate) fn lambda(one_way: f64, g: f64, o_s: f64) -> f64 {
 ///
 /// ```
 /// let curve = [(1, 50.0), (2, 52.0), (4, 61.0), (8, 120.0)];
-/// assert_eq!(herald::capacity_from_curve(&curve, 0.25), Some((4, false)));
-/// assert_eq!(herald::capacity_from_curve(&curve[..2], 0.25), Some((2, true)));
-/// assert_eq!(herald::capacity_from_curve(&[(2, 1.0)], 0.25), None);
+/// assert_eq!(herald::calibrate::capacity_from_curve(&curve, 0.25), Some((4, false)));
+/// assert_eq!(herald::calibrate::capacity_from_curve(&curve[..2], 0.25), Some((2, true)));
+/// assert_eq!(herald::calibrate::capacity_from_curve(&[(2, 1.0)], 0.25), None);
 /// ```
 pub fn capacity_from_curve(curve: &[(u32, f64)], tolerance: f64) -> Option<(u32, bool)> {
     let mut sorted = curve.to_vec();

@@ -108,7 +108,7 @@ use crate::model::{
 use crate::runtime::RuntimeError;
 use modes::modes_agree;
 use probes::{Pair, SliceData, SlicePlan};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Why calibration failed.
 #[derive(Debug, thiserror::Error)]
@@ -434,7 +434,7 @@ fn capacity(
         for _ in 0..5 {
             runs.push(probes::concurrent_hops(&os[..k], opts.hops * 4, clock)?);
         }
-        curve.push((k as u32, modes::median(&runs)));
+        curve.push((k as u32, crate::stats::median(&runs)));
     }
     Ok(match capacity_from_curve(&curve, 0.25) {
         Some((transfers, at_least)) => Ok(Capacity {
@@ -615,43 +615,30 @@ fn summary(h: &Hierarchy) -> TopologySummary {
     }
 }
 
-/// The current UTC time as RFC 3339 (`2026-11-22T14:59:05Z`), from [`SystemTime`].
+/// The current UTC time as RFC 3339 with whole seconds (`2026-11-22T14:59:05Z`; `humantime`).
 pub fn utc_now() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    utc_from_unix(secs)
-}
-
-/// Formats seconds since the Unix epoch as RFC 3339 UTC (civil-from-days, Hinnant's algorithm).
-fn utc_from_unix(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::utc_from_unix;
+    use super::utc_now;
+    use std::time::{Duration, SystemTime};
 
+    /// `utc_now` is RFC 3339 UTC with whole seconds, and it is now: parsed back, it lies between
+    /// the clock read before it (truncated to the second) and the one after it.
     #[test]
-    fn dates() {
-        assert_eq!(utc_from_unix(0), "1970-01-01T00:00:00Z");
-        assert_eq!(utc_from_unix(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(utc_from_unix(1_700_000_000), "2023-11-14T22:13:20Z");
+    fn utc_now_is_rfc3339_and_now() {
+        let before = SystemTime::now();
+        let text = utc_now();
+        let after = SystemTime::now();
+        assert_eq!(text.len(), "2026-11-22T14:59:05Z".len(), "{text}");
+        assert!(text.ends_with('Z') && text.as_bytes()[10] == b'T', "{text}");
+        let parsed = humantime::parse_rfc3339(&text).unwrap();
+        assert!(
+            parsed + Duration::from_secs(1) > before,
+            "{text} before {before:?}"
+        );
+        assert!(parsed <= after, "{text} after {after:?}");
     }
 }

@@ -24,26 +24,16 @@
 //! reported number lies in a gap between modes unless a sample did.
 
 use crate::model::{Distribution, Mode};
+use crate::stats::sorted_finite;
 
 /// Shortest log-range that can hold two modes (5 %).
 const MIN_SPLIT_RANGE: f64 = 0.048_790_164; // ln(1.05)
 /// Smallest share of samples a mode must hold.
 const MIN_MODE_SHARE: f64 = 0.05;
 
-/// The `q`-quantile (`0 ..= 1`) of sorted values: the sample at rank `⌊q·(n − 1)⌋`.
+/// The nearest-rank `q`-quantile of sorted values (NaN for none).
 fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() - 1) as f64 * q).floor() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
-
-/// Summary statistics of values (median, p10, p90 as sample values).
-fn sorted_finite(values: impl Iterator<Item = f64>) -> Vec<f64> {
-    let mut v: Vec<f64> = values.filter(|x| x.is_finite()).collect();
-    v.sort_by(f64::total_cmp);
-    v
+    crate::stats::quantile(sorted, q).unwrap_or(f64::NAN)
 }
 
 /// Finds the modes of weighted samples `(value, weight)` (weights are e.g. slice durations;
@@ -60,7 +50,7 @@ fn sorted_finite(values: impl Iterator<Item = f64>) -> Vec<f64> {
 ///     let v = if i % 3 == 0 { 225.0 + 2.0 * jitter } else { 48.0 + jitter };
 ///     samples.push((v, 1.0));
 /// }
-/// let modes = herald::find_modes(&samples);
+/// let modes = herald::calibrate::find_modes(&samples);
 /// assert_eq!(modes.len(), 2);
 /// assert!((modes[0].center - 48.0).abs() < 2.0 && (modes[1].center - 225.0).abs() < 5.0);
 /// assert!((modes[1].share - 1.0 / 3.0).abs() < 0.01);
@@ -205,8 +195,9 @@ fn valleys(xs: &[f64], log: bool) -> Vec<f64> {
 /// # Examples
 ///
 /// ```
-/// let d = herald::distribution(&[(10.0, 1.0), (11.0, 1.0), (12.0, 1.0)]);
-/// assert_eq!((d.median, d.p10, d.p90, d.samples), (11.0, 10.0, 11.0, 3));
+/// let d = herald::calibrate::distribution(&[(10.0, 1.0), (11.0, 1.0), (12.0, 1.0)]);
+/// // nearest rank (`herald::stats`): p90 is the sample at round(0.9 · 2) = 2
+/// assert_eq!((d.median, d.p10, d.p90, d.samples), (11.0, 10.0, 12.0, 3));
 /// assert_eq!(d.modes.len(), 1);
 /// ```
 pub fn distribution(samples: &[(f64, f64)]) -> Distribution {
@@ -232,9 +223,4 @@ pub(crate) fn modes_agree(a: &[Mode], b: &[Mode], rel: f64, abs: f64) -> bool {
         .iter()
         .zip(centers(b))
         .all(|(x, y)| (x - y).abs() <= (rel * x.abs().max(y.abs())).max(abs))
-}
-
-/// The median of values (lower median; NaN for none).
-pub(crate) fn median(values: &[f64]) -> f64 {
-    quantile(&sorted_finite(values.iter().copied()), 0.5)
 }

@@ -3,9 +3,9 @@
 //! rank 1 the server). Protocols are in the `calibrate` module docs.
 
 use super::fit::PrttPoint;
-use super::modes::median;
 use super::CalibrateError;
 use crate::runtime::{channel, Ctx, Line, Receiver, Sender, Team, TryRecvError};
+use crate::stats::median;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};

@@ -99,13 +99,13 @@ impl FromStr for FatTreeCapacity {
 /// # Examples
 ///
 /// ```
-/// use herald::{CostModel, FatTree, FatTreeCapacity, Problem};
+/// use herald::{CostModel, model::{FatTree, FatTreeCapacity, Problem}};
 /// let ft = FatTree::new(FatTreeCapacity::Log);
 /// assert_eq!(ft.w(16), 5); // Fig. 1: w(n) = log n + 1
 /// assert_eq!(ft.latency(0, 15), 8); // the LCA is the root, of height 4
 /// let lb = ft.broadcast_lower_bound(Problem { n: 16, m: 1 }, ft.time_base()?)?;
 /// assert_eq!(lb, 8); // the diameter
-/// # Ok::<(), herald::ModelError>(())
+/// # Ok::<(), herald::model::ModelError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FatTree {
@@ -147,7 +147,7 @@ impl FatTree {
     /// The largest `n` for which [`piece`](Self::piece) names every run of ranks.
     pub const MAX_PIECE_N: u32 = 1 << 15;
 
-    /// The payload (`Send::what`) of a combining message on `n` leaves that carries the product
+    /// The payload (`Transfer::what`) of a combining message on `n` leaves that carries the product
     /// of the ranks `lo ..= hi` (a *piece*, `1 + lo·n + hi`); `what = 0` is the sender's whole
     /// current value. A processor keeps every piece it received (and its own value) and may send
     /// any run it can tile with them, in rank order — the checker's piece rule
@@ -156,7 +156,7 @@ impl FatTree {
     /// # Examples
     ///
     /// ```
-    /// use herald::FatTree;
+    /// use herald::model::FatTree;
     /// let what = FatTree::piece(8, 2, 5);
     /// assert_eq!(FatTree::piece_run(8, what), Some((2, 5)));
     /// assert_eq!(FatTree::piece_run(8, 0), None); // the whole current value

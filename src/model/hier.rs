@@ -71,175 +71,12 @@ use crate::time::{self, Ratio, Ticks, TimeBase, TimeError};
 use std::fmt;
 use std::sync::Arc;
 
-/// The flat model of one level: its rules apply to messages whose ranks meet at that level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LevelCost {
-    /// Postal latency λ (in units of the send time, common to all levels).
-    Postal(Postal),
-    /// LogGP `L, o, g, G` (the hierarchical model sets the message size).
-    LogP(LogP),
-}
+mod levels;
+use levels::mul_ratio;
+pub use levels::{Assumptions, HierLevel, LevelCost, LevelSource};
 
-impl LevelCost {
-    /// The flat model as a trait object.
-    pub fn as_dyn(&self) -> &dyn CostModel {
-        match self {
-            LevelCost::Postal(m) => m,
-            LevelCost::LogP(m) => m,
-        }
-    }
-
-    /// `postal` or `logp`.
-    pub fn family(&self) -> &'static str {
-        self.as_dyn().name()
-    }
-
-    /// Every parameter multiplied by `factor` (postal: λ; LogGP: `L, o, g, G`).
-    ///
-    /// # Errors
-    /// [`ModelError`] if a product overflows or leaves the model's range.
-    pub fn scaled(&self, factor: Ratio) -> Result<LevelCost, ModelError> {
-        Ok(match self {
-            LevelCost::Postal(p) => LevelCost::Postal(Postal::new(mul_ratio(p.lambda(), factor)?)?),
-            LevelCost::LogP(l) => {
-                let s = |r| mul_ratio(r, factor);
-                let scaled = LogP::new(s(l.l())?, s(l.o())?, s(l.g())?, s(l.big_g())?)?
-                    .with_combine(l.combine())
-                    .with_long_messages(l.long_messages());
-                LevelCost::LogP(scaled.with_bytes(l.bytes())?)
-            }
-        })
-    }
-
-    fn with_bytes(self, bytes: u64) -> Result<LevelCost, ModelError> {
-        Ok(match self {
-            LevelCost::LogP(l) => LevelCost::LogP(l.with_bytes(bytes)?),
-            p => p,
-        })
-    }
-}
-
-impl fmt::Display for LevelCost {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LevelCost::Postal(p) => write!(f, "postal λ={}", p.lambda()),
-            LevelCost::LogP(l) => write!(
-                f,
-                "logp L={} o={} g={} G={}",
-                l.l(),
-                l.o(),
-                l.g(),
-                l.big_g()
-            ),
-        }
-    }
-}
-
-/// `a · b`, exact.
-fn mul_ratio(a: Ratio, b: Ratio) -> Result<Ratio, TimeError> {
-    let num = a
-        .numer()
-        .checked_mul(b.numer())
-        .ok_or(TimeError::Overflow)?;
-    let den = a
-        .denom()
-        .checked_mul(b.denom())
-        .ok_or(TimeError::Overflow)?;
-    Ratio::new(num, den)
-}
-
-/// One level's parameters in a [`Hier`] model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct HierLevel {
-    /// The costs of messages whose ranks meet at this level (`None`: no rank pair meets here).
-    pub cost: Option<LevelCost>,
-    /// How many messages may cross one node's boundary at this level at once, per direction
-    /// (`None`: unbounded; the machine level has no boundary).
-    pub capacity: Option<u32>,
-}
-
-impl HierLevel {
-    /// A level with costs and no capacity bound.
-    pub fn new(cost: LevelCost) -> HierLevel {
-        HierLevel {
-            cost: Some(cost),
-            capacity: None,
-        }
-    }
-
-    /// A postal level with latency `lambda`.
-    ///
-    /// # Errors
-    /// [`ModelError::Parameter`] unless `1 ≤ λ ≤ 10000`.
-    pub fn postal(lambda: Ratio) -> Result<HierLevel, ModelError> {
-        Ok(HierLevel::new(LevelCost::Postal(Postal::new(lambda)?)))
-    }
-
-    /// The same level with boundary capacity `w`.
-    pub fn with_capacity(self, w: u32) -> HierLevel {
-        HierLevel {
-            capacity: Some(w),
-            ..self
-        }
-    }
-}
-
-/// Where a level's parameters came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LevelSource {
-    /// Given explicitly by the caller.
-    Given,
-    /// Measured: the profile's level of this name.
-    Measured(String),
-    /// Not measured: the parameters of the finer level `from`, multiplied by `factor`.
-    Assumed {
-        /// The level whose parameters were scaled.
-        from: String,
-        /// The multiplier applied to every parameter.
-        factor: Ratio,
-    },
-    /// No pair of ranks meets at this level: no parameters needed.
-    Unused,
-}
-
-impl fmt::Display for LevelSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LevelSource::Given => f.write_str("given"),
-            LevelSource::Measured(l) => write!(f, "measured ({l})"),
-            LevelSource::Assumed { from, factor } => {
-                write!(f, "assumed: {factor} × {from} (not measured)")
-            }
-            LevelSource::Unused => f.write_str("unused"),
-        }
-    }
-}
-
-/// How [`Hier::from_profile`] fills the levels a profile lacks (module docs).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Assumptions {
-    /// An unmeasured level costs this many times the nearest finer level with parameters.
-    pub factor: Ratio,
-    /// Explicit parameters by level name; they replace measured or assumed ones.
-    pub levels: Vec<(String, HierLevel)>,
-    /// Which value of each measured distribution to use.
-    pub pick: Pick,
-}
-
-impl Default for Assumptions {
-    fn default() -> Assumptions {
-        Assumptions {
-            factor: Ratio::integer(Assumptions::DEFAULT_FACTOR),
-            levels: Vec::new(),
-            pick: Pick::Dominant,
-        }
-    }
-}
-
-impl Assumptions {
-    /// The default multiplier for an unmeasured level.
-    pub const DEFAULT_FACTOR: u64 = 2;
-}
+mod pairs;
+pub(crate) use pairs::{Crossing, PairTiming};
 
 /// The hierarchical model (module docs): per-level postal or LogGP costs, a rank → PU map, and
 /// optional boundary capacities.
@@ -247,7 +84,7 @@ impl Assumptions {
 /// # Examples
 ///
 /// ```
-/// use herald::{check, generate, Algorithm, Hier, HierLevel, Hierarchy, LevelKind::*, Model, Ratio, Request};
+/// use herald::{check, generate, Algorithm, Hierarchy, model::LevelKind::*, Model, Ratio, Request, model::{Hier, HierLevel}};
 /// // Two packages of two cores; crossing packages costs λ = 10, inside a package λ = 2.
 /// let h = Hierarchy::uniform(&[(Package, 2), (Core, 2), (Pu, 1)])?;
 /// let levels = vec![
@@ -399,7 +236,7 @@ impl Hier {
     /// # Examples
     ///
     /// ```
-    /// use herald::{parse_synthetic, Assumptions, Hier, LevelKind, LevelSource, Profile, Ratio};
+    /// use herald::{Profile, Ratio, model::{Assumptions, Hier, LevelKind, LevelSource}, topology::parse_synthetic};
     /// # let profile = Profile::from_json(include_str!("../../tests/data/profile-2core.json"))?;
     /// // `profile` measured only `l3` (a machine of two cores under one L3).
     /// let h = parse_synthetic("pack:2 l3:2 core:4 pu:1")?;
@@ -717,93 +554,5 @@ impl CostModel for Hier {
 
     fn hierarchical(&self) -> Option<&Hier> {
         Some(self)
-    }
-}
-
-/// One boundary crossing of a message: `(key, capacity)`, the key naming the depth, node and
-/// direction.
-pub(crate) type Crossing = (u64, u32);
-
-/// The per-pair rules of a [`Hier`] model for ranks `0 … n−1`, resolved in one tick base: what
-/// the checker and the placement use.
-#[derive(Debug, Clone)]
-pub(crate) struct PairTiming {
-    /// Timing per level (`None` for a level without parameters, which no pair uses).
-    table: Vec<Option<Timing>>,
-    /// Logical PU of each rank.
-    pus: Vec<u32>,
-    /// The machine.
-    hierarchy: Arc<Hierarchy>,
-    /// Boundary capacity per depth.
-    capacity: Vec<Option<u32>>,
-    /// Which levels some pair of ranks meets at.
-    used: Vec<bool>,
-}
-
-impl PairTiming {
-    /// The level of the pair `p, q` (both `< n`): the class index into the timing table.
-    pub(crate) fn class(&self, p: u32, q: u32) -> usize {
-        self.hierarchy
-            .lca_level(self.pus[p as usize] as usize, self.pus[q as usize] as usize)
-    }
-
-    /// The number of classes (levels).
-    pub(crate) fn classes(&self) -> usize {
-        self.table.len()
-    }
-
-    /// The timing of class `c`; a class no pair uses may have none (then the first used one is
-    /// returned, never applied to a message).
-    pub(crate) fn timing(&self, c: usize) -> Timing {
-        match self.table.get(c).copied().flatten() {
-            Some(t) => t,
-            None => self
-                .table
-                .iter()
-                .flatten()
-                .copied()
-                .next()
-                .expect("a built model has a level with parameters"),
-        }
-    }
-
-    /// The timings of the levels in use.
-    pub(crate) fn used_timings(&self) -> impl Iterator<Item = Timing> + '_ {
-        self.table
-            .iter()
-            .zip(&self.used)
-            .filter_map(|(t, &u)| if u { *t } else { None })
-    }
-
-    /// Whether some boundary has a capacity.
-    pub(crate) fn has_boundaries(&self) -> bool {
-        self.capacity.iter().any(Option::is_some)
-    }
-
-    /// A crossing key in words: `out of package 1`, `into l3 2`.
-    pub(crate) fn describe(&self, key: u64) -> String {
-        let depth = (key >> 40) as usize;
-        let node = (key & ((1 << 40) - 1)) >> 1;
-        let name = self
-            .hierarchy
-            .levels()
-            .get(depth)
-            .map_or_else(|| format!("level {depth}"), |l| l.name());
-        let dir = if key & 1 == 1 { "into" } else { "out of" };
-        format!("{dir} {name} {node}")
-    }
-
-    /// The bounded boundaries a message from `p` to `q` of class `c` crosses (rule 6).
-    pub(crate) fn crossings(&self, p: u32, q: u32, c: usize, out: &mut Vec<Crossing>) {
-        out.clear();
-        let h = &self.hierarchy;
-        for e in c + 1..self.capacity.len() {
-            if let Some(w) = self.capacity[e] {
-                let from = h.node_of(e, self.pus[p as usize] as usize) as u64;
-                let to = h.node_of(e, self.pus[q as usize] as usize) as u64;
-                out.push((((e as u64) << 40) | (from << 1), w));
-                out.push((((e as u64) << 40) | (to << 1) | 1, w));
-            }
-        }
     }
 }

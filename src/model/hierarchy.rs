@@ -13,103 +13,11 @@ use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
 
-/// What the nodes of one level of a [`Hierarchy`] are.
-///
-/// # Examples
-///
-/// ```
-/// use herald::LevelKind;
-/// assert_eq!(LevelKind::Cache(3).to_string(), "l3");
-/// assert_eq!("numa".parse::<LevelKind>()?, LevelKind::Numa);
-/// # Ok::<(), herald::HierarchyError>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(into = "String", try_from = "String")]
-pub enum LevelKind {
-    /// The whole machine (always level 0, one node).
-    Machine,
-    /// A processor package (socket).
-    Package,
-    /// A die inside a package.
-    Die,
-    /// A NUMA node: the PUs closest to one memory.
-    Numa,
-    /// Any other grouping (hwloc `Group`, e.g. a cluster of cores).
-    Group,
-    /// A data or unified cache of the given level (1 ..= 5); its nodes are the PUs sharing one cache.
-    Cache(u8),
-    /// A core.
-    Core,
-    /// A processing unit (hardware thread): always the last level, one PU per node.
-    Pu,
-}
+mod partition;
+use partition::{drop_redundant, partition, sort_and_nest};
 
-impl LevelKind {
-    /// Among levels with identical partitions, the order top to bottom.
-    fn tie_order(self) -> u8 {
-        match self {
-            LevelKind::Machine => 0,
-            LevelKind::Package => 1,
-            LevelKind::Die => 2,
-            LevelKind::Numa => 3,
-            LevelKind::Group => 4,
-            LevelKind::Cache(d) => 10u8.saturating_sub(d.min(5)),
-            LevelKind::Core => 10,
-            LevelKind::Pu => 11,
-        }
-    }
-}
-
-impl fmt::Display for LevelKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LevelKind::Machine => f.write_str("machine"),
-            LevelKind::Package => f.write_str("package"),
-            LevelKind::Die => f.write_str("die"),
-            LevelKind::Numa => f.write_str("numa"),
-            LevelKind::Group => f.write_str("group"),
-            LevelKind::Cache(d) => write!(f, "l{d}"),
-            LevelKind::Core => f.write_str("core"),
-            LevelKind::Pu => f.write_str("pu"),
-        }
-    }
-}
-
-impl FromStr for LevelKind {
-    type Err = HierarchyError;
-
-    /// Parses the names [`Display`](fmt::Display) prints (`machine`, `package`, `die`, `numa`,
-    /// `group`, `l1` … `l5`, `core`, `pu`).
-    fn from_str(s: &str) -> Result<LevelKind, HierarchyError> {
-        let kind = match s {
-            "machine" => LevelKind::Machine,
-            "package" => LevelKind::Package,
-            "die" => LevelKind::Die,
-            "numa" => LevelKind::Numa,
-            "group" => LevelKind::Group,
-            "core" => LevelKind::Core,
-            "pu" => LevelKind::Pu,
-            _ => match s.strip_prefix('l').map(str::parse::<u8>) {
-                Some(Ok(d @ 1..=5)) => LevelKind::Cache(d),
-                _ => return Err(HierarchyError::UnknownKind(s.to_owned())),
-            },
-        };
-        Ok(kind)
-    }
-}
-
-impl From<LevelKind> for String {
-    fn from(kind: LevelKind) -> String {
-        kind.to_string()
-    }
-}
-
-impl TryFrom<String> for LevelKind {
-    type Error = HierarchyError;
-    fn try_from(s: String) -> Result<LevelKind, HierarchyError> {
-        s.parse()
-    }
-}
+mod kind;
+pub use kind::LevelKind;
 
 /// Why a [`Hierarchy`] could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -170,11 +78,11 @@ pub const MAX_PUS: usize = 1 << 16;
 /// # Examples
 ///
 /// ```
-/// use herald::{Hierarchy, LevelKind::*};
+/// use herald::{Hierarchy, model::LevelKind::*};
 /// let h = Hierarchy::uniform(&[(Package, 2), (Core, 2), (Pu, 2)])?;
 /// let package1 = &h.level(1).nodes()[1];
 /// assert_eq!((package1.pus(), package1.parent(), package1.children()), (4..8, Some(0), 2..4));
-/// # Ok::<(), herald::HierarchyError>(())
+/// # Ok::<(), herald::model::HierarchyError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
@@ -213,11 +121,11 @@ impl Node {
 /// # Examples
 ///
 /// ```
-/// use herald::{Hierarchy, LevelKind::*};
+/// use herald::{Hierarchy, model::LevelKind::*};
 /// let h = Hierarchy::uniform(&[(Package, 2), (Cache(3), 2), (Core, 4), (Pu, 2)])?;
 /// let l3 = h.level(2);
 /// assert_eq!((l3.name(), l3.len(), l3.pus_per_node(), l3.arity()), ("l3".into(), 4, Some(8), Some(4)));
-/// # Ok::<(), herald::HierarchyError>(())
+/// # Ok::<(), herald::model::HierarchyError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Level {
@@ -280,7 +188,7 @@ fn uniform(mut values: impl Iterator<Item = usize>) -> Option<usize> {
 /// # Examples
 ///
 /// ```
-/// use herald::{Hierarchy, LevelKind::*};
+/// use herald::{Hierarchy, model::LevelKind::*};
 /// // 2 packages × 2 cores × 2 hardware threads.
 /// let h = Hierarchy::uniform(&[(Package, 2), (Core, 2), (Pu, 2)])?;
 /// assert_eq!(h.pu_count(), 8);
@@ -288,7 +196,7 @@ fn uniform(mut values: impl Iterator<Item = usize>) -> Option<usize> {
 /// assert_eq!(h.level(h.lca_level(0, 1)).kind(), Core); // SMT siblings
 /// assert_eq!(h.level(h.lca_level(0, 2)).kind(), Package);
 /// assert_eq!(h.level(h.lca_level(0, 7)).kind(), Machine);
-/// # Ok::<(), herald::HierarchyError>(())
+/// # Ok::<(), herald::model::HierarchyError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "HierarchyData", try_from = "HierarchyData")]
@@ -384,12 +292,12 @@ impl Hierarchy {
     /// # Examples
     ///
     /// ```
-    /// use herald::{Hierarchy, LevelKind};
+    /// use herald::{Hierarchy, model::LevelKind};
     /// // Two cores with two hardware threads each, numbered the Linux way (siblings i and i+2).
     /// let h = Hierarchy::new(&[0, 1, 2, 3], vec![(LevelKind::Core, vec![vec![0, 2], vec![1, 3]])])?;
     /// assert_eq!(h.os_indices(), &[0, 2, 1, 3]);
     /// assert_eq!(h.level(1).nodes()[1].pus(), 2..4);
-    /// # Ok::<(), herald::HierarchyError>(())
+    /// # Ok::<(), herald::model::HierarchyError>(())
     /// ```
     pub fn new(
         pus: &[usize],
@@ -464,11 +372,11 @@ impl Hierarchy {
     /// # Examples
     ///
     /// ```
-    /// use herald::{Hierarchy, LevelKind::*};
+    /// use herald::{Hierarchy, model::LevelKind::*};
     /// let h = Hierarchy::uniform(&[(Package, 1), (Cache(3), 1), (Core, 8), (Pu, 1)])?;
     /// assert_eq!(h.depth(), 5);
     /// assert_eq!(h.subtree_sizes(), vec![Some(8), Some(8), Some(8), Some(1), Some(1)]);
-    /// # Ok::<(), herald::HierarchyError>(())
+    /// # Ok::<(), herald::model::HierarchyError>(())
     /// ```
     pub fn uniform(arities: &[(LevelKind, usize)]) -> Result<Hierarchy, HierarchyError> {
         let Some(((LevelKind::Pu, _), inner)) = arities.split_last() else {
@@ -635,10 +543,10 @@ impl Hierarchy {
     /// # Examples
     ///
     /// ```
-    /// use herald::{Hierarchy, LevelKind::*};
+    /// use herald::{Hierarchy, model::LevelKind::*};
     /// let h = Hierarchy::uniform(&[(Package, 2), (Core, 4), (Pu, 2)])?;
     /// assert_eq!((h.count(Package), h.count(Core), h.count(Pu), h.count(Numa)), (2, 8, 16, 0));
-    /// # Ok::<(), herald::HierarchyError>(())
+    /// # Ok::<(), herald::model::HierarchyError>(())
     /// ```
     pub fn count(&self, kind: LevelKind) -> usize {
         self.find(kind).map_or(0, |d| self.levels[d].len())
@@ -688,11 +596,11 @@ impl Hierarchy {
     /// # Examples
     ///
     /// ```
-    /// use herald::{Hierarchy, LevelKind::*};
+    /// use herald::{Hierarchy, model::LevelKind::*};
     /// let h = Hierarchy::uniform(&[(Package, 2), (Cache(3), 2), (Core, 2), (Pu, 1)])?;
     /// assert_eq!(h.level(h.lca_level(0, 1)).kind(), Cache(3));
     /// assert_eq!(h.lca_level(3, 3), h.pu_level());
-    /// # Ok::<(), herald::HierarchyError>(())
+    /// # Ok::<(), herald::model::HierarchyError>(())
     /// ```
     pub fn lca_level(&self, a: usize, b: usize) -> usize {
         assert!(a < self.os.len() && b < self.os.len(), "PU out of range");
@@ -713,189 +621,5 @@ impl Hierarchy {
     }
 }
 
-/// Checks one level's groups and labels each PU position with its group.
-fn partition(
-    kind: LevelKind,
-    groups: &[Vec<usize>],
-    position: &HashMap<usize, usize>,
-) -> Result<Partition, HierarchyError> {
-    if matches!(kind, LevelKind::Machine | LevelKind::Pu)
-        || matches!(kind, LevelKind::Cache(d) if !(1..=5).contains(&d))
-    {
-        return Err(HierarchyError::BadLevel(kind));
-    }
-    let mut label = vec![usize::MAX; position.len()];
-    for (g, group) in groups.iter().enumerate() {
-        if group.is_empty() {
-            return Err(HierarchyError::NotPartition {
-                level: kind,
-                why: "a group is empty",
-            });
-        }
-        for &os in group {
-            let &i = position
-                .get(&os)
-                .ok_or(HierarchyError::UnknownPu { level: kind, os })?;
-            if label[i] != usize::MAX {
-                return Err(HierarchyError::NotPartition {
-                    level: kind,
-                    why: "a PU is in two groups",
-                });
-            }
-            label[i] = g;
-        }
-    }
-    if label.contains(&usize::MAX) {
-        return Err(HierarchyError::NotPartition {
-            level: kind,
-            why: "a PU is in no group",
-        });
-    }
-    Ok(Partition {
-        kind,
-        label,
-        groups: groups.len(),
-    })
-}
-
-/// Drops `group` and `die` levels identical to another level; rejects repeated kinds.
-fn drop_redundant(parts: Vec<Partition>) -> Result<Vec<Partition>, HierarchyError> {
-    let structural = |k: LevelKind| matches!(k, LevelKind::Group | LevelKind::Die);
-    let mut kept: Vec<(Partition, Vec<usize>)> = Vec::with_capacity(parts.len());
-    let (mut extra, main): (Vec<Partition>, Vec<Partition>) =
-        parts.into_iter().partition(|p| structural(p.kind));
-    for p in main {
-        if kept.iter().any(|(k, _)| k.kind == p.kind) {
-            return Err(HierarchyError::DuplicateLevel(p.kind));
-        }
-        let c = p.canonical();
-        kept.push((p, c));
-    }
-    extra.sort_by_key(|p| p.kind.tie_order()); // dies before groups
-    for p in extra {
-        let c = p.canonical();
-        if kept.iter().any(|(_, kc)| *kc == c) {
-            continue;
-        }
-        if p.kind == LevelKind::Die && kept.iter().any(|(k, _)| k.kind == LevelKind::Die) {
-            return Err(HierarchyError::DuplicateLevel(p.kind));
-        }
-        kept.push((p, c));
-    }
-    Ok(kept.into_iter().map(|(p, _)| p).collect())
-}
-
-/// Sorts levels coarse to fine and checks that each nests in the one above.
-fn sort_and_nest(mut parts: Vec<Partition>) -> Result<Vec<Partition>, HierarchyError> {
-    parts.sort_by_key(|p| (p.groups, p.kind.tie_order()));
-    for pair in parts.windows(2) {
-        let (above, below) = (&pair[0], &pair[1]);
-        let mut parent = vec![usize::MAX; below.groups];
-        for (i, &g) in below.label.iter().enumerate() {
-            let a = above.label[i];
-            if parent[g] == usize::MAX {
-                parent[g] = a;
-            } else if parent[g] != a {
-                return Err(HierarchyError::NotNested {
-                    level: below.kind,
-                    above: above.kind,
-                });
-            }
-        }
-    }
-    Ok(parts)
-}
-
 #[cfg(test)]
-mod test {
-    use super::*;
-    use LevelKind::*;
-
-    #[test]
-    fn smoke() {
-        let h = Hierarchy::uniform(&[(Package, 2), (Numa, 2), (Core, 2), (Pu, 2)]).unwrap();
-        assert_eq!(h.depth(), 5);
-        assert_eq!(h.pu_count(), 16);
-        assert_eq!(h.level(2).nodes()[3].pus(), 12..16);
-        assert_eq!(h.level(2).nodes()[3].parent(), Some(1));
-        assert_eq!(h.level(1).nodes()[1].children(), 2..4);
-        assert_eq!(h.lca_level(0, 15), 0);
-        assert_eq!(h.lca_level(4, 7), 2);
-        assert_eq!(h.lca_level(4, 5), 3);
-        assert_eq!(h.lca_level(9, 9), 4);
-        assert_eq!(h.level(4).arity(), Some(0));
-        assert_eq!(h.level(0).arity(), Some(2));
-    }
-
-    #[test]
-    fn serde_round_trip() {
-        let h = Hierarchy::new(&[0, 1, 2, 3], vec![(Core, vec![vec![0, 2], vec![1, 3]])]).unwrap();
-        let json = serde_json::to_string(&h).unwrap();
-        assert_eq!(
-            json,
-            r#"{"levels":[{"kind":"machine","sizes":[4]},{"kind":"core","sizes":[2,2]},{"kind":"pu","sizes":[1,1,1,1]}],"os_indices":[0,2,1,3]}"#
-        );
-        let back: Hierarchy = serde_json::from_str(&json).unwrap();
-        assert_eq!(back, h);
-        let bad = r#"{"levels":[{"kind":"machine","sizes":[4]},{"kind":"core","sizes":[3,1]},{"kind":"l3","sizes":[2,2]},{"kind":"pu","sizes":[1,1,1,1]}],"os_indices":[0,2,1,3]}"#;
-        assert!(serde_json::from_str::<Hierarchy>(bad).is_err());
-    }
-
-    #[test]
-    fn redundant_groups_and_ties() {
-        let all = vec![vec![0, 1, 2, 3]];
-        let h = Hierarchy::new(
-            &[0, 1, 2, 3],
-            vec![
-                (Cache(3), all.clone()),
-                (Group, vec![vec![0, 1], vec![2, 3]]),
-                (Numa, all.clone()),
-                (Package, all),
-                (Core, vec![vec![0, 1], vec![2, 3]]),
-            ],
-        )
-        .unwrap();
-        let kinds: Vec<LevelKind> = h.levels().iter().map(Level::kind).collect();
-        assert_eq!(kinds, [Machine, Package, Numa, Cache(3), Core, Pu]);
-    }
-
-    #[test]
-    fn errors() {
-        let e = |levels| Hierarchy::new(&[0, 1, 2, 3], levels).unwrap_err();
-        assert!(matches!(
-            e(vec![(Core, vec![vec![0, 1], vec![2]])]),
-            HierarchyError::NotPartition { .. }
-        ));
-        assert!(matches!(
-            e(vec![(Core, vec![vec![0, 1], vec![1, 2, 3]])]),
-            HierarchyError::NotPartition { .. }
-        ));
-        assert!(matches!(
-            e(vec![(Core, vec![vec![0, 1], vec![2, 9]])]),
-            HierarchyError::UnknownPu { os: 9, .. }
-        ));
-        assert!(matches!(
-            e(vec![
-                (Core, vec![vec![0, 1], vec![2, 3]]),
-                (Cache(2), vec![vec![0, 2], vec![1, 3]])
-            ]),
-            HierarchyError::NotNested { .. }
-        ));
-        assert!(matches!(
-            e(vec![(Pu, vec![])]),
-            HierarchyError::BadLevel(Pu)
-        ));
-        assert_eq!(
-            Hierarchy::new(&[], vec![]).unwrap_err(),
-            HierarchyError::NoPus
-        );
-        assert_eq!(
-            Hierarchy::new(&[1, 1], vec![]).unwrap_err(),
-            HierarchyError::DuplicatePu(1)
-        );
-        assert_eq!(
-            Hierarchy::uniform(&[(Core, 1 << 9), (Pu, 1 << 8)]).unwrap_err(),
-            HierarchyError::TooManyPus
-        );
-    }
-}
+mod test;

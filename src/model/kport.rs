@@ -40,12 +40,12 @@ use crate::time::{Ratio, Ticks, TimeBase};
 /// # Examples
 ///
 /// ```
-/// use herald::{CostModel, KPort, Problem};
+/// use herald::{CostModel, model::{KPort, Problem}};
 /// let m = KPort::new(4)?;
 /// let base = m.time_base()?;
 /// // ⌈64/4⌉ + ⌈log5 10000⌉ − 1 = 16 + 6 − 1, plus one by Lemma 3 (β = 4 blocks in the last round).
 /// assert_eq!(m.broadcast_lower_bound(Problem { n: 10_000, m: 64 }, base)?, 22);
-/// # Ok::<(), herald::ModelError>(())
+/// # Ok::<(), herald::model::ModelError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KPort {
@@ -124,20 +124,7 @@ impl CostModel for KPort {
     }
 
     fn timing(&self, base: TimeBase) -> Result<Timing, ModelError> {
-        let round = base.units(1)?;
-        Ok(Timing {
-            base,
-            send_busy: round,
-            recv_busy: round,
-            latency: round,
-            send_gap: round,
-            recv_gap: round,
-            shared_cpu: false,
-            capacity: None,
-            transit: (0, 0),
-            combine: 0,
-            ports: self.k,
-        })
+        Timing::rounds(base, self.k)
     }
 
     fn broadcast_lower_bound(&self, p: Problem, base: TimeBase) -> Result<Ticks, ModelError> {

@@ -38,7 +38,7 @@ use crate::time::{self, Ratio, TimeBase};
 /// # Examples
 ///
 /// ```
-/// use herald::{CostModel, LogP, Problem};
+/// use herald::{CostModel, LogP, model::Problem};
 /// let m = LogP::new("6".parse()?, "2".parse()?, "4".parse()?, "0".parse()?)?;
 /// let base = m.time_base()?;
 /// let t = m.timing(base)?;
@@ -69,7 +69,7 @@ pub struct LogP {
 /// # Examples
 ///
 /// ```
-/// use herald::{CostModel, LogP, LongMessages, Ratio};
+/// use herald::{CostModel, LogP, Ratio, model::LongMessages};
 /// // Star on 3 ranks, L = 5, o = 3, g = 2, G = 1, 8-byte messages: w = 7.
 /// let m = LogP::new(Ratio::integer(5), Ratio::integer(3), Ratio::integer(2), Ratio::ONE)?
 ///     .with_bytes(8)?;

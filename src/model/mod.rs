@@ -49,6 +49,7 @@ use crate::time::{Ratio, Ticks, TimeBase, TimeError};
 
 /// Errors in model parameters.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ModelError {
     /// A parameter is outside the range the model allows.
     #[error("invalid parameter {name} = {value}: {why}")]
@@ -113,6 +114,25 @@ pub struct Timing {
 }
 
 impl Timing {
+    /// The round models' timing (1-port, k-port): every send, receive and latency one round,
+    /// `ports` sends and receives per round, no shared CPU.
+    pub(crate) fn rounds(base: TimeBase, ports: u32) -> Result<Timing, ModelError> {
+        let round = base.units(1)?;
+        Ok(Timing {
+            base,
+            send_busy: round,
+            recv_busy: round,
+            latency: round,
+            send_gap: round,
+            recv_gap: round,
+            shared_cpu: false,
+            capacity: None,
+            transit: (0, 0),
+            combine: 0,
+            ports,
+        })
+    }
+
     /// The least distance between consecutive sends of one processor that all rules allow
     /// (gap, and non-overlap of send intervals).
     pub fn send_step(&self) -> Ticks {
@@ -174,7 +194,7 @@ pub struct Problem {
 /// # Examples
 ///
 /// ```
-/// use herald::{CostModel, Postal, Problem};
+/// use herald::{CostModel, Postal, model::Problem};
 /// let postal = Postal::new("5/2".parse()?)?;
 /// let base = postal.time_base()?;
 /// // Fig. 1 of Bar-Noy & Kipnis: 14 processors, λ = 5/2, optimal time 15/2.

@@ -17,12 +17,12 @@ use crate::time::{Ratio, TimeBase};
 /// # Examples
 ///
 /// ```
-/// use herald::{CostModel, OnePort, Problem};
+/// use herald::{CostModel, model::{OnePort, Problem}};
 /// let m = OnePort;
 /// let base = m.time_base()?;
 /// // m − 1 + ⌈log2 n⌉: 4 blocks to 1000 processors need at least 3 + 10 rounds.
 /// assert_eq!(m.broadcast_lower_bound(Problem { n: 1000, m: 4 }, base)?, 13);
-/// # Ok::<(), herald::ModelError>(())
+/// # Ok::<(), herald::model::ModelError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct OnePort;
@@ -37,19 +37,6 @@ impl CostModel for OnePort {
     }
 
     fn timing(&self, base: TimeBase) -> Result<Timing, ModelError> {
-        let round = base.units(1)?;
-        Ok(Timing {
-            base,
-            send_busy: round,
-            recv_busy: round,
-            latency: round,
-            send_gap: round,
-            recv_gap: round,
-            shared_cpu: false,
-            capacity: None,
-            transit: (0, 0),
-            combine: 0,
-            ports: 1,
-        })
+        Timing::rounds(base, 1)
     }
 }

@@ -285,7 +285,7 @@ impl Profile {
     /// # Examples
     ///
     /// ```
-    /// use herald::{Profile, ProfileError};
+    /// use herald::{Profile, model::ProfileError};
     /// let e = Profile::from_json(r#"{"schema": 999}"#).unwrap_err();
     /// assert!(matches!(e, ProfileError::Schema { found: 999, .. }));
     /// assert!(matches!(Profile::from_json("[1]"), Err(ProfileError::Malformed(_))));
@@ -466,33 +466,20 @@ impl LevelProfile {
     }
 }
 
-/// This host's name (from the kernel, `/etc/hostname` or the environment; `unknown` if none).
+/// This host's name (`gethostname(2)`, through the `gethostname` crate; `unknown` if it is empty
+/// or not valid UTF-8).
 pub fn host_name() -> String {
-    let files = ["/proc/sys/kernel/hostname", "/etc/hostname"];
-    files
-        .iter()
-        .filter_map(|f| std::fs::read_to_string(f).ok())
-        .chain(
-            ["HOSTNAME", "COMPUTERNAME"]
-                .iter()
-                .filter_map(|v| std::env::var(v).ok()),
-        )
-        .map(|s| s.trim().to_owned())
-        .find(|s| !s.is_empty())
-        .unwrap_or_else(|| "unknown".into())
+    let name = gethostname::gethostname();
+    match name.to_str().map(str::trim) {
+        Some(n) if !n.is_empty() => n.to_owned(),
+        _ => "unknown".into(),
+    }
 }
 
-/// The default profile file: `$XDG_CACHE_HOME/herald/profile.json`, else
-/// `~/.cache/herald/profile.json` (`None` without either variable).
+/// The default profile file: `herald/profile.json` in the user's cache directory (`dirs` crate:
+/// `$XDG_CACHE_HOME`, else `~/.cache` on Linux); `None` if there is no cache directory.
 pub fn default_profile_path() -> Option<PathBuf> {
-    let absolute = |v: &str| {
-        std::env::var_os(v)
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-    };
-    absolute("XDG_CACHE_HOME")
-        .or_else(|| absolute("HOME").map(|h| h.join(".cache")))
-        .map(|c| c.join("herald").join("profile.json"))
+    dirs::cache_dir().map(|c| c.join("herald").join("profile.json"))
 }
 
 /// Writes `profile` to `path` as JSON (creating the directory; written to a temporary file

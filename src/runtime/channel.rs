@@ -4,8 +4,10 @@
 //! parallelism*, PPoPP 2008, with the sequence-word and lazy-index refinements of later
 //! SPSC rings):
 //!
-//! * Each slot is one `#[repr(C, align(64))]` line: an 8-byte sequence word and 56 payload
-//!   bytes. The producer writes position `p` into slot `p mod capacity` and then stores
+//! * Each slot is an 8-byte sequence word and 56 payload bytes in one 64-byte line, aligned and
+//!   padded to 128 bytes (`#[repr(C, align(128))]`) so that no two slots share the pair of lines
+//!   the adjacent-line prefetcher fetches together (no measurement compares 64- with 128-byte
+//!   slots yet). The producer writes position `p` into slot `p mod capacity` and then stores
 //!   `seq = p + 1` (`Release`); the consumer at position `c` polls only its slot's sequence
 //!   word (`Acquire`) until it reads `c + 1`. In the steady state the producer and consumer
 //!   never touch a shared index: one line transfer per message.
@@ -32,7 +34,7 @@ use std::fmt;
 /// The largest number of lines the consumer reads before publishing its position.
 pub const MAX_BATCH: usize = 16;
 
-/// One ring slot: the sequence word and the payload in one 64-byte line.
+/// One ring slot: the sequence word and the payload in one 64-byte line, padded to 128 bytes.
 #[repr(C, align(128))]
 struct Slot {
     /// `p + 1` once the producer has written position `p` here; 0 before the first lap.
@@ -81,8 +83,8 @@ unsafe impl Sync for Ring {}
 /// # Examples
 ///
 /// ```
-/// let (mut tx, mut rx) = herald::channel(4);
-/// tx.try_send(herald::Line::from_bytes(b"hi")).unwrap();
+/// let (mut tx, mut rx) = herald::runtime::channel(4);
+/// tx.try_send(herald::runtime::Line::from_bytes(b"hi")).unwrap();
 /// assert_eq!(&rx.try_recv().unwrap().payload()[..2], b"hi");
 /// assert_eq!((tx.sent(), rx.received()), (1, 1));
 /// ```
@@ -92,16 +94,16 @@ unsafe impl Sync for Ring {}
 /// consume that slot, nor write the slot it is filling twice):
 ///
 /// ```compile_fail
-/// let (mut tx, _rx) = herald::channel(2);
+/// let (mut tx, _rx) = herald::runtime::channel(2);
 /// tx.try_send_with(|_| {
-///     let _ = tx.try_send(herald::Line::new());
+///     let _ = tx.try_send(herald::runtime::Line::new());
 /// })
 /// .unwrap();
 /// ```
 ///
 /// ```compile_fail
-/// let (mut tx, mut rx) = herald::channel(2);
-/// tx.try_send(herald::Line::new()).unwrap();
+/// let (mut tx, mut rx) = herald::runtime::channel(2);
+/// tx.try_send(herald::runtime::Line::new()).unwrap();
 /// rx.try_recv_with(|_| {
 ///     let _ = rx.try_recv();
 /// })
@@ -256,7 +258,7 @@ impl Sender {
     /// # Examples
     ///
     /// ```
-    /// use herald::{channel, Line, TrySendError};
+    /// use herald::runtime::{channel, Line, TrySendError};
     /// let (mut tx, _rx) = channel(1);
     /// tx.try_send(Line::new()).unwrap();
     /// assert!(matches!(tx.try_send(Line::new()), Err(TrySendError::Full(_))));
@@ -287,7 +289,7 @@ impl Sender {
     /// # Examples
     ///
     /// ```
-    /// let (mut tx, mut rx) = herald::channel(2);
+    /// let (mut tx, mut rx) = herald::runtime::channel(2);
     /// tx.try_send_with(|p| p[..5].copy_from_slice(b"hello")).unwrap();
     /// let got = rx.try_recv_with(|p| p[..5] == *b"hello").unwrap();
     /// assert!(got);
@@ -317,10 +319,10 @@ impl Sender {
     /// # Examples
     ///
     /// ```
-    /// let (mut tx, mut rx) = herald::channel(2);
+    /// let (mut tx, mut rx) = herald::runtime::channel(2);
     /// std::thread::scope(|s| {
     ///     s.spawn(move || (0..10).for_each(|i| {
-    ///         let mut line = herald::Line::new();
+    ///         let mut line = herald::runtime::Line::new();
     ///         line.set_word(0, i);
     ///         tx.send(line).unwrap();
     ///     }));
@@ -430,7 +432,7 @@ impl Receiver {
     /// # Examples
     ///
     /// ```
-    /// use herald::{channel, TryRecvError};
+    /// use herald::runtime::{channel, TryRecvError};
     /// let (mut tx, mut rx) = channel(2);
     /// assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
     /// drop(tx);
@@ -461,8 +463,8 @@ impl Receiver {
     /// # Examples
     ///
     /// ```
-    /// let (mut tx, mut rx) = herald::channel(2);
-    /// tx.try_send(herald::Line::from_bytes(&[1, 2, 3])).unwrap();
+    /// let (mut tx, mut rx) = herald::runtime::channel(2);
+    /// tx.try_send(herald::runtime::Line::from_bytes(&[1, 2, 3])).unwrap();
     /// let mut buf = [0u8; 3];
     /// rx.try_recv_with(|p| buf.copy_from_slice(&p[..3])).unwrap();
     /// assert_eq!(buf, [1, 2, 3]);
@@ -495,11 +497,11 @@ impl Receiver {
     /// # Examples
     ///
     /// ```
-    /// let (mut tx, mut rx) = herald::channel(2);
-    /// tx.send(herald::Line::from_bytes(&[9])).unwrap();
+    /// let (mut tx, mut rx) = herald::runtime::channel(2);
+    /// tx.send(herald::runtime::Line::from_bytes(&[9])).unwrap();
     /// drop(tx);
     /// assert_eq!(rx.recv().unwrap().payload()[0], 9);
-    /// assert_eq!(rx.recv(), Err(herald::RecvError::Disconnected));
+    /// assert_eq!(rx.recv(), Err(herald::runtime::RecvError::Disconnected));
     /// ```
     #[inline]
     pub fn recv(&mut self) -> Result<Line, RecvError> {
@@ -516,10 +518,10 @@ impl Receiver {
     /// in a stream instead of one contended transfer each.
     ///
     /// ```
-    /// let (mut tx, mut rx) = herald::channel(4);
-    /// tx.try_send(herald::Line::new()).unwrap();
+    /// let (mut tx, mut rx) = herald::runtime::channel(4);
+    /// tx.try_send(herald::runtime::Line::new()).unwrap();
     /// assert!(rx.is_written(0) && !rx.is_written(1));
-    /// tx.try_send(herald::Line::new()).unwrap();
+    /// tx.try_send(herald::runtime::Line::new()).unwrap();
     /// assert!(rx.is_written(1));
     /// ```
     #[inline]

@@ -5,9 +5,9 @@
 //! single-copy broadcast; the hot line paths have none).
 //!
 //! ```
-//! use herald::fault::{panic_at, Point};
+//! use herald::runtime::fault::{panic_at, Point};
 //! panic_at(Point::LendDescriptor, 3); // the 4th descriptor this thread is about to lend
-//! herald::fault::disarm();
+//! herald::runtime::fault::disarm();
 //! ```
 
 use std::cell::Cell;

@@ -1,13 +1,16 @@
 //! The 64-byte message line.
 //!
 //! Layout decision: a message is **56 payload bytes + one 8-byte sequence word in the same
-//! cache line**. The ring's slot (`channel::Slot`) is the same 64-byte line with the sequence
-//! word in front, so the consumer learns "full" and reads the payload from one line: one
+//! cache line**. The ring's slot (`channel::Slot`) holds the sequence word in front of the 56
+//! payload bytes, so the consumer learns "full" and reads the payload from one 64-byte line: one
 //! coherence transfer per message. The alternative — 64 payload bytes plus a separate
 //! sequence/flag line — costs a second transfer per message (the flag line and the data line
 //! both move from the producer's cache to the consumer's), which is the cost the FastForward
-//! design removes. The value type [`Line`] has the same size and alignment as the slot, its
-//! first 8 bytes unused, so copying a line into a slot is an aligned 56-byte copy.
+//! design removes. The slot is aligned (and padded) to 128 bytes so that no two slots share the
+//! pair of lines x86_64's adjacent-line prefetcher fetches together; its second 64 bytes are
+//! padding. The value type [`Line`] is 64 bytes with 64-byte alignment; its payload is its first
+//! 56 bytes and its last 8 bytes are unused (they stand where the slot keeps its sequence word
+//! in front), so copying a line into a slot is an aligned 56-byte copy.
 
 use std::fmt;
 
@@ -19,7 +22,7 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use herald::Line;
+/// use herald::runtime::Line;
 ///
 /// let mut line = Line::new();
 /// line.set_word(0, 42);
@@ -55,7 +58,7 @@ impl Line {
     /// A line carrying `payload`.
     ///
     /// ```
-    /// let line = herald::Line::from_payload([1; herald::Line::PAYLOAD]);
+    /// let line = herald::runtime::Line::from_payload([1; herald::runtime::Line::PAYLOAD]);
     /// assert!(line.payload().iter().all(|&b| b == 1));
     /// ```
     #[must_use]
@@ -70,7 +73,7 @@ impl Line {
     /// If `bytes` is longer than [`Line::PAYLOAD`].
     ///
     /// ```
-    /// let line = herald::Line::from_bytes(b"hello");
+    /// let line = herald::runtime::Line::from_bytes(b"hello");
     /// assert_eq!(&line.payload()[..6], b"hello\0");
     /// ```
     #[must_use]
@@ -98,7 +101,7 @@ impl Line {
     /// If `i >= Line::WORDS`.
     ///
     /// ```
-    /// let mut line = herald::Line::new();
+    /// let mut line = herald::runtime::Line::new();
     /// line.set_word(6, u64::MAX);
     /// assert_eq!(line.word(6), u64::MAX);
     /// assert_eq!(line.word(5), 0);

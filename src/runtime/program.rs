@@ -158,7 +158,7 @@ impl Program {
     /// processor that misses a block.
     ///
     /// ```
-    /// use herald::{Collective, Program, ProgramError, Schedule, TimeBase};
+    /// use herald::{Collective, Program, Schedule, runtime::ProgramError, time::TimeBase};
     /// let bad = |sends: &[(u64, u32, u32, u32)]| {
     ///     let broadcast = Collective::Broadcast { root: 0, blocks: 1 };
     ///     let mut s = Schedule::builder(3, broadcast, TimeBase::UNIT).unwrap();
@@ -483,7 +483,7 @@ impl Network {
     /// # Examples
     ///
     /// ```
-    /// use herald::{generate, Algorithm, Model, Network, OnePort, Program, Request, Team};
+    /// use herald::{generate, Algorithm, Model, Network, Program, Request, Team, model::OnePort};
     /// let s = generate(&Request::broadcast(Algorithm::Optimal, 4, 2, 0), &Model::from(OnePort))?;
     /// let mut net = Network::new(Program::compile(&s)?, 16);
     /// let mut team = Team::new(4)?;

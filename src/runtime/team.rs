@@ -295,7 +295,7 @@ fn available_cpus() -> &'static [usize] {
 /// let team = herald::Team::builder().ranks(3).pin(false).build()?;
 /// assert_eq!(team.size(), 3);
 /// assert!(team.placements().iter().all(|p| !p.is_pinned()));
-/// # Ok::<(), herald::RuntimeError>(())
+/// # Ok::<(), herald::runtime::RuntimeError>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct TeamBuilder {
@@ -413,7 +413,7 @@ impl TeamBuilder {
 /// A star broadcast: rank 0 sends one line to every other rank.
 ///
 /// ```
-/// use herald::{channel, Line, Team};
+/// use herald::{Team, runtime::{channel, Line}};
 ///
 /// let mut team = Team::new(4)?;
 /// let (txs, rxs): (Vec<_>, Vec<_>) = (1..4).map(|_| channel(2)).unzip();
@@ -428,7 +428,7 @@ impl TeamBuilder {
 ///     Some(rx) => rx.recv().unwrap().payload()[..5].try_into().unwrap(),
 /// });
 /// assert!(got.iter().all(|bytes| bytes == b"hello"));
-/// # Ok::<(), herald::RuntimeError>(())
+/// # Ok::<(), herald::runtime::RuntimeError>(())
 /// ```
 pub struct Team {
     shared: Arc<Shared>,
@@ -444,7 +444,7 @@ impl Team {
     /// As [`TeamBuilder::build`].
     ///
     /// ```
-    /// assert!(matches!(herald::Team::new(0), Err(herald::RuntimeError::NoRanks)));
+    /// assert!(matches!(herald::Team::new(0), Err(herald::runtime::RuntimeError::NoRanks)));
     /// ```
     pub fn new(ranks: usize) -> Result<Self, RuntimeError> {
         Self::builder().ranks(ranks).build()
@@ -460,7 +460,7 @@ impl Team {
     /// let cpu = herald::Team::available_cpus()[0];
     /// let team = herald::Team::with_cores(vec![cpu, cpu])?;
     /// assert_eq!(team.placements()[1].cpu(), Some(cpu));
-    /// # Ok::<(), herald::RuntimeError>(())
+    /// # Ok::<(), herald::runtime::RuntimeError>(())
     /// ```
     pub fn with_cores(cores: Vec<usize>) -> Result<Self, RuntimeError> {
         Self::builder().cores(cores).build()
@@ -506,7 +506,7 @@ impl Team {
     /// ```
     /// let mut team = herald::Team::new(3)?;
     /// assert_eq!(team.run(|ctx| ctx.rank() * 10), [0, 10, 20]);
-    /// # Ok::<(), herald::RuntimeError>(())
+    /// # Ok::<(), herald::runtime::RuntimeError>(())
     /// ```
     pub fn run<R: Send>(&mut self, f: impl Fn(&Ctx) -> R + Sync) -> Vec<R> {
         let mut units = vec![(); self.size()];

@@ -59,7 +59,7 @@ const PARK_MAX: std::time::Duration = std::time::Duration::from_millis(64);
 /// another worker.
 ///
 /// ```
-/// let e = herald::Aborted;
+/// let e = herald::runtime::Aborted;
 /// assert_eq!(e.to_string(), "the team was aborted by a panic in another worker");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]

@@ -51,12 +51,7 @@ pub(super) fn generate(n: u32, m: u32, d: Option<u32>) -> Result<Schedule, Sched
     if n == 1 {
         return builder.build();
     }
-    let sends = u64::from(n - 1) * u64::from(m);
-    if sends >= u64::from(u32::MAX) {
-        return Err(ScheduleError::TooLarge(format!(
-            "{n} processors × {m} blocks need {sends} sends"
-        )));
-    }
+    let sends = broadcast_sends(n, m)?;
     ensure_memory(sends.saturating_mul(20))?;
     let plan = Plan::new(u64::from(n), u64::from(d));
     let trees = if plan.s == 0 {
@@ -113,6 +108,18 @@ pub(super) fn generate(n: u32, m: u32, d: Option<u32>) -> Result<Schedule, Sched
     }
     debug_assert_eq!(builder.len() as u64, sends);
     builder.build()
+}
+
+/// The sends of a broadcast of `m` blocks to `n ≥ 2` processors (each non-root receives every
+/// block once), or [`ScheduleError::TooLarge`] if they do not fit the schedule's `u32` index.
+pub(super) fn broadcast_sends(n: u32, m: u32) -> Result<u64, ScheduleError> {
+    let sends = u64::from(n - 1) * u64::from(m);
+    if sends >= u64::from(u32::MAX) {
+        return Err(ScheduleError::TooLarge(format!(
+            "{n} processors × {m} blocks need {sends} sends"
+        )));
+    }
+    Ok(sends)
 }
 
 /// Fails with [`ScheduleError::TooLarge`] unless `bytes` can be allocated now (the builder's

@@ -44,6 +44,7 @@ use std::fmt::Write as _;
 
 /// Errors reading or writing GOAL.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum GoalError {
     /// A line that is not GOAL (or GOAL herald cannot model).
     #[error("GOAL line {line}: {why}")]
@@ -127,7 +128,7 @@ impl Goal {
     /// # Examples
     ///
     /// ```
-    /// use herald::{Goal, GoalDep, GoalOp};
+    /// use herald::schedule::{Goal, GoalDep, GoalOp};
     /// let g = Goal::parse(
     ///     "num_ranks 2\nrank 0 {\nfirst: send 8b to 1 tag 3\n}\n\
     ///      rank 1 {\nl1: recv 8b from 0 tag 3\ncalc 5\nl2 requires l1\n}\n",
@@ -137,7 +138,7 @@ impl Goal {
     /// #     rank 1 {\nl1: recv 8b from 0 tag 3\nl2: calc 5\nl2 requires l1\n}\n")?;
     /// assert_eq!(g.ranks[0].ops[0], GoalOp::Send { bytes: 8, peer: 1, tag: 3 });
     /// assert_eq!(g.ranks[1].deps, [GoalDep { after: 1, on: 0, start_only: false }]);
-    /// # Ok::<(), herald::GoalError>(())
+    /// # Ok::<(), herald::schedule::GoalError>(())
     /// ```
     pub fn parse(text: &str) -> Result<Goal, GoalError> {
         Parser::default().run(text)
@@ -434,7 +435,7 @@ impl Schedule {
     /// # Examples
     ///
     /// ```
-    /// use herald::{generate, Algorithm, CostModel, GoalOp, LogP, Model, Ratio, Request};
+    /// use herald::{generate, Algorithm, CostModel, LogP, Model, Ratio, Request, schedule::GoalOp};
     /// let logp = LogP::new(Ratio::integer(6), Ratio::integer(2), Ratio::integer(4), Ratio::ZERO)?;
     /// let s = generate(&Request::broadcast(Algorithm::Binomial, 4, 1, 0), &Model::from(logp))?;
     /// let goal = s.to_goal(&logp.timing(logp.time_base()?)?, 8)?;

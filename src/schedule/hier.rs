@@ -44,7 +44,7 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use herald::{check, leaders, Algorithm, Hier, HierLevel, Hierarchy, Leaders, LevelKind::*, Model, Ratio};
+/// use herald::{check, Algorithm, Hierarchy, model::LevelKind::*, Model, Ratio, model::{Hier, HierLevel}, schedule::{leaders, Leaders}};
 /// let h = Hierarchy::uniform(&[(Package, 2), (Core, 4), (Pu, 1)])?;
 /// let levels = vec![
 ///     HierLevel::postal(Ratio::integer(20))?,
@@ -409,7 +409,7 @@ impl Build<'_> {
 /// # Examples
 ///
 /// ```
-/// use herald::{check, earliest_arrival, Hier, HierLevel, Hierarchy, LevelKind::*, Model, Ratio};
+/// use herald::{check, Hierarchy, model::LevelKind::*, Model, Ratio, model::{Hier, HierLevel}, schedule::earliest_arrival};
 /// let h = Hierarchy::uniform(&[(Package, 2), (Core, 2), (Pu, 1)])?;
 /// let levels = vec![
 ///     HierLevel::postal(Ratio::integer(9))?,

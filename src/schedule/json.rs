@@ -11,12 +11,13 @@
 //! (default 0); an all-to-all send its `origin` and `item`; a combining send nothing (it carries
 //! the sender's current partial value).
 
-use super::{Collective, Schedule, ScheduleError, Send};
+use super::{Collective, Schedule, ScheduleError, Transfer};
 use crate::time::{Ratio, TimeBase, TimeError};
 use serde::{Deserialize, Serialize};
 
 /// Errors reading a schedule from JSON.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ScheduleJsonError {
     /// Not JSON of the expected shape.
     #[error("malformed schedule JSON: {0}")]
@@ -97,7 +98,7 @@ impl Schedule {
     }
 
     /// One send as JSON.
-    fn send_json(&self, s: &Send) -> SendJson {
+    fn send_json(&self, s: &Transfer) -> SendJson {
         let (mut block, mut origin, mut item) = (None, None, None);
         match self.collective {
             Collective::Broadcast { .. } => block = Some(s.what),
@@ -131,7 +132,7 @@ impl Schedule {
     /// let s = Schedule::from_json(r#"{"n": 2, "collective": {"kind": "broadcast", "root": 0,
     ///     "blocks": 1}, "sends": [{"at": "1/2", "from": 0, "to": 1}]}"#)?;
     /// assert_eq!(s.base().ticks_per_unit(), 2);
-    /// # Ok::<(), herald::ScheduleJsonError>(())
+    /// # Ok::<(), herald::schedule::ScheduleJsonError>(())
     /// ```
     pub fn from_json(text: &str) -> Result<Schedule, ScheduleJsonError> {
         let doc: ScheduleJson = serde_json::from_str(text)?;

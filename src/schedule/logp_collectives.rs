@@ -16,15 +16,17 @@
 //!   [`allreduce_paper`] is §5.2.1 verbatim, to show where it breaks.
 //! * [`alltoall`] — §5.1's permutation schedule; when a send overhead would meet a receive
 //!   overhead, the same permutation with each send delayed past the receives it would meet, or
-//!   [`place`](crate::place) of the same orders, whichever is faster. [`alltoall_paper`] is §5.1
+//!   [`place`](crate::schedule::place) of the same orders, whichever is faster. [`alltoall_paper`] is §5.1
 //!   verbatim; [`alltoall_bound_achievable`] is the exact condition for `L + 2o + g(k(P − 1) − 1)`.
-//!
-//! Only the crate's public names are used (`crate::Schedule`, …), so the file compiles wherever
-//! those names resolve.
 
-use crate::{Collective, Orders, Schedule, ScheduleError, Ticks, TimeError, Timing};
+use crate::model::Timing;
+use crate::schedule::{Collective, Orders, Schedule, ScheduleError};
+use crate::time::{Ticks, TimeError};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+mod allreduce;
+pub use allreduce::{allreduce, allreduce_circulant, allreduce_halving, allreduce_paper};
 
 /// Checked addition.
 fn add(a: Ticks, b: Ticks) -> Result<Ticks, ScheduleError> {
@@ -158,7 +160,7 @@ impl Tree {
 ///
 /// # Errors
 /// [`ScheduleError`] for `n = 0` or a root out of range; time overflow.
-pub(crate) fn reduce(n: u32, root: u32, timing: &Timing) -> Result<Schedule, ScheduleError> {
+pub fn reduce(n: u32, root: u32, timing: &Timing) -> Result<Schedule, ScheduleError> {
     let collective = Collective::Reduce { root };
     let mut b = Schedule::builder(n, collective, timing.base)?;
     let rev = timing.combining().reversed();
@@ -293,12 +295,7 @@ fn summation_tree(n: u32, timing: &Timing) -> Result<(Tree, Ticks, Ticks), Sched
 ///
 /// # Errors
 /// [`ScheduleError::NotApplicable`] if `t` is too short or combining is free; `n = 0`; overflow.
-#[allow(dead_code)] // also exercised on its own by tests/logp_collectives.rs
-pub(crate) fn summation_counts(
-    n: u32,
-    t: Ticks,
-    timing: &Timing,
-) -> Result<Vec<u64>, ScheduleError> {
+pub fn summation_counts(n: u32, t: Ticks, timing: &Timing) -> Result<Vec<u64>, ScheduleError> {
     let (tree, recv_busy, c) = summation_tree(n, timing)?;
     counts(&tree, n as usize, t, recv_busy, c).ok_or_else(|| {
         not(
@@ -313,11 +310,7 @@ pub(crate) fn summation_counts(
 ///
 /// # Errors
 /// [`ScheduleError::NotApplicable`] for `operands = 0` or free combining; `n = 0`; overflow.
-pub(crate) fn summation(
-    n: u32,
-    operands: u64,
-    timing: &Timing,
-) -> Result<Summation, ScheduleError> {
+pub fn summation(n: u32, operands: u64, timing: &Timing) -> Result<Summation, ScheduleError> {
     if operands == 0 {
         return Err(not("summation", "there is nothing to sum (operands = 0)"));
     }
@@ -374,313 +367,6 @@ pub(crate) fn summation(
     })
 }
 
-/// A slotted view of a machine for symmetric schedules: sends start only at multiples of `step`,
-/// each processor starts at most one send and receives at most one message per slot, and a
-/// message sent in slot `j` can be forwarded from slot `j + lambda` on. `step` is the least
-/// period `≥ max(send step, receive step)` (and `≥ send_busy + recv_busy` on a shared CPU) at
-/// which the receive overheads, `latency − recv_busy` after each send, never meet a send overhead.
-#[derive(Debug, Clone, Copy)]
-struct Slots {
-    /// Ticks per slot (> 0).
-    step: Ticks,
-    /// Slots from a send until its value can be forwarded: `⌈latency / step⌉ ≥ 1`.
-    lambda: u64,
-    /// The machine's latency (ticks).
-    #[allow(dead_code)] // kept for the docs' arithmetic; tests read it
-    latency: Ticks,
-}
-
-impl Slots {
-    /// The slotted machine of `t`, or `None` if `t` lets a processor send unboundedly often.
-    fn new(t: &Timing) -> Option<Slots> {
-        let base = t.send_step().max(t.recv_step());
-        let (sb, rb) = (t.send_busy, t.recv_busy);
-        let cpu = t.shared_cpu && sb > 0 && rb > 0;
-        let step = if !cpu {
-            base
-        } else {
-            let lo = base.max(sb.saturating_add(rb));
-            let hi = lo.max(t.latency);
-            let x = t.latency.saturating_sub(rb);
-            let fits = |s: Ticks| {
-                let phi = x % s;
-                phi >= sb && phi + rb <= s
-            };
-            (lo..=hi.min(lo.saturating_add(1 << 22)))
-                .find(|&s| fits(s))
-                .unwrap_or(hi)
-        };
-        (step > 0).then(|| Slots {
-            step,
-            lambda: t.latency.div_ceil(step).max(1),
-            latency: t.latency,
-        })
-    }
-
-    /// A schedule from `(slot, from, to)` sends.
-    fn schedule(
-        &self,
-        n: u32,
-        collective: Collective,
-        base: crate::TimeBase,
-        sends: &[(u64, u32, u32)],
-    ) -> Result<Schedule, ScheduleError> {
-        let mut b = Schedule::builder(n, collective, base)?;
-        b.reserve(sends.len());
-        for &(slot, from, to) in sends {
-            b.push(mul(self.step, slot)?, from, to, 0);
-        }
-        b.build()
-    }
-}
-
-/// The lengths `H_t` of the circulant's runs for decisions `d` (whether everyone sends in slot
-/// `j`), up to slot `upto`, saturating.
-fn run_lengths(d: &[bool], lambda: u64, upto: usize) -> Vec<u64> {
-    let l = lambda as usize;
-    let mut h = vec![1u64; upto + 1];
-    for t in l..=upto {
-        let j = t - l;
-        let add = if d.get(j).copied().unwrap_or(false) {
-            h[j]
-        } else {
-            0
-        };
-        h[t] = h[t - 1].saturating_add(add);
-    }
-    h
-}
-
-/// Decisions `d_0 ..= d_J` (`d_J` true, `J` least) with `H_{J + λ} = n` exactly, searched
-/// depth-first with monotone bounds (`H` only grows with more sends) and a node budget.
-fn circulant_decisions(n: u32, lambda: u64) -> Option<Vec<bool>> {
-    let n = u64::from(n);
-    let l = lambda as usize;
-    if n <= 1 {
-        return Some(Vec::new());
-    }
-    // The least J at which sending in every slot reaches n.
-    let mut j_min = 0usize;
-    loop {
-        let h = run_lengths(&vec![true; j_min + 1], lambda, j_min + l);
-        if h[j_min + l] >= n {
-            break;
-        }
-        j_min += 1;
-        if j_min > 1 << 20 {
-            return None;
-        }
-    }
-    /// The search.
-    struct Dfs {
-        /// Target.
-        n: u64,
-        /// λ.
-        lambda: u64,
-        /// Last slot.
-        last: usize,
-        /// Nodes left.
-        budget: u64,
-        /// Decisions so far.
-        d: Vec<bool>,
-    }
-    impl Dfs {
-        fn go(&mut self) -> bool {
-            if self.budget == 0 {
-                return false;
-            }
-            self.budget -= 1;
-            let j = self.d.len();
-            let l = self.lambda as usize;
-            let choices: &[bool] = if j == self.last {
-                &[true]
-            } else {
-                &[true, false]
-            };
-            for &c in choices {
-                self.d.push(c);
-                let h = run_lengths(&self.d, self.lambda, j + l);
-                let now = h[j + l];
-                let ok = if j == self.last {
-                    now == self.n
-                } else if now >= self.n {
-                    false
-                } else {
-                    let mut all = self.d.clone();
-                    all.resize(self.last + 1, true);
-                    run_lengths(&all, self.lambda, self.last + l)[self.last + l] >= self.n
-                };
-                if ok && (j == self.last || self.go()) {
-                    return true;
-                }
-                self.d.pop();
-            }
-            false
-        }
-    }
-    for last in j_min..=j_min + 2 * l + 4 {
-        let mut s = Dfs {
-            n,
-            lambda,
-            last,
-            budget: 200_000,
-            d: Vec::new(),
-        };
-        if s.go() {
-            return Some(s.d);
-        }
-    }
-    None
-}
-
-/// The circulant allreduce's sends for decisions `d`: in every slot `j` with `d_j`, processor
-/// `i` sends its value to `i + H_{j + λ − 1}` (mod n).
-fn circulant_sends(n: u32, lambda: u64, d: &[bool]) -> Vec<(u64, u32, u32)> {
-    let l = lambda as usize;
-    let h = run_lengths(d, lambda, d.len() + l);
-    let mut out = Vec::new();
-    for (j, &send) in d.iter().enumerate() {
-        if !send {
-            continue;
-        }
-        let off = h[j + l - 1] % u64::from(n);
-        for i in 0..n {
-            out.push((j as u64, i, ((u64::from(i) + off) % u64::from(n)) as u32));
-        }
-    }
-    out
-}
-
-/// Karp et al. §5.2.1 verbatim, generalized only in its clock: everyone sends every
-/// `send_step` (the paper: every unit, g = 1), `λ = ⌈latency / send_step⌉` steps before a value
-/// can be forwarded (the paper: L), in steps `j = 0 ..= T − λ` to `i + f_{j+λ−1}`, where `f` is
-/// the paper's sequence and `T` the least with `f_T ≥ n`. For `n = f_T`, `o = 0`, `g = 1` and
-/// free combining this is Theorem 5.1; otherwise the checker reports what breaks.
-///
-/// # Errors
-/// [`ScheduleError::NotApplicable`] if the send step is 0; `n = 0`; overflow.
-pub(crate) fn allreduce_paper(n: u32, timing: &Timing) -> Result<Schedule, ScheduleError> {
-    let tc = timing.combining();
-    let step = tc.send_step();
-    if step == 0 {
-        return Err(not("allreduce-paper", "the send step is 0"));
-    }
-    let lambda = tc.latency.div_ceil(step).max(1);
-    let mut j = 0usize;
-    let l = lambda as usize;
-    while n > 1 && run_lengths(&vec![true; j + 1], lambda, j + l)[j + l] < u64::from(n) {
-        j += 1;
-    }
-    let d = if n > 1 { vec![true; j + 1] } else { Vec::new() };
-    let slots = Slots {
-        step,
-        lambda,
-        latency: tc.latency,
-    };
-    let sends = circulant_sends(n.max(1), lambda, &d);
-    slots.schedule(n, Collective::Allreduce, timing.base, &sends)
-}
-
-/// Recursive halving: the two halves `[lo, lo + a)` and `[lo + a, hi)` (`a = ⌈size/2⌉`) reduce
-/// among themselves, then exchange: equal halves pairwise in one slot; if the first half has one
-/// more, the second half's first member sends to the first half's last member one slot before
-/// it exchanges with the first half's first member. Every combine joins adjacent runs of ranks.
-/// Returns the slot from which everyone in the range holds the range's sum.
-fn merge_sends(lo: u32, hi: u32, lambda: u64, out: &mut Vec<(u64, u32, u32)>) -> u64 {
-    let size = hi - lo;
-    if size <= 1 {
-        return 0;
-    }
-    let a = size.div_ceil(2);
-    let b = size - a;
-    let f = merge_sends(lo, lo + a, lambda, out).max(merge_sends(lo + a, hi, lambda, out));
-    let (aa, bb) = (lo, lo + a);
-    if a == b {
-        for i in 0..b {
-            out.push((f, aa + i, bb + i));
-            out.push((f, bb + i, aa + i));
-        }
-        f + lambda
-    } else {
-        out.push((f, bb, aa + b));
-        for i in 1..b {
-            out.push((f, aa + i, bb + i));
-            out.push((f, bb + i, aa + i));
-        }
-        out.push((f + 1, aa, bb));
-        out.push((f + 1, bb, aa));
-        f + 1 + lambda
-    }
-}
-
-/// An allreduce in which every processor ends with every contribution exactly once, for every
-/// `n` and every model: the faster of the generalized circulant (when its recurrence reaches
-/// `n`; runs are cyclic, results rotations) and recursive halving (linear runs, results in rank
-/// order; chosen on ties). With no send step at all (`g = o = c = 0`), everyone sends its own
-/// value to everyone at time 0.
-///
-/// # Errors
-/// `n = 0`; overflow.
-pub(crate) fn allreduce(n: u32, timing: &Timing) -> Result<Schedule, ScheduleError> {
-    let tc = timing.combining();
-    let Some(slots) = Slots::new(&tc) else {
-        let mut b = Schedule::builder(n, Collective::Allreduce, timing.base)?;
-        for i in 0..n {
-            for k in 0..n {
-                if k != i {
-                    b.push(0, i, k, 0);
-                }
-            }
-        }
-        return b.build();
-    };
-    let mut merge = Vec::new();
-    let done = merge_sends(0, n.max(1), slots.lambda, &mut merge);
-    let merge_last = done.saturating_sub(slots.lambda);
-    let circ = circulant_decisions(n, slots.lambda);
-    let sends = match circ {
-        Some(d) if (d.len() as u64).saturating_sub(1) < merge_last => {
-            circulant_sends(n, slots.lambda, &d)
-        }
-        _ => merge,
-    };
-    slots.schedule(n, Collective::Allreduce, timing.base, &sends)
-}
-
-/// The generalized circulant allreduce alone, if its recurrence reaches `n` (see [`allreduce`]).
-///
-/// # Errors
-/// `n = 0`; overflow.
-#[allow(dead_code)] // also exercised on its own by tests/logp_collectives.rs
-pub(crate) fn allreduce_circulant(
-    n: u32,
-    timing: &Timing,
-) -> Result<Option<Schedule>, ScheduleError> {
-    let tc = timing.combining();
-    let Some(slots) = Slots::new(&tc) else {
-        return Ok(None);
-    };
-    circulant_decisions(n, slots.lambda)
-        .map(|d| {
-            let sends = circulant_sends(n, slots.lambda, &d);
-            slots.schedule(n, Collective::Allreduce, timing.base, &sends)
-        })
-        .transpose()
-}
-
-/// Recursive halving alone (see [`allreduce`]).
-///
-/// # Errors
-/// [`ScheduleError::NotApplicable`] if the model has no send step; `n = 0`; overflow.
-#[allow(dead_code)] // also exercised on its own by tests/logp_collectives.rs
-pub(crate) fn allreduce_halving(n: u32, timing: &Timing) -> Result<Schedule, ScheduleError> {
-    let tc = timing.combining();
-    let slots = Slots::new(&tc).ok_or_else(|| not("allreduce-halving", "the send step is 0"))?;
-    let mut sends = Vec::new();
-    merge_sends(0, n.max(1), slots.lambda, &mut sends);
-    slots.schedule(n, Collective::Allreduce, timing.base, &sends)
-}
-
 /// The `j`-th message of processor `i` in §5.1's permutation schedule with `k` items:
 /// `(receiver, what)`.
 fn permutation(n: u32, items: u32, i: u32, j: u64) -> (u32, u32) {
@@ -695,12 +381,7 @@ fn permutation(n: u32, items: u32, i: u32, j: u64) -> (u32, u32) {
 ///
 /// # Errors
 /// `n = 0`, `items = 0`, too large; overflow.
-#[allow(dead_code)] // also exercised on its own by tests/logp_collectives.rs
-pub(crate) fn alltoall_paper(
-    n: u32,
-    items: u32,
-    timing: &Timing,
-) -> Result<Schedule, ScheduleError> {
+pub fn alltoall_paper(n: u32, items: u32, timing: &Timing) -> Result<Schedule, ScheduleError> {
     let c = Collective::AllToAll { items };
     let mut b = Schedule::builder(n, c, timing.base)?;
     let per = u64::from(items) * u64::from(n - 1);
@@ -720,8 +401,7 @@ pub(crate) fn alltoall_paper(
 /// forces every processor to send at `0, s, 2s, …` and receive `latency` later; the condition
 /// says exactly that no send overhead then meets a receive overhead.) Also requires the send
 /// step to equal the receive step, as in LogP.
-#[allow(dead_code)] // also exercised on its own by tests/logp_collectives.rs
-pub(crate) fn alltoall_bound_achievable(n: u32, items: u32, timing: &Timing) -> bool {
+pub fn alltoall_bound_achievable(n: u32, items: u32, timing: &Timing) -> bool {
     let s = timing.recv_step();
     let k = u64::from(items) * u64::from(n.saturating_sub(1));
     if k <= 1 || !timing.shared_cpu || timing.send_busy == 0 || timing.recv_busy == 0 {
@@ -745,11 +425,11 @@ pub(crate) fn alltoall_bound_achievable(n: u32, items: u32, timing: &Timing) -> 
 /// The best all-to-all broadcast herald builds (see the module docs): §5.1's permutation at
 /// `0, s, 2s, …` when [`alltoall_bound_achievable`] (then it meets the lower bound), otherwise the
 /// faster of the permutation with each send delayed past the receive overheads it would meet
-/// (the same delays on every processor) and [`place`](crate::place) of the permutation orders.
+/// (the same delays on every processor) and [`place`](crate::schedule::place) of the permutation orders.
 ///
 /// # Errors
 /// `n = 0`, `items = 0`, too large; overflow.
-pub(crate) fn alltoall(n: u32, items: u32, timing: &Timing) -> Result<Schedule, ScheduleError> {
+pub fn alltoall(n: u32, items: u32, timing: &Timing) -> Result<Schedule, ScheduleError> {
     let c = Collective::AllToAll { items };
     let mut b = Schedule::builder(n, c, timing.base)?;
     let per = u64::from(items) * u64::from(n - 1);
@@ -782,7 +462,7 @@ pub(crate) fn alltoall(n: u32, items: u32, timing: &Timing) -> Result<Schedule, 
             out.push(permutation(n, items, i, j));
         }
     })?;
-    let placed = crate::place(n, c, &orders, timing)?;
+    let placed = crate::schedule::place(n, c, &orders, timing)?;
     let placed_last = placed.sends().map(|x| x.at).max().unwrap_or(0);
     if placed_last < symmetric_last {
         return Ok(placed);

@@ -22,6 +22,9 @@
 //!    ideal fat-tree (Bilardi et al.).
 //! 10. `hier` — the hierarchical model: leaders per node with a tree per stage, the greedy
 //!     earliest-arrival tree, and the classic trees under per-pair costs.
+//!
+//! [`registry`] registers each of them once (name, collective, models, the planner's parameter
+//! sweep, the function that builds it); [`generate`] dispatches through it.
 
 mod classic;
 mod fat_tree;
@@ -32,11 +35,12 @@ mod hier;
 mod json;
 mod kport;
 mod logp;
-mod logp_collectives;
+pub mod logp_collectives;
 mod multi;
 mod optimal_1port;
 mod place;
 mod postal;
+pub mod registry;
 
 pub use generate::{generate, Algorithm, Request};
 pub use goal::{Goal, GoalDep, GoalError, GoalOp, GoalRank};
@@ -106,9 +110,10 @@ impl Collective {
     }
 }
 
-/// One send of a schedule.
+/// One send of a schedule: `from` sends `what` to `to` at `at` (named `Transfer`, not `Send`, so
+/// that it never shadows `std::marker::Send`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Send {
+pub struct Transfer {
     /// Start time, in ticks of the schedule's base.
     pub at: Ticks,
     /// Sender.
@@ -122,6 +127,7 @@ pub struct Send {
 
 /// Errors from schedule construction and generators.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ScheduleError {
     /// `n = 0`.
     #[error("a schedule needs at least one processor (n ≥ 1)")]
@@ -173,14 +179,14 @@ pub enum ScheduleError {
 /// # Examples
 ///
 /// ```
-/// use herald::{Collective, Schedule, TimeBase};
+/// use herald::{Collective, Schedule, time::TimeBase};
 /// let mut b = Schedule::builder(3, Collective::Broadcast { root: 0, blocks: 1 }, TimeBase::UNIT)?;
 /// b.push(0, 0, 1, 0);
 /// b.push(1, 0, 2, 0);
 /// let s = b.build()?;
 /// assert_eq!(s.len(), 2);
 /// assert_eq!(s.sends_of(0).map(|x| x.to).collect::<Vec<_>>(), [1, 2]);
-/// # Ok::<(), herald::ScheduleError>(())
+/// # Ok::<(), herald::schedule::ScheduleError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schedule {
@@ -265,10 +271,10 @@ impl Schedule {
     }
 
     /// The sends of processor `p`, in its send order (time order).
-    pub fn sends_of(&self, p: u32) -> impl ExactSizeIterator<Item = Send> + '_ {
+    pub fn sends_of(&self, p: u32) -> impl ExactSizeIterator<Item = Transfer> + '_ {
         let range = self.range(p);
         let what = self.payloads();
-        range.map(move |i| Send {
+        range.map(move |i| Transfer {
             at: self.at[i],
             from: p,
             to: self.to[i],
@@ -282,13 +288,13 @@ impl Schedule {
     }
 
     /// All sends, grouped by sender, each sender's in time order.
-    pub fn sends(&self) -> impl Iterator<Item = Send> + '_ {
+    pub fn sends(&self) -> impl Iterator<Item = Transfer> + '_ {
         (0..self.n).flat_map(move |p| self.sends_of(p))
     }
 
     /// All sends in global time order (ties by sender, then send order).
-    pub fn sends_by_time(&self) -> Vec<Send> {
-        let mut all: Vec<Send> = self.sends().collect();
+    pub fn sends_by_time(&self) -> Vec<Transfer> {
+        let mut all: Vec<Transfer> = self.sends().collect();
         all.sort_by_key(|s| (s.at, s.from));
         all
     }
@@ -437,7 +443,7 @@ impl Schedule {
     /// [`ScheduleError::TooLarge`] if `n · payloads` exceeds `2^32`.
     pub(crate) fn first_receptions_only(
         &self,
-        arrival: impl Fn(&Send) -> Ticks,
+        arrival: impl Fn(&Transfer) -> Ticks,
     ) -> Result<Schedule, ScheduleError> {
         let width = self.collective.what_count(self.n);
         if width == 0 {
@@ -450,7 +456,7 @@ impl Schedule {
                 self.n
             )));
         }
-        let slot = |s: &Send| (u64::from(s.to) * width + u64::from(s.what)) as usize;
+        let slot = |s: &Transfer| (u64::from(s.to) * width + u64::from(s.what)) as usize;
         let holds = |p: u32, w: u32| match self.collective {
             Collective::Broadcast { root, .. } => p == root,
             Collective::AllToAll { items } => w / items == p,
@@ -656,67 +662,4 @@ fn gather_in_place(perm: &mut [u32], at: &mut [Ticks], to: &mut [u32], what: &mu
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn build_groups_by_sender_stably_in_time_order() {
-        let c = Collective::Broadcast { root: 0, blocks: 2 };
-        let mut b = Schedule::builder(4, c, TimeBase::UNIT).unwrap();
-        let input = [
-            (5, 2, 3, 1),
-            (0, 0, 1, 0),
-            (3, 1, 2, 1),
-            (1, 0, 2, 0),
-            (1, 0, 3, 1),
-            (2, 1, 3, 0),
-        ];
-        for (a, f, t, w) in input {
-            b.push(a, f, t, w);
-        }
-        let s = b.build().unwrap();
-        let got: Vec<_> = s.sends().map(|x| (x.at, x.from, x.to, x.what)).collect();
-        assert_eq!(
-            got,
-            [
-                (0, 0, 1, 0),
-                (1, 0, 2, 0),
-                (1, 0, 3, 1),
-                (2, 1, 3, 0),
-                (3, 1, 2, 1),
-                (5, 2, 3, 1)
-            ]
-        );
-    }
-
-    #[test]
-    fn invalid_problems_are_typed_errors() {
-        let c = Collective::Broadcast { root: 0, blocks: 1 };
-        assert_eq!(
-            Schedule::builder(0, c, TimeBase::UNIT).unwrap_err(),
-            ScheduleError::NoProcessors
-        );
-        let c = Collective::Broadcast { root: 3, blocks: 1 };
-        assert!(matches!(
-            Schedule::builder(3, c, TimeBase::UNIT),
-            Err(ScheduleError::Root { .. })
-        ));
-        let c = Collective::Broadcast { root: 0, blocks: 0 };
-        assert_eq!(
-            Schedule::builder(3, c, TimeBase::UNIT).unwrap_err(),
-            ScheduleError::NoBlocks
-        );
-    }
-
-    #[test]
-    fn rooted_at_rotates_ranks() {
-        let c = Collective::Broadcast { root: 0, blocks: 1 };
-        let mut b = Schedule::builder(3, c, TimeBase::UNIT).unwrap();
-        b.push(0, 0, 1, 0);
-        b.push(1, 1, 2, 0);
-        let s = b.build().unwrap().rooted_at(2).unwrap();
-        assert_eq!(s.collective(), Collective::Broadcast { root: 2, blocks: 1 });
-        let got: Vec<_> = s.sends().map(|x| (x.from, x.to)).collect();
-        assert_eq!(got, [(0, 1), (2, 0)]);
-    }
-}
+mod tests;

@@ -48,12 +48,7 @@ pub(super) fn generate(n: u32, m: u32) -> Result<Schedule, ScheduleError> {
     if n == 1 {
         return builder.build();
     }
-    let sends = u64::from(n - 1) * u64::from(m);
-    if sends >= u64::from(u32::MAX) {
-        return Err(ScheduleError::TooLarge(format!(
-            "{n} processors × {m} blocks need {sends} sends"
-        )));
-    }
+    let sends = super::fibonacci::broadcast_sends(n, m)?;
     let graph = Circulant::new(n);
     let q = graph.q;
     // 20 bytes per send in the builder; q bytes per processor for the receive schedules

@@ -137,7 +137,7 @@ struct Lists {
 /// # Examples
 ///
 /// ```
-/// use herald::{place, Collective, CostModel, Orders, Postal};
+/// use herald::{Collective, CostModel, Postal, schedule::{place, Orders}};
 /// let postal = Postal::new("2".parse()?)?;
 /// let timing = postal.timing(postal.time_base()?)?;
 /// // A chain 0 → 1 → 2 of one block: 1 gets it at λ = 2 and forwards at once.

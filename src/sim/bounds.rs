@@ -1,7 +1,7 @@
 //! Lower bounds per collective, from the model's rules.
 //!
 //! * broadcast of `m` blocks: the model's own bound ([`CostModel::broadcast_lower_bound`]);
-//! * reduce: by time reversal ([`Timing::reversed`](crate::Timing::reversed)) a legal reduction
+//! * reduce: by time reversal ([`Timing::reversed`](crate::model::Timing::reversed)) a legal reduction
 //!   is a legal broadcast of the reversed machine (combine folded into the receive), so the
 //!   optimal single-item broadcast time of that machine bounds it — Karp et al.'s `L + 1`
 //!   correspondence, with the send step `max(g, o + c)` the reversed CPU imposes;
@@ -31,7 +31,7 @@ use crate::time::{self, Ticks, TimeBase};
 /// # Examples
 ///
 /// ```
-/// use herald::{lower_bound, Collective, CostModel, LogP, Ratio};
+/// use herald::{Collective, CostModel, LogP, Ratio, sim::lower_bound};
 /// let logp = LogP::new(Ratio::integer(6), Ratio::integer(2), Ratio::integer(4), Ratio::ZERO)?;
 /// let base = logp.time_base()?;
 /// // All-to-all of one item on 4 processors: L + 2o + 2g = 18.

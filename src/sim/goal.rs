@@ -32,6 +32,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 /// Errors running or checking a GOAL program.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum GoalRunError {
     /// Operations that never run: a receive nobody sends to, or a cycle of dependencies.
     #[error("GOAL program does not finish: rank {rank}'s operation {op} ({what}) never runs")]
@@ -112,7 +113,7 @@ impl GoalCheck {
 /// # Examples
 ///
 /// ```
-/// use herald::{goal_collective, Collective, Goal};
+/// use herald::{Collective, schedule::Goal, sim::goal_collective};
 /// let g = Goal::parse("num_ranks 2\nrank 1 {\nl1: send 1b to 0 tag 2\n}\n\
 ///                      rank 0 {\nl1: recv 1b from 1 tag 2\n}\n")?;
 /// assert_eq!(goal_collective(&g)?, Collective::Broadcast { root: 1, blocks: 3 });
@@ -163,7 +164,7 @@ pub fn goal_collective(goal: &Goal) -> Result<Collective, GoalRunError> {
 /// # Examples
 ///
 /// ```
-/// use herald::{goal_message_bytes, Goal};
+/// use herald::{schedule::Goal, sim::goal_message_bytes};
 /// let g = Goal::parse("num_ranks 2\nrank 0 {\nsend 64b to 1\n}\nrank 1 {\nrecv 64b from 0\n}\n")?;
 /// assert_eq!(goal_message_bytes(&g)?, Some(64));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -198,7 +199,7 @@ pub fn goal_message_bytes(goal: &Goal) -> Result<Option<u64>, GoalRunError> {
 /// # Examples
 ///
 /// ```
-/// use herald::{run_goal, Collective, Goal, LogP, Ratio};
+/// use herald::{Collective, LogP, Ratio, schedule::Goal, sim::run_goal};
 /// let logp = LogP::new(Ratio::integer(6), Ratio::integer(2), Ratio::integer(4), Ratio::ZERO)?;
 /// let goal = Goal::parse("num_ranks 2\nrank 0 {\nl1: send 1b to 1 tag 0\n}\n\
 ///                         rank 1 {\nl1: recv 1b from 0 tag 0\n}\n")?;
@@ -249,7 +250,7 @@ pub fn run_goal(
 /// # Examples
 ///
 /// ```
-/// use herald::{check_goal, CheckOptions, Goal, LogP, Model, Ratio, Rule};
+/// use herald::{LogP, Model, Ratio, schedule::Goal, sim::{check_goal, CheckOptions, Rule}};
 /// let model = Model::from(LogP::new(Ratio::integer(0), Ratio::integer(2), Ratio::integer(3),
 ///     Ratio::ZERO)?);
 /// // Rank 1 forwards block 0 while block 1 is arriving: LogGOPSim queues it, herald objects.

@@ -1,7 +1,7 @@
 //! Checking and timing schedules under a model. Never generates, never runs threads.
 //!
 //! * [`check`] derives every busy interval, arrival and gap from the model's rules
-//!   ([`Timing`](crate::Timing)) and the send start times alone, tracks what every processor
+//!   ([`Timing`](crate::model::Timing)) and the send start times alone, tracks what every processor
 //!   holds, applies the collective's finishing rule, and returns a [`Report`]: legal or every
 //!   violation, the exact makespan, the lower bound and the gap.
 //! * [`replay`] re-times a schedule from each processor's send order alone, as early as the rules
@@ -26,12 +26,45 @@ pub use optimum::{optimum, Optimum, OptimumError, OPTIMUM_MAX_M, OPTIMUM_MAX_N};
 pub use values::{evaluate, Evaluation, Operands, Span, ValueError};
 
 use crate::model::{CostModel, ModelError};
-use crate::schedule::{place, Collective, Orders, Schedule, ScheduleError, Send};
+use crate::schedule::{place, Collective, Orders, Schedule, ScheduleError, Transfer};
 use crate::time::{Ticks, TimeBase, TimeError};
 use std::fmt;
 
+/// The violations a checker has found: the first [`Report::MAX_LISTED`] listed, all counted.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    /// Listed violations.
+    pub(crate) listed: Vec<Violation>,
+    /// All violations.
+    pub(crate) count: u64,
+}
+
+impl Tally {
+    /// Records a violation.
+    pub(crate) fn flag(
+        &mut self,
+        rule: Rule,
+        at: Ticks,
+        processor: u32,
+        send: Option<Transfer>,
+        detail: String,
+    ) {
+        self.count += 1;
+        if self.listed.len() < Report::MAX_LISTED {
+            self.listed.push(Violation {
+                rule,
+                at,
+                processor,
+                send,
+                detail,
+            });
+        }
+    }
+}
+
 /// Errors that prevent a check (as opposed to violations, which a check reports).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CheckError {
     /// Model parameters.
     #[error(transparent)]
@@ -127,7 +160,7 @@ pub struct Violation {
     /// The processor where it happens.
     pub processor: u32,
     /// The send at fault, if any (time in the report's base).
-    pub send: Option<Send>,
+    pub send: Option<Transfer>,
     /// What it collides with or lacks, in words.
     pub detail: String,
 }
@@ -261,7 +294,7 @@ impl Report {
 /// # Examples
 ///
 /// ```
-/// use herald::{replay, Collective, Model, Postal, Schedule, TimeBase};
+/// use herald::{Collective, Model, Postal, Schedule, sim::replay, time::TimeBase};
 /// let model = Model::from(Postal::new("2".parse()?)?);
 /// // A lazy chain: 1 forwards at time 7 although it holds the block from time 2.
 /// let mut b = Schedule::builder(3, Collective::Broadcast { root: 0, blocks: 1 }, TimeBase::UNIT)?;

@@ -76,6 +76,7 @@ pub struct Optimum {
 
 /// Why [`optimum`] gives no answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum OptimumError {
     /// The model or problem is outside what the search handles.
     #[error("exhaustive search: {0}")]
@@ -104,7 +105,7 @@ pub enum OptimumError {
 /// # Examples
 ///
 /// ```
-/// use herald::{check, optimum, Model, Postal};
+/// use herald::{check, Model, Postal, sim::optimum};
 /// // postal, λ = 2, n = 3, m = 2: 4 units, one less than any of the paper's algorithms
 /// let model = Model::from(Postal::new("2".parse()?)?);
 /// let best = optimum(&model, 3, 2, 1_000_000)?;

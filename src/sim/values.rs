@@ -4,7 +4,7 @@
 //! with its own value; a send carries the sender's current value at the send's start (arrivals at
 //! exactly that tick included, as in the checker); on arrival the receiver combines the received
 //! value with its own. The arrival time is the checker's: send start plus the model's latency with
-//! the combine folded in ([`Timing::combining`](crate::Timing::combining)).
+//! the combine folded in ([`Timing::combining`](crate::model::Timing::combining)).
 //!
 //! # Operand order
 //!
@@ -71,6 +71,7 @@ impl fmt::Display for Span {
 
 /// Why a schedule cannot be evaluated, or evaluates wrongly.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ValueError {
     /// The schedule does not combine values.
     #[error("{0} does not combine values; only reduce, allreduce and prefix can be evaluated")]
@@ -196,9 +197,9 @@ impl<T> Evaluation<T> {
 /// # Examples
 ///
 /// ```
-/// use herald::{evaluate, Collective, Model, Operands, Postal, Ratio, Schedule};
+/// use herald::{Collective, Model, Postal, Ratio, Schedule, sim::{evaluate, Operands}};
 /// let model = Model::from(Postal::new(Ratio::ONE)?);
-/// let base = herald::TimeBase::UNIT;
+/// let base = herald::time::TimeBase::UNIT;
 /// // 1 → 0 and 3 → 2 at 0, then 2 → 0 at 1: runs 0..2 and 2..4 meet at 0.
 /// let mut b = Schedule::builder(4, Collective::Reduce { root: 0 }, base)?;
 /// b.push(0, 1, 0, 0);

@@ -22,9 +22,9 @@ use std::path::Path;
 /// # Examples
 ///
 /// ```
-/// let h = herald::hwloc_machine()?;
+/// let h = herald::topology::hwloc_machine()?;
 /// assert!(h.pu_count() >= 1);
-/// # Ok::<(), herald::TopologyError>(())
+/// # Ok::<(), herald::topology::TopologyError>(())
 /// ```
 pub fn hwloc_machine() -> Result<Hierarchy, TopologyError> {
     let topology = Topology::new().map_err(|e| TopologyError::Hwloc(e.to_string()))?;
@@ -42,9 +42,9 @@ pub fn hwloc_machine() -> Result<Hierarchy, TopologyError> {
 /// # Examples
 ///
 /// ```
-/// let h = herald::hwloc_synthetic("pack:2 core:4 pu:2")?;
-/// assert_eq!(h, herald::parse_synthetic("pack:2 core:4 pu:2")?);
-/// # Ok::<(), herald::TopologyError>(())
+/// let h = herald::topology::hwloc_synthetic("pack:2 core:4 pu:2")?;
+/// assert_eq!(h, herald::topology::parse_synthetic("pack:2 core:4 pu:2")?);
+/// # Ok::<(), herald::topology::TopologyError>(())
 /// ```
 pub fn hwloc_synthetic(description: &str) -> Result<Hierarchy, TopologyError> {
     synthetic::parse(description)?;
@@ -71,9 +71,9 @@ pub fn hwloc_synthetic(description: &str) -> Result<Hierarchy, TopologyError> {
 ///
 /// ```
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/two-socket-smt.xml");
-/// let h = herald::hwloc_xml(path.as_ref())?;
-/// assert_eq!(h, herald::read_xml(path.as_ref())?);
-/// # Ok::<(), herald::TopologyError>(())
+/// let h = herald::topology::hwloc_xml(path.as_ref())?;
+/// assert_eq!(h, herald::topology::read_xml(path.as_ref())?);
+/// # Ok::<(), herald::topology::TopologyError>(())
 /// ```
 pub fn hwloc_xml(path: &Path) -> Result<Hierarchy, TopologyError> {
     let text = xml::read_file(path)?;

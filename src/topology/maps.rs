@@ -33,7 +33,7 @@ pub enum MapError {
 /// # Examples
 ///
 /// ```
-/// use herald::{Hierarchy, LevelKind::*, RankMap};
+/// use herald::{Hierarchy, model::LevelKind::*, topology::RankMap};
 /// // 2 packages × 2 cores × 2 hardware threads; PU OS indices 0..8 in logical order.
 /// let h = Hierarchy::uniform(&[(Package, 2), (Core, 2), (Pu, 2)])?;
 /// assert_eq!(RankMap::Compact.cpus(&h, 4)?, [0, 1, 2, 3]);
@@ -67,7 +67,7 @@ impl RankMap {
     /// # Examples
     ///
     /// ```
-    /// use herald::{parse_synthetic, RankMap};
+    /// use herald::topology::{parse_synthetic, RankMap};
     /// // One package, 4 L2 caches of 2 cores each.
     /// let h = parse_synthetic("pack:1 l3:1 l2:4 core:2 pu:1")?;
     /// assert_eq!(RankMap::Scatter.cpus(&h, 10)?, [0, 2, 4, 6, 1, 3, 5, 7, 0, 2]);
@@ -92,7 +92,7 @@ impl RankMap {
     /// # Examples
     ///
     /// ```
-    /// use herald::{parse_synthetic, RankMap};
+    /// use herald::topology::{parse_synthetic, RankMap};
     /// let h = parse_synthetic("core:2 pu:2(indexes=0,2,1,3)")?; // SMT siblings 0 and 2
     /// assert_eq!(RankMap::Compact.order(&h)?, [0, 2, 1, 3]);
     /// assert_eq!(RankMap::Scatter.order(&h)?, [0, 1, 2, 3]);

@@ -81,13 +81,13 @@ pub enum TopologyError {
 /// # Examples
 ///
 /// ```
-/// use herald::{LevelKind, TopologySource};
+/// use herald::{TopologySource, model::LevelKind};
 /// let source = TopologySource::from_options(Some("pack:2 numa:2 l3:4 core:8 pu:2"), None)?;
 /// let h = source.load()?;
 /// assert_eq!(h.pu_count(), 256);
 /// assert_eq!(h.count(LevelKind::Numa), 4);
 /// assert!(TopologySource::from_options(Some("pu:2"), Some("x.xml".as_ref())).is_err());
-/// # Ok::<(), herald::TopologyError>(())
+/// # Ok::<(), herald::topology::TopologyError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TopologySource {

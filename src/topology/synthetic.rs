@@ -39,13 +39,13 @@ pub(super) struct Synthetic {
 /// # Examples
 ///
 /// ```
-/// use herald::{parse_synthetic, LevelKind};
+/// use herald::{model::LevelKind, topology::parse_synthetic};
 /// let h = parse_synthetic("pack:2 numa:2 l3:4 core:8 pu:2")?;
 /// let names: Vec<String> = h.levels().iter().map(|l| l.name()).collect();
 /// assert_eq!(names, ["machine", "package", "numa", "l3", "core", "pu"]);
 /// assert_eq!((h.count(LevelKind::Core), h.pu_count()), (128, 256));
 /// assert!(parse_synthetic("pack:2 core:0 pu:1").is_err());
-/// # Ok::<(), herald::TopologyError>(())
+/// # Ok::<(), herald::topology::TopologyError>(())
 /// ```
 pub fn parse_synthetic(description: &str) -> Result<Hierarchy, TopologyError> {
     let spec = parse(description)?;

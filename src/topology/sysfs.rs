@@ -30,10 +30,10 @@ use std::path::{Path, PathBuf};
 ///
 /// ```
 /// # #[cfg(target_os = "linux")] {
-/// let h = herald::sysfs_hierarchy()?;
+/// let h = herald::topology::sysfs_hierarchy()?;
 /// assert!(h.pu_count() >= 1);
 /// # }
-/// # Ok::<(), herald::TopologyError>(())
+/// # Ok::<(), herald::topology::TopologyError>(())
 /// ```
 pub fn sysfs_hierarchy() -> Result<Hierarchy, TopologyError> {
     let status = Path::new("/proc/self/status");
@@ -57,10 +57,10 @@ pub fn sysfs_hierarchy() -> Result<Hierarchy, TopologyError> {
 ///
 /// ```
 /// # #[cfg(target_os = "linux")] {
-/// let h = herald::sysfs_hierarchy_at("/sys".as_ref())?;
-/// assert!(h.pu_count() >= herald::sysfs_hierarchy()?.pu_count());
+/// let h = herald::topology::sysfs_hierarchy_at("/sys".as_ref())?;
+/// assert!(h.pu_count() >= herald::topology::sysfs_hierarchy()?.pu_count());
 /// # }
-/// # Ok::<(), herald::TopologyError>(())
+/// # Ok::<(), herald::topology::TopologyError>(())
 /// ```
 pub fn sysfs_hierarchy_at(root: &Path) -> Result<Hierarchy, TopologyError> {
     read(root, None)

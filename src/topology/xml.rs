@@ -1,5 +1,5 @@
 //! Our own reader of hwloc XML topologies (as written by `lstopo file.xml` or hwloc's XML
-//! export), so XML files load without hwloc, and so a file is checked before hwloc reads it:
+//! export; the XML syntax is read by `roxmltree`), so XML files load without hwloc, and so a file is checked before hwloc reads it:
 //! hwloc trusts a file's cpusets and aborts the process (an assertion in C) on some
 //! inconsistent ones.
 //!
@@ -24,9 +24,9 @@ use std::path::{Path, PathBuf};
 ///
 /// ```
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/two-socket-smt.xml");
-/// let h = herald::read_xml(path.as_ref())?;
+/// let h = herald::topology::read_xml(path.as_ref())?;
 /// assert_eq!(h.pu_count(), 16);
-/// # Ok::<(), herald::TopologyError>(())
+/// # Ok::<(), herald::topology::TopologyError>(())
 /// ```
 pub fn read_xml(path: &Path) -> Result<Hierarchy, TopologyError> {
     let text = read_file(path)?;
@@ -54,10 +54,10 @@ pub fn read_xml(path: &Path) -> Result<Hierarchy, TopologyError> {
 ///     </object>
 ///   </object>
 /// </topology>"#;
-/// let h = herald::parse_xml(xml)?;
-/// assert_eq!(h.count(herald::LevelKind::Core), 1);
-/// assert!(herald::parse_xml("<topology>").is_err());
-/// # Ok::<(), herald::TopologyError>(())
+/// let h = herald::topology::parse_xml(xml)?;
+/// assert_eq!(h.count(herald::model::LevelKind::Core), 1);
+/// assert!(herald::topology::parse_xml("<topology>").is_err());
+/// # Ok::<(), herald::topology::TopologyError>(())
 /// ```
 pub fn parse_xml(text: &str) -> Result<Hierarchy, TopologyError> {
     let path = Path::new("-");
@@ -143,129 +143,44 @@ impl Parsed {
     }
 }
 
-/// Parses and checks hwloc XML.
+/// Parses and checks hwloc XML (the XML itself — entities, character references, comments,
+/// processing instructions — is read by `roxmltree`).
 pub(super) fn parse(text: &str) -> Result<Parsed, String> {
-    let mut objects: Vec<Object> = Vec::new();
-    // Open elements: name, and the object index if it is an `<object>`.
-    let mut stack: Vec<(String, Option<usize>)> = Vec::new();
-    let mut seen_root = false;
-    let mut rest = text;
-    while let Some(start) = rest.find('<') {
-        rest = &rest[start..];
-        if let Some(after) = rest.strip_prefix("<?") {
-            rest = skip_past(after, "?>")?;
-        } else if let Some(after) = rest.strip_prefix("<!--") {
-            rest = skip_past(after, "-->")?;
-        } else if let Some(after) = rest.strip_prefix("<!") {
-            rest = skip_past(after, ">")?;
-        } else if let Some(after) = rest.strip_prefix("</") {
-            let end = after.find('>').ok_or("unterminated closing tag")?;
-            let name = after[..end].trim();
-            match stack.pop() {
-                Some((open, _)) if open == name => {}
-                _ => return Err(format!("unexpected closing tag </{name}>")),
-            }
-            rest = &after[end + 1..];
-        } else {
-            let (tag, after) = read_tag(&rest[1..])?;
-            rest = after;
-            if stack.is_empty() {
-                if seen_root || tag.name != "topology" {
-                    return Err(format!(
-                        "the root element must be one <topology>, not <{}>",
-                        tag.name
-                    ));
-                }
-                seen_root = true;
-            }
-            let mut index = None;
-            if tag.name == "object" {
-                index = Some(objects.len());
-                let parent = stack.iter().rev().find_map(|(_, o)| *o);
-                if parent.is_none() && objects.iter().any(|o| o.parent.is_none()) {
-                    return Err("the topology must have a single top object".into());
-                }
-                objects.push(object(&tag.attributes, parent, &objects)?);
-            }
-            if !tag.self_closing {
-                stack.push((tag.name, index));
-            }
-        }
+    // hwloc's exports name their DTD (`<!DOCTYPE topology SYSTEM "hwloc2.dtd">`).
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    };
+    let doc = roxmltree::Document::parse_with_options(text, options)
+        .map_err(|e| format!("not well-formed XML: {e}"))?;
+    let root = doc.root_element();
+    if root.tag_name().name() != "topology" {
+        return Err(format!(
+            "the root element must be one <topology>, not <{}>",
+            root.tag_name().name()
+        ));
     }
-    if !rest.trim().is_empty() || !stack.is_empty() || !seen_root {
-        return Err("truncated document".into());
+    let mut objects: Vec<Object> = Vec::new();
+    // Depth-first, so a parent is always pushed before its children.
+    let mut stack: Vec<(roxmltree::Node<'_, '_>, Option<usize>)> = vec![(root, None)];
+    while let Some((node, parent)) = stack.pop() {
+        let mut index = parent;
+        if node.tag_name().name() == "object" {
+            if parent.is_none() && !objects.is_empty() {
+                return Err("the topology must have a single top object".into());
+            }
+            let attrs: BTreeMap<String, String> = node
+                .attributes()
+                .map(|a| (a.name().to_owned(), a.value().to_owned()))
+                .collect();
+            index = Some(objects.len());
+            objects.push(object(&attrs, parent, &objects)?);
+        }
+        let children: Vec<_> = node.children().filter(|c| c.is_element()).collect();
+        stack.extend(children.into_iter().rev().map(|c| (c, index)));
     }
     check(&mut objects)?;
     Ok(Parsed { objects })
-}
-
-fn skip_past<'a>(text: &'a str, end: &str) -> Result<&'a str, String> {
-    text.find(end)
-        .map(|i| &text[i + end.len()..])
-        .ok_or_else(|| format!("missing {end:?}"))
-}
-
-struct Tag {
-    name: String,
-    attributes: BTreeMap<String, String>,
-    self_closing: bool,
-}
-
-/// Reads a start tag after its `<`; returns it and the text after its `>`.
-fn read_tag(text: &str) -> Result<(Tag, &str), String> {
-    let name_end = text
-        .find(|c: char| c.is_whitespace() || c == '/' || c == '>')
-        .ok_or("unterminated tag")?;
-    let name = &text[..name_end];
-    if name.is_empty() {
-        return Err("empty tag name".into());
-    }
-    let mut attributes = BTreeMap::new();
-    let mut rest = &text[name_end..];
-    loop {
-        rest = rest.trim_start();
-        if let Some(after) = rest.strip_prefix("/>") {
-            return Ok((
-                Tag {
-                    name: name.into(),
-                    attributes,
-                    self_closing: true,
-                },
-                after,
-            ));
-        }
-        if let Some(after) = rest.strip_prefix('>') {
-            return Ok((
-                Tag {
-                    name: name.into(),
-                    attributes,
-                    self_closing: false,
-                },
-                after,
-            ));
-        }
-        let eq = rest
-            .find('=')
-            .ok_or_else(|| format!("malformed attribute in <{name}>"))?;
-        let key = rest[..eq].trim();
-        if key.is_empty() || key.contains(|c: char| c.is_whitespace() || c == '>' || c == '<') {
-            return Err(format!("malformed attribute in <{name}>"));
-        }
-        let value_part = rest[eq + 1..].trim_start();
-        let quote = value_part.chars().next().filter(|&q| q == '"' || q == '\'');
-        let quote = quote.ok_or_else(|| format!("unquoted attribute {key} in <{name}>"))?;
-        let close = value_part[1..]
-            .find(quote)
-            .ok_or_else(|| format!("unterminated attribute {key}"))?;
-        let value = &value_part[1..1 + close];
-        if attributes
-            .insert(key.to_owned(), value.to_owned())
-            .is_some()
-        {
-            return Err(format!("attribute {key} repeats in <{name}>"));
-        }
-        rest = &value_part[close + 2..];
-    }
 }
 
 /// Reads one `<object>`'s attributes.
@@ -573,5 +488,27 @@ mod test {
         ] {
             assert!(parse(bad).is_err(), "{bad:?} should be rejected");
         }
+    }
+
+    /// Character and entity references are XML, not text: `P&#85;` is the type `PU`, and
+    /// attributes of elements herald skips may hold any escaped text.
+    #[test]
+    fn references() {
+        let xml = r#"<?xml version="1.0"?>
+<!-- a comment with <object type="Kore"/> inside -->
+<topology><object type="Machine" cpuset="0x3">
+  <info name="Vendor" value="A &amp; B &lt;labs&gt; &quot;x&quot;"/>
+  <object type="NUMANode" os_index="0" nodeset="0x1"/>
+  <object type="P&#85;" os_index="0" cpuset="0x1"/>
+  <object type="&#x50;U" os_index="1" cpuset="0x2"/>
+</object></topology>"#;
+        let parsed = parse(xml).unwrap();
+        let pus = parsed
+            .objects
+            .iter()
+            .filter(|o| o.type_name == "PU")
+            .count();
+        assert_eq!(pus, 2);
+        assert!(parse(r#"<topology><object type="Machine" a="&bogus;"/></topology>"#).is_err());
     }
 }

@@ -29,7 +29,7 @@ pub enum DefaultSchedule {
     /// A fixed algorithm for every root and size (its tree shape; one block, forwarded line
     /// by line).
     Fixed(Algorithm),
-    /// The planner's choice ([`plan_runtime`](crate::plan_runtime)) under a calibrated
+    /// The planner's choice ([`plan_runtime`](crate::plan::plan_runtime)) under a calibrated
     /// profile, per payload size class (the next power of two): planned for every class when
     /// the [`Comm`] is made (errors are returned there), and generated for each root from the
     /// chosen candidate.
@@ -67,7 +67,7 @@ impl PlanTable {
 /// # Examples
 ///
 /// ```
-/// # use herald::*;
+/// # use herald::{*, runtime::{DefaultSchedule, Planned}};
 /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
 /// let profile = Profile::from_json_forced(&text)?;
 /// let machine = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
@@ -97,7 +97,7 @@ impl Planned {
 
     /// This machine's profile, if it has one, with this machine's topology: the one place
     /// herald reads `HERALD_PROFILE`. The variable names a profile file (`off`: none); unset,
-    /// the profile is [`default_profile_path`](crate::default_profile_path) where that file
+    /// the profile is [`default_profile_path`](crate::model::default_profile_path) where that file
     /// exists (what `herald calibrate` writes). Nothing is cached: call it once and pass the
     /// result to [`CommOptions`].
     ///
@@ -110,7 +110,7 @@ impl Planned {
     /// # Examples
     ///
     /// ```
-    /// use herald::{CommOptions, DefaultSchedule, Planned};
+    /// use herald::{CommOptions, runtime::{DefaultSchedule, Planned}};
     /// let schedule = match Planned::load()? {
     ///     Some(planned) => DefaultSchedule::Planned(planned),
     ///     None => DefaultSchedule::default(),
@@ -245,7 +245,7 @@ impl Comm {
     /// [`CollectiveError::NoRanks`], [`CollectiveError::TooManyRanks`].
     ///
     /// ```
-    /// assert!(matches!(herald::Comm::new(0), Err(herald::CollectiveError::NoRanks)));
+    /// assert!(matches!(herald::Comm::new(0), Err(herald::runtime::CollectiveError::NoRanks)));
     /// ```
     pub fn new(size: usize) -> Result<Comm, CollectiveError> {
         Comm::with_options(size, CommOptions::default())
@@ -261,7 +261,7 @@ impl Comm {
     /// [`CollectiveError::Program`] if its program does not compile.
     ///
     /// ```
-    /// use herald::{Algorithm, Comm, CommOptions, DefaultSchedule};
+    /// use herald::{Algorithm, Comm, CommOptions, runtime::DefaultSchedule};
     /// let options = CommOptions {
     ///     schedule: DefaultSchedule::Fixed(Algorithm::Knomial { radix: 1 }),
     ///     ..CommOptions::default()
@@ -437,7 +437,7 @@ impl Comm {
     /// let comm = herald::Comm::new(4)?;
     /// comm.prepare(0..4)?;
     /// assert!(comm.prepare([4]).is_err());
-    /// # Ok::<(), herald::CollectiveError>(())
+    /// # Ok::<(), herald::runtime::CollectiveError>(())
     /// ```
     pub fn prepare(&self, roots: impl IntoIterator<Item = usize>) -> Result<(), CollectiveError> {
         let classes: Vec<usize> = match self.plan {

@@ -23,7 +23,7 @@ pub enum CollectiveError {
     TooManyRanks {
         /// Ranks asked for.
         ranks: usize,
-        /// The limit (the OS's thread limit, or [`MAX_COMM_RANKS`](crate::MAX_COMM_RANKS)).
+        /// The limit (the OS's thread limit, or [`MAX_COMM_RANKS`](crate::runtime::MAX_COMM_RANKS)).
         max: usize,
     },
     /// A root outside `0 .. size`.
@@ -92,7 +92,7 @@ impl From<Aborted> for CollectiveError {
 /// How the call that poisoned a communicator ended.
 ///
 /// ```
-/// assert_eq!(herald::PoisonCause::Panic.to_string(), "a panic");
+/// assert_eq!(herald::runtime::PoisonCause::Panic.to_string(), "a panic");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
 #[non_exhaustive]
@@ -128,10 +128,10 @@ impl CollectiveError {
     }
 }
 
-/// Errors of [`Planned::load`](crate::Planned::load).
+/// Errors of [`Planned::load`](crate::runtime::Planned::load).
 ///
 /// ```
-/// match herald::Planned::load() {
+/// match herald::runtime::Planned::load() {
 ///     Ok(Some(_)) => println!("planning with this machine's profile"),
 ///     Ok(None) => println!("no profile: the binomial tree"),
 ///     Err(e) => eprintln!("the profile is unusable: {e}"),

@@ -183,7 +183,7 @@ impl<'c> CommRank<'c> {
     /// # Examples
     ///
     /// ```
-    /// use herald::{generate, Algorithm, Comm, Model, OnePort, Program, Request, Team};
+    /// use herald::{generate, Algorithm, Comm, Model, Program, Request, Team, model::OnePort};
     /// // Träff's round-optimal schedule: 4 blocks, every rank hears from several others.
     /// let s = generate(&Request::broadcast(Algorithm::Optimal, 5, 4, 0), &Model::from(OnePort))?;
     /// let program = Program::compile(&s)?;

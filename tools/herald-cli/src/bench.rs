@@ -8,7 +8,7 @@
 use crate::bench_loops as loops;
 use crate::CliError;
 use crossbeam::utils::CachePadded;
-use herald::{channel, Comm, Team};
+use herald::{runtime::channel, Comm, Team};
 use serde_json::{json, Map, Value};
 use std::hint::spin_loop;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -50,12 +50,10 @@ pub(crate) struct BenchArgs {
     json: bool,
 }
 
-/// Median, p10, p90 (nearest rank) of `v`.
+/// Median, p10, p90 of `v` (nearest rank, `herald::stats`); NaN for no finite values.
 fn spread(v: &[f64]) -> (f64, f64, f64) {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let at = |q: f64| s[((q * (s.len() - 1) as f64).round() as usize).min(s.len() - 1)];
-    (at(0.5), at(0.1), at(0.9))
+    herald::stats::Summary::of_f64(v)
+        .map_or((f64::NAN, f64::NAN, f64::NAN), |s| (s.median, s.p10, s.p90))
 }
 
 /// A contestant: runs one slice on the team and returns its figure.
@@ -89,7 +87,7 @@ fn put(map: &mut Map<String, Value>, name: &str, v: &[f64]) {
 /// finder) and each series is summarized per mode. Ratios are never averaged across modes.
 fn by_mode(raw: &[f64], series: &[(&str, Vec<f64>)]) -> Value {
     let samples: Vec<(f64, f64)> = raw.iter().map(|&x| (x, 1.0)).collect();
-    let modes = herald::find_modes(&samples);
+    let modes = herald::calibrate::find_modes(&samples);
     let nearest = |x: f64| {
         (0..modes.len())
             .min_by(|&i, &j| {
@@ -510,7 +508,7 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
         What::Bcast64 => {
             let algorithm: herald::Algorithm = a.algo.parse().map_err(CliError::usage)?;
             let options = herald::CommOptions {
-                schedule: herald::DefaultSchedule::Fixed(algorithm),
+                schedule: herald::runtime::DefaultSchedule::Fixed(algorithm),
                 ..herald::CommOptions::default()
             };
             let comm = Comm::with_options(a.ranks, options).map_err(CliError::usage)?;

@@ -14,7 +14,10 @@
 
 use crossbeam::queue::ArrayQueue;
 use crossbeam::utils::CachePadded;
-use herald::{Line, Receiver, Sender, Team};
+use herald::{
+    runtime::{Line, Receiver, Sender},
+    Team,
+};
 use std::hint::spin_loop;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
@@ -313,7 +316,7 @@ mod tests {
         assert!(hop(&mut team, crossed(ff(4), ff(4)), 100) > 0.0);
         let (tx, rx) = ff(4);
         assert!(stream(&mut team, tx, rx, 1000) > 0.0);
-        let (tx, rx) = herald::channel(4);
+        let (tx, rx) = herald::runtime::channel(4);
         assert!(stream(&mut team, tx, rx, 1000) > 0.0);
         let (tx, rx) = rtrb::RingBuffer::new(4);
         assert!(stream(&mut team, tx, rx, 1000) > 0.0);

@@ -2,8 +2,10 @@
 
 use crate::CliError;
 use herald::{
-    calibrate, default_profile_path, load_profile, save_profile, CalibrateOptions, Distribution,
-    LevelProfile, Pick, Profile, Progress, TopologySource,
+    calibrate,
+    calibrate::{CalibrateOptions, Progress},
+    model::{default_profile_path, load_profile, save_profile, Distribution, LevelProfile, Pick},
+    Profile, TopologySource,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};

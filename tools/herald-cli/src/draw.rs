@@ -18,7 +18,8 @@ mod tree;
 use crate::sim::{ModelArgs, ProblemArgs};
 use crate::CliError;
 use herald::{
-    check, Algorithm, Collective, CostModel, Model, Ratio, Report, Send, Ticks, TimeBase, Timing,
+    check, model::Timing, schedule::Transfer, time::TimeBase, Algorithm, Collective, CostModel,
+    Model, Ratio, Report, Ticks,
 };
 use std::path::{Path, PathBuf};
 
@@ -265,7 +266,7 @@ struct Drawn {
     /// The model's rules in the report's base.
     timing: Timing,
     /// The sends by start time, in the report's base.
-    sends: Vec<Send>,
+    sends: Vec<Transfer>,
 }
 
 impl Drawn {
@@ -280,9 +281,9 @@ impl Drawn {
             .into_iter()
             .map(|s| {
                 let at = base.convert(s.at, schedule.base())?;
-                Ok(Send { at, ..s })
+                Ok(Transfer { at, ..s })
             })
-            .collect::<Result<Vec<_>, herald::TimeError>>()
+            .collect::<Result<Vec<_>, herald::time::TimeError>>()
             .map_err(CliError::usage)?;
         let (root, m) = match schedule.collective() {
             Collective::Broadcast { root, blocks } => (root, blocks),

@@ -1,8 +1,9 @@
 //! `herald export`: a generated schedule as GOAL (LogGOPSim's format) or JSON.
 
+use crate::sim::FileFormat;
 use crate::sim::{ModelArgs, ProblemArgs};
 use crate::CliError;
-use herald::{CostModel, Goal, LongMessages, Model, Ratio, Report, Schedule};
+use herald::{model::LongMessages, schedule::Goal, CostModel, Model, Ratio, Report, Schedule};
 
 /// Arguments of `herald export`.
 #[derive(Debug, clap::Args)]
@@ -11,9 +12,9 @@ pub(crate) struct ExportArgs {
     model: ModelArgs,
     #[command(flatten)]
     problem: ProblemArgs,
-    /// Output format: goal (LogGOPSim) or json.
-    #[arg(long, default_value = "goal")]
-    format: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FileFormat::Goal)]
+    format: FileFormat,
     /// Write to this file instead of standard output.
     #[arg(long)]
     out: Option<std::path::PathBuf>,
@@ -23,20 +24,15 @@ pub(crate) struct ExportArgs {
 pub(crate) fn run(a: &ExportArgs) -> Result<(), CliError> {
     let model = a.model.model()?;
     let (name, schedule, report) = crate::sim::generate_checked(&model, &a.problem)?;
-    let text = match a.format.as_str() {
-        "goal" => {
+    let text = match a.format {
+        FileFormat::Goal => {
             let file = a
                 .out
                 .as_ref()
                 .map_or("FILE.goal".to_owned(), |p| p.display().to_string());
             goal_text(&model, &name, &schedule, &report, &file)?
         }
-        "json" => format!("{}\n", schedule.to_json()),
-        other => {
-            return Err(CliError::Usage(format!(
-                "unknown format {other:?} (known: goal, json)"
-            )))
-        }
+        FileFormat::Json => format!("{}\n", schedule.to_json()),
     };
     match &a.out {
         Some(path) => std::fs::write(path, text)

@@ -20,8 +20,12 @@
 
 use crate::CliError;
 use herald::{
-    candidate_model, check, find_modes, load_profile, plan, schedule_of, Assumptions, Comm,
-    CommOptions, Hier, Model, Pick, PlanRequest, Profile, Program, Team, TopologySource,
+    calibrate::find_modes,
+    check,
+    model::{load_profile, Assumptions, Hier, Pick},
+    plan,
+    plan::{candidate_model, schedule_of},
+    Comm, CommOptions, Model, PlanRequest, Profile, Program, Team, TopologySource,
 };
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -152,7 +156,7 @@ fn measure(team: &mut Team, comm: &mut Comm, case: &Case, k: u64) -> Result<f64,
             c.broadcast_with(&case.programs[0], &mut buf)?;
             c.broadcast_with(&case.programs[1], &mut buf)?;
         }
-        Ok::<_, herald::CollectiveError>((start.elapsed(), buf == want))
+        Ok::<_, herald::runtime::CollectiveError>((start.elapsed(), buf == want))
     });
     let mut t = 0.0;
     for (rank, r) in out.into_iter().enumerate() {
@@ -170,12 +174,10 @@ fn measure(team: &mut Team, comm: &mut Comm, case: &Case, k: u64) -> Result<f64,
     Ok(t)
 }
 
-/// Median, p10, p90 (nearest rank).
+/// Median, p10, p90 of `v` (nearest rank, `herald::stats`); NaN for no finite values.
 fn spread(v: &[f64]) -> (f64, f64, f64) {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let at = |q: f64| s[((q * (s.len() - 1) as f64).round() as usize).min(s.len() - 1)];
-    (at(0.5), at(0.1), at(0.9))
+    herald::stats::Summary::of_f64(v)
+        .map_or((f64::NAN, f64::NAN, f64::NAN), |s| (s.median, s.p10, s.p90))
 }
 
 /// Runs `herald fidelity`.

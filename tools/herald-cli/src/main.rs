@@ -8,6 +8,7 @@ mod calibrate;
 mod draw;
 mod export;
 mod fidelity;
+mod output;
 mod plan;
 mod run;
 mod sim;
@@ -93,10 +94,19 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             let text = e.to_string();
-            let line = text
+            // clap's first paragraph, on one line ("… not provided: --ports <PORTS>").
+            let words: Vec<&str> = text
                 .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
+                .map(str::trim)
+                .skip_while(|l| l.is_empty())
+                .take_while(|l| !l.is_empty())
+                .collect();
+            let line = words.join(" ");
+            let line = if line.is_empty() {
+                "invalid arguments"
+            } else {
+                &line
+            };
             eprintln!("herald: {}", line.trim_start_matches("error: "));
             return ExitCode::from(2);
         }

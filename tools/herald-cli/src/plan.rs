@@ -4,13 +4,15 @@
 //! the machine's (or a synthetic) hierarchy, from a calibrated profile (nanoseconds; levels it did
 //! not measure assumed `--factor` times the next finer level) and/or explicit `--level` specs.
 
+use crate::output::{self, HierLevelJson, ModelJson, PlanCandidateJson, PlanJson, PlanModelJson};
 use crate::sim::ModelArgs;
 use crate::CliError;
 use herald::{
-    load_profile, plan, Assumptions, Hier, HierLevel, LevelCost, LevelSource, LogP, Model, Plan,
-    PlanRequest, Postal, ProfileError, RankMap, Ratio, TopologySource,
+    model::{load_profile, Assumptions, Hier, HierLevel, LevelCost, LevelSource, ProfileError},
+    plan,
+    topology::RankMap,
+    LogP, Model, Plan, PlanRequest, Postal, Ratio, TopologySource,
 };
-use serde_json::json;
 use std::path::PathBuf;
 
 /// Arguments of `herald plan`.
@@ -189,7 +191,7 @@ pub(crate) fn run(a: &PlanArgs) -> Result<(), CliError> {
     };
     let p = plan(&model, &req).map_err(CliError::usage)?;
     if a.json {
-        print_json(a, &model, &p, unit);
+        print_json(a, &model, &p, unit)?;
         return Ok(());
     }
     if let Model::Hier(h) = &model {
@@ -250,38 +252,54 @@ fn print_levels(h: &Hier, n: u32, unit: &str) {
 }
 
 /// The plan as one JSON object.
-fn print_json(a: &PlanArgs, model: &Model, p: &Plan, unit: &str) {
-    let rows: Vec<_> = p
+fn print_json(a: &PlanArgs, model: &Model, p: &Plan, unit: &str) -> Result<(), CliError> {
+    let rows: Vec<PlanCandidateJson> = p
         .ranked
         .iter()
-        .map(|c| {
-            json!({"algorithm": c.algorithm.to_string(), "label": c.label,
-                   "split": c.leaders.as_ref().map(|l| l.split.clone()),
-                   "stages": c.leaders.as_ref().map(|l| l.algorithms.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
-                   "blocks": c.blocks, "block_bytes": c.block_bytes,
-                   "makespan": c.makespan.to_string(), "makespan_f64": c.makespan.to_f64(),
-                   "lower_bound": c.lower_bound.to_string(), "sends": c.sends})
+        .map(|c| PlanCandidateJson {
+            algorithm: c.algorithm.to_string(),
+            label: c.label.clone(),
+            split: c.leaders.as_ref().map(|l| l.split.clone()),
+            stages: c
+                .leaders
+                .as_ref()
+                .map(|l| l.algorithms.iter().map(|x| x.to_string()).collect()),
+            blocks: c.blocks,
+            block_bytes: c.block_bytes,
+            makespan: c.makespan.to_string(),
+            makespan_f64: c.makespan.to_f64(),
+            lower_bound: c.lower_bound.to_string(),
+            sends: c.sends,
         })
         .collect();
-    let model_json = match model {
-        Model::Hier(h) => {
-            let levels: Vec<_> = h
+    let model = match model {
+        Model::Hier(h) => PlanModelJson::Hier {
+            name: "hier",
+            family: h.family(),
+            levels: h
                 .levels()
                 .iter()
                 .zip(h.sources())
                 .enumerate()
-                .map(|(d, (l, s))| {
-                    json!({"name": h.hierarchy().level(d).name(), "depth": d,
-                           "cost": l.cost.map(|c| c.to_string()), "capacity": l.capacity,
-                           "source": s.to_string()})
+                .map(|(d, (l, s))| HierLevelJson {
+                    name: h.hierarchy().level(d).name(),
+                    depth: d,
+                    cost: l.cost.map(|c| c.to_string()),
+                    capacity: l.capacity,
+                    source: s.to_string(),
                 })
-                .collect();
-            json!({"name": "hier", "family": h.family(), "levels": levels})
-        }
-        m => crate::sim::model_json(m),
+                .collect(),
+        },
+        m => PlanModelJson::Flat(ModelJson::of(m)),
     };
-    let v = json!({"model": model_json, "unit": unit.trim(), "n": a.n, "bytes": a.payload,
-                   "best": rows.first(), "ranked": rows, "why": p.why_in(unit),
-                   "rejected": p.rejected.len()});
-    println!("{v}");
+    output::print(&PlanJson {
+        model,
+        unit: unit.trim().to_owned(),
+        n: a.n,
+        bytes: a.payload,
+        best: rows.first().cloned(),
+        ranked: rows,
+        why: p.why_in(unit),
+        rejected: p.rejected.len(),
+    })
 }

@@ -1,9 +1,9 @@
 //! `herald run`: real broadcasts on pinned threads with a generated schedule.
 
+use crate::output::{self, ModelJson, RunJson, RunModelJson};
 use crate::sim::{ModelArgs, ProblemArgs};
 use crate::CliError;
-use herald::{Network, Program, RankMap, Spread, Team, TopologySource};
-use serde_json::json;
+use herald::{runtime::Spread, topology::RankMap, Network, Program, Team, TopologySource};
 use std::time::Duration;
 
 /// Arguments of `herald run`.
@@ -47,22 +47,26 @@ struct Chosen {
     name: String,
     predicted: String,
     predicted_ns: Option<f64>,
-    model: serde_json::Value,
+    model: RunModelJson,
 }
 
 /// The schedule the flags name (a model and `--algo`), or the planner's choice for a profile.
 fn choose(a: &RunArgs, hierarchy: &herald::Hierarchy) -> Result<Chosen, CliError> {
     if let Some(path) = &a.profile {
-        let profile = herald::load_profile(path, a.force).map_err(CliError::usage)?;
+        let profile = herald::model::load_profile(path, a.force).map_err(CliError::usage)?;
         let (n, root) = (a.problem.n(), a.problem.root());
-        let (schedule, c) = herald::plan_runtime(&profile, hierarchy, n, a.payload as u64, root)
-            .map_err(CliError::usage)?;
+        let (schedule, c) =
+            herald::plan::plan_runtime(&profile, hierarchy, n, a.payload as u64, root)
+                .map_err(CliError::usage)?;
         return Ok(Chosen {
             schedule,
             name: format!("{} (planned, {} block(s))", c.label, c.blocks),
             predicted: format!("{} ns", c.makespan.decimal()),
             predicted_ns: Some(c.makespan.to_f64()),
-            model: json!({"profile": path.display().to_string(), "host": profile.host}),
+            model: RunModelJson::Profile {
+                profile: path.display().to_string(),
+                host: profile.host,
+            },
         });
     }
     let model = a.model.model()?;
@@ -73,7 +77,7 @@ fn choose(a: &RunArgs, hierarchy: &herald::Hierarchy) -> Result<Chosen, CliError
         name: a.problem.algo_name().to_owned(),
         predicted: format!("{} (model time units)", report.format(report.makespan())),
         predicted_ns: None,
-        model: crate::sim::model_json(&model),
+        model: RunModelJson::Flat(ModelJson::of(&model)),
     })
 }
 
@@ -144,18 +148,24 @@ pub(crate) fn run(a: &RunArgs) -> Result<(), CliError> {
     let ns = |d: Duration| d.as_nanos() as u64;
     let pinned = team.placements().iter().filter(|p| p.is_pinned()).count();
     if a.json {
-        let v = json!({
-            "algorithm": chosen.name,
-            "model": chosen.model,
-            "n": n, "m": net.program().blocks(), "root": root, "bytes": a.payload, "iters": a.iters,
-            "median_ns": ns(spread.median), "p10_ns": ns(spread.p10), "p90_ns": ns(spread.p90),
-            "verified": a.verify,
-            "predicted_makespan": chosen.predicted,
-            "predicted_ns": chosen.predicted_ns,
-            "measured_over_predicted": chosen.predicted_ns.map(|p| ns(spread.median) as f64 / p),
-            "cpus": cpus, "pinned": pinned,
-        });
-        println!("{v}");
+        output::print(&RunJson {
+            algorithm: chosen.name.clone(),
+            model: chosen.model,
+            n,
+            m: net.program().blocks(),
+            root,
+            bytes: a.payload,
+            iters: a.iters,
+            median_ns: ns(spread.median),
+            p10_ns: ns(spread.p10),
+            p90_ns: ns(spread.p90),
+            verified: a.verify,
+            predicted_makespan: chosen.predicted.clone(),
+            predicted_ns: chosen.predicted_ns,
+            measured_over_predicted: chosen.predicted_ns.map(|p| ns(spread.median) as f64 / p),
+            cpus: cpus.clone(),
+            pinned,
+        })?;
     } else {
         println!(
             "broadcast of {} bytes, n = {n}, {} ({} sends), {} iterations{}",

@@ -1,44 +1,95 @@
 //! `herald schedule`, `herald sim` and `herald check`.
 
+use crate::output::{
+    self, CandidateJson, GoalJson, ReportJson, ScheduledJson, TimingsJson, ViolationJson,
+};
 use crate::CliError;
 use herald::{
-    check_goal, check_with, generate, Algorithm, CheckOptions, Collective, CostModel, FatTree,
-    FatTreeCapacity, Goal, KPort, LogP, LongMessages, Model, OnePort, Postal, Ratio, Report,
-    Request, Schedule, Send,
+    generate,
+    model::{FatTree, FatTreeCapacity, KPort, LongMessages, OnePort},
+    schedule::Goal,
+    sim::{check_goal, check_with, CheckOptions},
+    Algorithm, Collective, CostModel, LogP, Model, Postal, Ratio, Report, Request, Schedule,
 };
-use serde_json::{json, Value};
 use std::time::{Duration, Instant};
+
+/// The flat cost models the flags describe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ModelKind {
+    /// Bar-Noy & Kipnis' postal model (`--lambda`).
+    Postal,
+    /// LogP / LogGP (`--L --o --g`, optional `--G --msg-bytes --combine --long-messages`).
+    Logp,
+    /// The 1-port round model (no parameters).
+    Oneport,
+    /// The k-port round model (`--ports`).
+    Kport,
+    /// The ideal fat-tree (`--w`).
+    Fattree,
+}
+
+impl ModelKind {
+    /// The model-specific flags this model accepts; every other one is an error.
+    fn accepts(self) -> &'static [&'static str] {
+        match self {
+            ModelKind::Postal => &["--lambda", "--combine"],
+            ModelKind::Logp => &[
+                "--L",
+                "--o",
+                "--g",
+                "--G",
+                "--msg-bytes",
+                "--combine",
+                "--long-messages",
+            ],
+            ModelKind::Oneport => &[],
+            ModelKind::Kport => &["--ports"],
+            ModelKind::Fattree => &["--w"],
+        }
+    }
+
+    /// The flag's spelling (`--model NAME`).
+    fn name(self) -> &'static str {
+        match self {
+            ModelKind::Postal => "postal",
+            ModelKind::Logp => "logp",
+            ModelKind::Oneport => "oneport",
+            ModelKind::Kport => "kport",
+            ModelKind::Fattree => "fattree",
+        }
+    }
+}
 
 /// Which model, with its parameters.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ModelArgs {
-    /// Cost model: postal, logp, oneport, kport or fattree.
-    #[arg(long, default_value = "postal")]
-    model: String,
+    /// Cost model.
+    #[arg(long, value_enum, default_value_t = ModelKind::Postal)]
+    model: ModelKind,
     /// k-port: ports per direction K ≥ 1.
-    #[arg(long)]
+    #[arg(long, required_if_eq("model", "kport"))]
     ports: Option<u32>,
     /// Fat-tree channel capacity w(n): 1, log, sqrt or linear.
-    #[arg(long)]
-    w: Option<String>,
+    #[arg(long, required_if_eq("model", "fattree"))]
+    w: Option<FatTreeCapacity>,
     /// Postal latency λ ≥ 1 (e.g. 5/2, 2.5, 3).
     #[arg(long)]
     lambda: Option<Ratio>,
     /// LogP latency L.
-    #[arg(long = "L")]
+    #[arg(long = "L", required_if_eq("model", "logp"))]
     l: Option<Ratio>,
     /// LogP overhead o.
-    #[arg(long = "o")]
+    #[arg(long = "o", required_if_eq("model", "logp"))]
     o: Option<Ratio>,
     /// LogP gap g.
-    #[arg(long = "g")]
+    #[arg(long = "g", required_if_eq("model", "logp"))]
     g: Option<Ratio>,
     /// LogGP gap per byte G (default 0).
     #[arg(long = "G")]
     big_g: Option<Ratio>,
     /// LogGP: bytes per message (default 1; also the message size of `herald export`).
-    #[arg(long = "msg-bytes", default_value_t = 1)]
-    bytes: u64,
+    #[arg(long = "msg-bytes")]
+    bytes: Option<u64>,
     /// LogP: time to combine a received partial value in reduce/allreduce/prefix (default 1).
     #[arg(long)]
     combine: Option<Ratio>,
@@ -49,112 +100,86 @@ pub(crate) struct ModelArgs {
 }
 
 impl ModelArgs {
+    /// The model-specific flags given, by name.
+    fn given(&self) -> [(&'static str, bool); 10] {
+        [
+            ("--ports", self.ports.is_some()),
+            ("--w", self.w.is_some()),
+            ("--lambda", self.lambda.is_some()),
+            ("--L", self.l.is_some()),
+            ("--o", self.o.is_some()),
+            ("--g", self.g.is_some()),
+            ("--G", self.big_g.is_some()),
+            ("--msg-bytes", self.bytes.is_some()),
+            ("--combine", self.combine.is_some()),
+            ("--long-messages", self.long_messages.is_some()),
+        ]
+    }
+
     /// Whether no flat-model flag was given (`--model` left at postal, no parameters).
     pub(crate) fn is_unset(&self) -> bool {
-        self.model == "postal"
-            && self.ports.is_none()
-            && self.w.is_none()
-            && self.lambda.is_none()
-            && self.l.is_none()
-            && self.o.is_none()
-            && self.g.is_none()
-            && self.big_g.is_none()
-            && self.bytes == 1
-            && self.combine.is_none()
-            && self.long_messages.is_none()
+        self.model == ModelKind::Postal && self.given().iter().all(|(_, given)| !given)
+    }
+
+    /// LogGP bytes per message (`--msg-bytes`, default 1).
+    pub(crate) fn msg_bytes(&self) -> u64 {
+        self.bytes.unwrap_or(1)
     }
 
     /// The model these flags describe.
     pub(crate) fn model(&self) -> Result<Model, CliError> {
-        let need = |v: Option<Ratio>, flag: &str| {
-            v.ok_or_else(|| CliError::Usage(format!("--model {} needs {flag}", self.model)))
-        };
-        let stray = |ok: bool, flag: &str| {
-            if ok {
-                Ok(())
-            } else {
-                Err(CliError::Usage(format!(
-                    "{flag} does not apply to --model {}",
-                    self.model
-                )))
-            }
-        };
-        if self.model != "kport" {
-            stray(self.ports.is_none(), "--ports")?;
+        let kind = self.model;
+        if let Some((flag, _)) = self
+            .given()
+            .into_iter()
+            .find(|&(flag, given)| given && !kind.accepts().contains(&flag))
+        {
+            return Err(CliError::Usage(format!(
+                "{flag} does not apply to --model {}",
+                kind.name()
+            )));
         }
-        if self.model != "fattree" {
-            stray(self.w.is_none(), "--w")?;
-        }
-        let plain = |this: &ModelArgs| {
-            stray(this.lambda.is_none(), "--lambda")?;
-            stray(
-                this.l.is_none() && this.o.is_none() && this.g.is_none(),
-                "--L/--o/--g",
-            )?;
-            stray(this.big_g.is_none() && this.bytes == 1, "--G/--msg-bytes")?;
-            stray(this.long_messages.is_none(), "--long-messages")?;
-            stray(this.combine.is_none(), "--combine")
-        };
-        match self.model.as_str() {
-            "kport" => {
-                plain(self)?;
-                let k = self
-                    .ports
-                    .ok_or_else(|| CliError::Usage("--model kport needs --ports".into()))?;
-                Ok(Model::from(KPort::new(k).map_err(CliError::usage)?))
+        let missing = |flag: &str| CliError::Usage(format!("--model {} needs {flag}", kind.name()));
+        Ok(match kind {
+            ModelKind::Kport => Model::from(
+                KPort::new(self.ports.ok_or_else(|| missing("--ports"))?)
+                    .map_err(CliError::usage)?,
+            ),
+            ModelKind::Fattree => Model::from(FatTree::new(self.w.ok_or_else(|| missing("--w"))?)),
+            ModelKind::Postal => {
+                let lambda = self.lambda.ok_or_else(|| missing("--lambda"))?;
+                Model::from(Postal::new(lambda).map_err(CliError::usage)?)
             }
-            "fattree" => {
-                plain(self)?;
-                let w = self
-                    .w
-                    .as_deref()
-                    .ok_or_else(|| CliError::Usage("--model fattree needs --w".into()))?
-                    .parse::<FatTreeCapacity>()
-                    .map_err(CliError::usage)?;
-                Ok(Model::from(FatTree::new(w)))
-            }
-            "postal" => {
-                stray(
-                    self.l.is_none() && self.o.is_none() && self.g.is_none(),
-                    "--L/--o/--g",
-                )?;
-                stray(self.big_g.is_none() && self.bytes == 1, "--G/--msg-bytes")?;
-                stray(self.long_messages.is_none(), "--long-messages")?;
-                let postal =
-                    Postal::new(need(self.lambda, "--lambda")?).map_err(CliError::usage)?;
-                Ok(Model::from(postal))
-            }
-            "logp" => {
-                stray(self.lambda.is_none(), "--lambda")?;
+            ModelKind::Logp => {
+                let (l, o, g) = (self.l, self.o, self.g);
                 let logp = LogP::new(
-                    need(self.l, "--L")?,
-                    need(self.o, "--o")?,
-                    need(self.g, "--g")?,
+                    l.ok_or_else(|| missing("--L"))?,
+                    o.ok_or_else(|| missing("--o"))?,
+                    g.ok_or_else(|| missing("--g"))?,
                     self.big_g.unwrap_or(Ratio::ZERO),
                 )
-                .and_then(|m| m.with_bytes(self.bytes))
+                .and_then(|m| m.with_bytes(self.msg_bytes()))
                 .map_err(CliError::usage)?;
-                let logp = logp
-                    .with_combine(self.combine.unwrap_or(Ratio::ONE))
-                    .with_long_messages(self.long_messages.unwrap_or_default());
-                Ok(Model::from(logp))
+                Model::from(
+                    logp.with_combine(self.combine.unwrap_or(Ratio::ONE))
+                        .with_long_messages(self.long_messages.unwrap_or_default()),
+                )
             }
-            "oneport" => {
-                stray(self.lambda.is_none(), "--lambda")?;
-                stray(
-                    self.l.is_none() && self.o.is_none() && self.g.is_none(),
-                    "--L/--o/--g",
-                )?;
-                stray(self.big_g.is_none() && self.bytes == 1, "--G/--msg-bytes")?;
-                stray(self.long_messages.is_none(), "--long-messages")?;
-                stray(self.combine.is_none(), "--combine")?;
-                Ok(Model::from(OnePort))
-            }
-            other => Err(CliError::Usage(format!(
-                "unknown model {other:?} (known: postal, logp, oneport, kport, fattree)"
-            ))),
-        }
+            ModelKind::Oneport => Model::from(OnePort),
+        })
     }
+}
+
+/// `--algo`'s values: `auto` and every generator in the library's registry, with its help.
+fn algo_parser() -> clap::builder::PossibleValuesParser {
+    let auto = clap::builder::PossibleValue::new("auto")
+        .help("the planner's fastest candidate for this model and problem");
+    let registered = herald::schedule::registry::generators().iter().map(|g| {
+        clap::builder::PossibleValue::new(g.name)
+            .help(g.help)
+            .aliases(g.aliases.iter().copied())
+    });
+    clap::builder::PossibleValuesParser::new(std::iter::once(auto).chain(registered))
 }
 
 /// The broadcast problem and the algorithm.
@@ -169,10 +194,8 @@ pub(crate) struct ProblemArgs {
     /// The root rank.
     #[arg(long, default_value_t = 0)]
     root: u32,
-    /// Algorithm: optimal, auto, bcast, bp, binomial, binary, knomial, chain, star,
-    /// scatter-allgather, repeat, pack, pipeline, dtree, greedy, fibonacci; reduce, allreduce,
-    /// allreduce-paper, alltoall, summation.
-    #[arg(long, default_value = "optimal")]
+    /// Algorithm (`auto`: the planner's fastest candidate by simulated makespan).
+    #[arg(long, default_value = "optimal", value_parser = algo_parser())]
     algo: String,
     /// Radix of the k-nomial tree.
     #[arg(long, default_value_t = 2)]
@@ -247,6 +270,30 @@ pub(crate) struct SimArgs {
     queue_arrivals: bool,
 }
 
+/// A schedule file's format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum FileFormat {
+    /// LogGOPSim's GOAL.
+    Goal,
+    /// herald's schedule JSON (`herald schedule --json`).
+    Json,
+}
+
+/// The collective a GOAL file performs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum CollectiveArg {
+    /// Broadcast from `--root` of `--blocks` blocks.
+    Broadcast,
+    /// All-to-all broadcast of `--items` items per rank.
+    Alltoall,
+    /// Reduce to `--root`.
+    Reduce,
+    /// Allreduce.
+    Allreduce,
+    /// Prefix (scan).
+    Prefix,
+}
+
 /// Arguments of `herald check`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CheckArgs {
@@ -254,13 +301,13 @@ pub(crate) struct CheckArgs {
     file: std::path::PathBuf,
     #[command(flatten)]
     model: ModelArgs,
-    /// The file's format: json or goal (default: goal for a .goal file, else json).
-    #[arg(long)]
-    format: Option<String>,
-    /// GOAL: the collective — broadcast, alltoall, reduce, allreduce or prefix (default: a
-    /// broadcast from the only rank that receives nothing, tags as block numbers).
-    #[arg(long)]
-    collective: Option<String>,
+    /// The file's format (default: goal for a .goal file, else json).
+    #[arg(long, value_enum)]
+    format: Option<FileFormat>,
+    /// GOAL: the collective (default: a broadcast from the only rank that receives nothing,
+    /// tags as block numbers).
+    #[arg(long, value_enum)]
+    collective: Option<CollectiveArg>,
     /// GOAL: the root of a broadcast or reduce (default: the only rank that receives nothing).
     #[arg(long)]
     root: Option<u32>,
@@ -292,48 +339,6 @@ struct Chosen {
     timings: (Duration, Duration),
 }
 
-/// Candidates for `--algo auto`: a handful, never every parameter value.
-fn auto_candidates(model: &Model, m: u32) -> Result<Vec<Algorithm>, CliError> {
-    if let Model::FatTree(_) = model {
-        return Ok(vec![Algorithm::FatBroadcast, Algorithm::Pipelined]);
-    }
-    let timing = model
-        .timing(model.time_base().map_err(CliError::usage)?)
-        .map_err(CliError::usage)?;
-    // DTREE's rule of thumb: degree ⌈λ⌉ + 1 with λ = latency / send step.
-    let step = timing.send_step().max(1);
-    let lambda = timing.latency.div_ceil(step);
-    let best = (lambda + 1).clamp(2, 64) as u32;
-    let mut out = vec![];
-    if m == 1 {
-        out.push(Algorithm::Optimal);
-    }
-    out.extend([
-        Algorithm::Binomial,
-        Algorithm::Binary,
-        Algorithm::Chain,
-        Algorithm::Star,
-    ]);
-    for r in [best.saturating_sub(1), best, best + 1] {
-        if r >= 3 {
-            out.push(Algorithm::Knomial { radix: r });
-        }
-    }
-    if let Model::KPort(_) = model {
-        out.extend([Algorithm::Rotation, Algorithm::KTree]);
-    }
-    if m > 1 {
-        out.push(Algorithm::ScatterAllgather);
-        out.extend([
-            Algorithm::Pipeline,
-            Algorithm::Greedy,
-            Algorithm::Dtree { d: 2 },
-            Algorithm::Dtree { d: best },
-        ]);
-    }
-    Ok(out)
-}
-
 /// Generates (and checks) what the flags ask for.
 fn choose(model: &Model, p: &ProblemArgs, options: CheckOptions) -> Result<Chosen, CliError> {
     let run = |algorithm: Algorithm| -> Result<(Schedule, Report, (Duration, Duration)), CliError> {
@@ -360,54 +365,25 @@ fn choose(model: &Model, p: &ProblemArgs, options: CheckOptions) -> Result<Chose
             timings,
         });
     }
-    let mut best: Option<Chosen> = None;
-    let mut candidates = vec![];
-    for algorithm in auto_candidates(model, p.m)? {
-        let (schedule, report, timings) = match run(algorithm) {
-            Ok(x) => x,
-            Err(CliError::Usage(_)) => {
-                candidates.push((algorithm.to_string(), None));
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        let legal = report.legal();
-        candidates.push((
-            algorithm.to_string(),
-            legal.then(|| report.format(report.makespan())),
-        ));
-        let better = best
-            .as_ref()
-            .is_none_or(|b| report.makespan() < b.report.makespan());
-        if legal && better {
-            best = Some(Chosen {
-                algorithm,
-                schedule,
-                report,
-                candidates: vec![],
-                timings,
-            });
-        }
-    }
-    let mut chosen = best.ok_or_else(|| CliError::Usage("no candidate applies".into()))?;
-    chosen.candidates = candidates;
-    Ok(chosen)
-}
-
-/// The model as JSON: name and exact parameters.
-pub(crate) fn model_json(model: &Model) -> Value {
-    let mut obj = serde_json::Map::new();
-    obj.insert("name".into(), json!(model.name()));
-    for (k, v) in model.params() {
-        obj.insert(k.into(), json!(v.to_string()));
-    }
-    if let Model::LogP(l) = model {
-        if l.bytes() != 1 {
-            obj.insert("bytes".into(), json!(l.bytes()));
-            obj.insert("long_messages".into(), json!(l.long_messages().name()));
-        }
-    }
-    Value::Object(obj)
+    // auto: the library's planner, for exactly these blocks under this model.
+    let plan = herald::plan::plan_blocks(model, p.n, p.m, p.root).map_err(CliError::usage)?;
+    let best = plan
+        .best()
+        .ok_or_else(|| CliError::Usage("no candidate applies".into()))?;
+    let (schedule, report, timings) = run(best.algorithm)?;
+    let mut candidates: Vec<(String, Option<String>)> = plan
+        .ranked
+        .iter()
+        .map(|c| (c.label.clone(), Some(c.makespan.to_string())))
+        .collect();
+    candidates.extend(plan.rejected.iter().map(|(name, _)| (name.clone(), None)));
+    Ok(Chosen {
+        algorithm: best.algorithm,
+        schedule,
+        report,
+        candidates,
+        timings,
+    })
 }
 
 /// The model in one line of text.
@@ -418,41 +394,6 @@ fn model_text(model: &Model) -> String {
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     format!("{} {}", model.name(), params.join(" "))
-}
-
-/// A send as JSON, time exact in `r`'s base.
-fn send_json(r: &Report, s: &Send) -> Value {
-    json!({"at": r.format(s.at), "from": s.from, "to": s.to, "what": s.what})
-}
-
-/// The check as JSON.
-fn report_json(model: &Model, algorithm: &str, report: &Report, m: u32) -> Value {
-    let violations: Vec<Value> = report
-        .violations()
-        .iter()
-        .map(|v| {
-            json!({"rule": v.rule.name(), "at": report.format(v.at), "processor": v.processor,
-                   "send": v.send.as_ref().map(|s| send_json(report, s)), "detail": v.detail})
-        })
-        .collect();
-    let makespan = report.makespan();
-    json!({
-        "model": model_json(model),
-        "algorithm": algorithm,
-        "collective": report.collective().name(),
-        "n": report.n(),
-        "m": m,
-        "legal": report.legal(),
-        "makespan": report.format(makespan),
-        "makespan_f64": report.base().to_f64(makespan),
-        "busy_until": report.format(report.busy_until()),
-        "arrivals": if report.queued_arrivals() { "queued" } else { "strict" },
-        "lower_bound": report.lower_bound().map(|t| report.format(t)),
-        "gap": report.gap().map(|t| report.format(t)),
-        "sends": report.sends(),
-        "violation_count": report.violation_count(),
-        "violations": violations,
-    })
 }
 
 /// The check as text.
@@ -529,9 +470,9 @@ pub(crate) fn schedule(a: &ScheduleArgs) -> Result<(), CliError> {
     let model = a.model.model()?;
     let c = choose(&model, &a.problem, CheckOptions::default())?;
     if a.json {
-        let mut v = report_json(&model, &algorithm_name(&c), &c.report, a.problem.m);
+        let mut v = ReportJson::of(&model, &algorithm_name(&c), &c.report, a.problem.m);
         let base = c.report.base();
-        let rows: Vec<Value> = c
+        let rows: Vec<ScheduledJson> = c
             .schedule
             .sends_by_time()
             .iter()
@@ -539,12 +480,16 @@ pub(crate) fn schedule(a: &ScheduleArgs) -> Result<(), CliError> {
                 let at = base
                     .convert(s.at, c.schedule.base())
                     .map_err(CliError::usage)?;
-                Ok(json!({"at": base.format(at), "from": s.from, "to": s.to, "block": s.what}))
+                Ok(ScheduledJson {
+                    at: base.format(at),
+                    from: s.from,
+                    to: s.to,
+                    block: s.what,
+                })
             })
             .collect::<Result<_, CliError>>()?;
-        v["schedule"] = Value::Array(rows);
-        println!("{v}");
-        return Ok(());
+        v.schedule = Some(rows);
+        return output::print(&v);
     }
     let base = c.schedule.base();
     let mut out = format!(
@@ -562,39 +507,14 @@ pub(crate) fn schedule(a: &ScheduleArgs) -> Result<(), CliError> {
     crate::print_out(&out)
 }
 
-/// Every algorithm `--compare` tries: each family once, with the parameters that matter most.
-pub(crate) fn compare_candidates(model: &Model, m: u32) -> Result<Vec<Algorithm>, CliError> {
-    if let Model::FatTree(_) = model {
-        return Ok(vec![Algorithm::FatBroadcast, Algorithm::Pipelined]);
-    }
-    let mut out = vec![Algorithm::Optimal, Algorithm::Bcast, Algorithm::Bp];
-    out.extend(
-        auto_candidates(model, m)?
-            .into_iter()
-            .filter(|a| *a != Algorithm::Optimal),
-    );
-    let timing = model
-        .timing(model.time_base().map_err(CliError::usage)?)
-        .map_err(CliError::usage)?;
-    let lambda_ceil = timing
-        .latency
-        .div_ceil(timing.send_step().max(1))
-        .min(1 << 20) as u32;
-    out.extend([
-        Algorithm::ScatterAllgather,
-        Algorithm::Repeat,
-        Algorithm::Pack,
-        Algorithm::Pipeline,
-        Algorithm::Dtree { d: 2 },
-        Algorithm::Dtree { d: lambda_ceil + 1 },
-        Algorithm::Greedy,
-        Algorithm::Fibonacci { d: None },
-        Algorithm::KTree,
-        Algorithm::Rotation,
-    ]);
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|a| seen.insert(*a));
-    Ok(out)
+/// Every algorithm `--compare` tries: the planner's candidates for `n` ranks and `m` blocks
+/// (the registry's sweeps of every broadcast generator that applies to the model).
+pub(crate) fn compare_candidates(
+    model: &Model,
+    n: u32,
+    m: u32,
+) -> Result<Vec<Algorithm>, CliError> {
+    herald::plan::candidates(model, n, m).map_err(CliError::usage)
 }
 
 /// `herald sim --compare`.
@@ -602,11 +522,11 @@ fn compare(a: &SimArgs, model: &Model) -> Result<(), CliError> {
     let p = &a.problem;
     let mut rows = vec![];
     let mut lower_bound = None;
-    for algorithm in compare_candidates(model, p.m)? {
+    for algorithm in compare_candidates(model, p.n, p.m)? {
         let req = p.request(algorithm);
         let schedule = match generate(&req, model) {
             Ok(s) => s,
-            Err(herald::ScheduleError::NotApplicable { .. }) => continue,
+            Err(herald::schedule::ScheduleError::NotApplicable { .. }) => continue,
             Err(e) => return Err(CliError::usage(e)),
         };
         let report =
@@ -616,12 +536,11 @@ fn compare(a: &SimArgs, model: &Model) -> Result<(), CliError> {
     }
     let lb = lower_bound.ok_or_else(|| CliError::Usage("no algorithm applies".into()))?;
     if a.json {
-        let list: Vec<Value> = rows
+        let list: Vec<ReportJson> = rows
             .iter()
-            .map(|(alg, r)| report_json(model, &alg.to_string(), r, p.m))
+            .map(|(alg, r)| ReportJson::of(model, &alg.to_string(), r, p.m))
             .collect();
-        println!("{}", Value::Array(list));
-        return Ok(());
+        return output::print(&list);
     }
     println!(
         "# {} — n = {}, m = {}; lower bound {} ({:.6})",
@@ -677,21 +596,25 @@ pub(crate) fn sim(a: &SimArgs) -> Result<(), CliError> {
     let c = choose(&model, &a.problem, options)?;
     let (generated, checked) = c.timings;
     if a.json {
-        let mut v = report_json(&model, &algorithm_name(&c), &c.report, a.problem.m);
+        let mut v = ReportJson::of(&model, &algorithm_name(&c), &c.report, a.problem.m);
         if !c.candidates.is_empty() {
-            v["candidates"] = c
-                .candidates
-                .iter()
-                .map(|(name, ms)| json!({"algorithm": name, "makespan": ms}))
-                .collect();
+            v.candidates = Some(
+                c.candidates
+                    .iter()
+                    .map(|(name, ms)| CandidateJson {
+                        algorithm: name.clone(),
+                        makespan: ms.clone(),
+                    })
+                    .collect(),
+            );
         }
         if a.timings {
-            v["timings"] = json!({
-                "generate_s": generated.as_secs_f64(),
-                "check_s": checked.as_secs_f64(),
+            v.timings = Some(TimingsJson {
+                generate_s: generated.as_secs_f64(),
+                check_s: checked.as_secs_f64(),
             });
         }
-        println!("{v}");
+        output::print(&v)?;
     } else {
         print!("{}", report_text(&model, &algorithm_name(&c), &c.report));
         if !c.candidates.is_empty() {
@@ -716,7 +639,7 @@ pub(crate) fn sim(a: &SimArgs) -> Result<(), CliError> {
 /// The collective `herald check --format goal` is told to check, if any.
 fn goal_collective_arg(a: &CheckArgs, goal: &Goal) -> Result<Option<Collective>, CliError> {
     let n = goal.ranks.len() as u32;
-    let inferred = || herald::goal_collective(goal).map_err(CliError::usage);
+    let inferred = || herald::sim::goal_collective(goal).map_err(CliError::usage);
     let root = |a: &CheckArgs| -> Result<u32, CliError> {
         match a.root {
             Some(r) => Ok(r),
@@ -726,9 +649,9 @@ fn goal_collective_arg(a: &CheckArgs, goal: &Goal) -> Result<Option<Collective>,
             },
         }
     };
-    let c = match a.collective.as_deref() {
+    let c = match a.collective {
         None if a.root.is_none() && a.blocks.is_none() => return Ok(None),
-        None | Some("broadcast") => {
+        None | Some(CollectiveArg::Broadcast) => {
             let blocks = match (a.blocks, inferred()) {
                 (Some(b), _) => b,
                 (None, Ok(Collective::Broadcast { blocks, .. })) => blocks,
@@ -739,20 +662,14 @@ fn goal_collective_arg(a: &CheckArgs, goal: &Goal) -> Result<Option<Collective>,
                 blocks,
             }
         }
-        Some("alltoall") => Collective::AllToAll {
+        Some(CollectiveArg::Alltoall) => Collective::AllToAll {
             items: a.items.unwrap_or(1),
         },
-        Some("reduce") => Collective::Reduce {
+        Some(CollectiveArg::Reduce) => Collective::Reduce {
             root: a.root.unwrap_or(0),
         },
-        Some("allreduce") => Collective::Allreduce,
-        Some("prefix") => Collective::Prefix,
-        Some(other) => {
-            return Err(CliError::Usage(format!(
-                "unknown collective {other:?} (known: broadcast, alltoall, reduce, allreduce, \
-                 prefix)"
-            )))
-        }
+        Some(CollectiveArg::Allreduce) => Collective::Allreduce,
+        Some(CollectiveArg::Prefix) => Collective::Prefix,
     };
     if let Collective::Broadcast { root, .. } | Collective::Reduce { root } = c {
         if root >= n {
@@ -773,9 +690,10 @@ fn check_goal_file(a: &CheckArgs, model: &Model, text: &str) -> Result<(), CliEr
     let result = check_goal(&goal, model, collective, options);
     let c = match result {
         Ok(c) => c,
-        Err(e @ (herald::GoalRunError::Stuck { .. } | herald::GoalRunError::Unreceived { .. })) => {
-            return Err(CliError::Failed(e.to_string()))
-        }
+        Err(
+            e @ (herald::sim::GoalRunError::Stuck { .. }
+            | herald::sim::GoalRunError::Unreceived { .. }),
+        ) => return Err(CliError::Failed(e.to_string())),
         Err(e) => return Err(CliError::usage(e)),
     };
     let report = &c.report;
@@ -784,20 +702,17 @@ fn check_goal_file(a: &CheckArgs, model: &Model, text: &str) -> Result<(), CliEr
         _ => 1,
     };
     let name = a.file.display().to_string();
-    let first = c.first_violation().map(|v| {
-        json!({"rule": v.rule.name(), "at": report.format(v.at), "processor": v.processor,
-               "send": v.send.as_ref().map(|s| send_json(report, s)), "detail": v.detail})
-    });
+    let first = c.first_violation().map(|v| ViolationJson::of(report, v));
     let run_busy = c.run.busy_until();
     if a.json {
-        let mut v = report_json(model, &name, report, m);
-        v["goal"] = json!({
-            "ranks": goal.ranks.len(),
-            "operations": goal.op_count(),
-            "busy_until": report.format(run_busy),
-            "first_violation": first,
+        let mut v = ReportJson::of(model, &name, report, m);
+        v.goal = Some(GoalJson {
+            ranks: goal.ranks.len(),
+            operations: goal.op_count(),
+            busy_until: report.format(run_busy),
+            first_violation: first,
         });
-        println!("{v}");
+        output::print(&v)?;
     } else {
         print!("{}", report_text(model, &name, report));
         println!(
@@ -825,14 +740,8 @@ pub(crate) fn check(a: &CheckArgs) -> Result<(), CliError> {
     let model = a.model.model()?;
     let text = std::fs::read_to_string(&a.file)
         .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", a.file.display())))?;
-    let goal = match a.format.as_deref() {
-        Some("goal") => true,
-        Some("json") => false,
-        Some(other) => {
-            return Err(CliError::Usage(format!(
-                "unknown format {other:?} (known: json, goal)"
-            )))
-        }
+    let goal = match a.format {
+        Some(format) => format == FileFormat::Goal,
         None => a.file.extension().is_some_and(|e| e == "goal"),
     };
     if goal {
@@ -857,7 +766,7 @@ pub(crate) fn check(a: &CheckArgs) -> Result<(), CliError> {
     };
     let name = a.file.display().to_string();
     if a.json {
-        println!("{}", report_json(&model, &name, &report, m));
+        output::print(&ReportJson::of(&model, &name, &report, m))?;
     } else {
         print!("{}", report_text(&model, &name, &report));
     }

@@ -13,10 +13,10 @@
 
 use crate::CliError;
 use bytemuck::{Pod, Zeroable};
-use herald::fault::{self, Point};
+use herald::runtime::fault::{self, Point};
 use herald::{
-    generate, Algorithm, Comm, CommOptions, CommRank, DefaultSchedule, Model, OnePort, Postal,
-    Program, Ratio, Request, Team,
+    generate, model::OnePort, runtime::DefaultSchedule, Algorithm, Comm, CommOptions, CommRank,
+    Model, Postal, Program, Ratio, Request, Team,
 };
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -363,7 +363,7 @@ fn broadcast<'c>(
     root: usize,
     bytes: usize,
     seed: u64,
-    run: impl FnOnce(&mut CommRank<'c>, &mut [u8]) -> Result<(), herald::CollectiveError>,
+    run: impl FnOnce(&mut CommRank<'c>, &mut [u8]) -> Result<(), herald::runtime::CollectiveError>,
 ) -> Outcome {
     let want = payload(bytes, seed);
     let mut buf = Scrubbed(if c.rank() == root {

@@ -1,8 +1,8 @@
 //! `herald topo`: the machine's (or a synthetic / XML) hierarchy and its rank-to-core maps.
 
+use crate::output::{self, TopoJson, TopoLevelJson};
 use crate::CliError;
-use herald::{Hierarchy, LevelKind, RankMap, TopologySource};
-use serde_json::{json, Value};
+use herald::{model::LevelKind, topology::RankMap, Hierarchy, TopologySource};
 use std::path::PathBuf;
 
 /// Arguments of `herald topo`.
@@ -42,7 +42,7 @@ pub(crate) fn run(args: &TopoArgs) -> Result<(), CliError> {
         mapped.push((m.to_string(), cpus));
     }
     if args.json {
-        println!("{:#}", to_json(&source, &h, ranks, &mapped));
+        output::print_pretty(&to_json(&source, &h, ranks, &mapped))?;
     } else {
         print!("{}", to_text(&source, &h, ranks, &mapped));
     }
@@ -54,27 +54,26 @@ fn to_json(
     h: &Hierarchy,
     ranks: usize,
     maps: &[(String, Vec<usize>)],
-) -> Value {
-    let levels: Vec<Value> = h
-        .levels()
-        .iter()
-        .map(|l| json!({ "name": l.name(), "count": l.len(), "pus_per_node": l.pus_per_node() }))
-        .collect();
-    let maps: serde_json::Map<String, Value> = maps
-        .iter()
-        .map(|(name, cpus)| (name.clone(), json!(cpus)))
-        .collect();
-    json!({
-        "source": source.to_string(),
-        "packages": h.count(LevelKind::Package),
-        "numa_nodes": h.count(LevelKind::Numa),
-        "cores": h.count(LevelKind::Core),
-        "pus": h.pu_count(),
-        "levels": levels,
-        "os_indices": h.os_indices(),
-        "ranks": ranks,
-        "maps": maps,
-    })
+) -> TopoJson {
+    TopoJson {
+        source: source.to_string(),
+        packages: h.count(LevelKind::Package),
+        numa_nodes: h.count(LevelKind::Numa),
+        cores: h.count(LevelKind::Core),
+        pus: h.pu_count(),
+        levels: h
+            .levels()
+            .iter()
+            .map(|l| TopoLevelJson {
+                name: l.name(),
+                count: l.len(),
+                pus_per_node: l.pus_per_node(),
+            })
+            .collect(),
+        os_indices: h.os_indices().to_vec(),
+        ranks,
+        maps: maps.iter().cloned().collect(),
+    }
 }
 
 fn to_text(

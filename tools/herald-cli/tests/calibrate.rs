@@ -94,7 +94,7 @@ fn mismatched_profiles_are_refused_unless_forced() {
     assert_eq!(v["host"], "another-host.invalid");
 
     let future = temp("future.json");
-    std::fs::write(&future, profile_json(99, &herald::host_name())).unwrap();
+    std::fs::write(&future, profile_json(99, &herald::model::host_name())).unwrap();
     let line = bad_input(&["calibrate", "--profile", future.to_str().unwrap()]);
     assert!(line.contains("schema version 99"), "{line}");
     let out = herald(&[
@@ -149,7 +149,7 @@ fn quick_run_has_the_profile_shape() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     assert_eq!(v["schema"], 1);
     assert_eq!(v["mode"], "quick");
-    assert_eq!(v["host"], herald::host_name());
+    assert_eq!(v["host"], herald::model::host_name());
     assert!(v["date"].as_str().unwrap().ends_with('Z'));
     let levels = v["levels"].as_array().unwrap();
     assert!(!levels.is_empty());

@@ -191,9 +191,14 @@ fn run_verifies_every_byte_and_rejects_bad_input() {
         let v = json(&out);
         assert_eq!(v["verified"], true);
         assert_eq!(v["iters"], 20);
-        assert!(v["median_ns"].as_u64().unwrap() > 0);
-        assert!(v["p10_ns"].as_u64() <= v["median_ns"].as_u64());
-        assert!(v["median_ns"].as_u64() <= v["p90_ns"].as_u64());
+        let ns = |key: &str| {
+            v[key]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{key} missing: {v}"))
+        };
+        assert!(ns("median_ns") > 0);
+        assert!(ns("p10_ns") <= ns("median_ns"));
+        assert!(ns("median_ns") <= ns("p90_ns"));
     }
     bad_input(&[
         "run", "--model", "postal", "--lambda", "2", "-n", "4", "--iters", "0",

@@ -55,7 +55,10 @@ use crate::p2p::Channel;
 use crate::world::World;
 use crate::{contribution, payload};
 use herald::{
-    generate, Algorithm, Comm, CommRank, Hier, LevelCost, Model, Profile, Request, Spread, Team,
+    generate,
+    model::{Hier, LevelCost},
+    runtime::Spread,
+    Algorithm, Comm, CommRank, Model, Profile, Request, Team,
 };
 use mpi::collective::{CommunicatorCollectives, Root, SystemOperation};
 use mpi::topology::Communicator;
@@ -422,7 +425,7 @@ fn over_mpi(
     bytes: usize,
 ) -> Result<(OverMpi, String), Error> {
     let n = world.size() as u32;
-    let model = cluster.model(profile, &herald::Assumptions::default())?;
+    let model = cluster.model(profile, &herald::model::Assumptions::default())?;
     let (what, label) = match coll {
         Collective::Bcast => {
             let mut plans = Vec::new();
@@ -671,9 +674,9 @@ pub fn bench(
             .build()
             .map_err(Error::herald)?;
         // herald's planner where this machine has a profile (`herald calibrate`), else binomial
-        let schedule = match herald::Planned::load().map_err(Error::herald)? {
-            Some(planned) => herald::DefaultSchedule::Planned(planned),
-            None => herald::DefaultSchedule::default(),
+        let schedule = match herald::runtime::Planned::load().map_err(Error::herald)? {
+            Some(planned) => herald::runtime::DefaultSchedule::Planned(planned),
+            None => herald::runtime::DefaultSchedule::default(),
         };
         let options = herald::CommOptions {
             schedule,
@@ -681,7 +684,7 @@ pub fn bench(
         };
         let comm = Comm::with_options(n, options).map_err(Error::herald)?;
         let label = match &comm.options().schedule {
-            herald::DefaultSchedule::Fixed(a) => format!("herald in process, default {a}"),
+            herald::runtime::DefaultSchedule::Fixed(a) => format!("herald in process, default {a}"),
             _ => "herald in process, planned with herald's profile".into(),
         };
         inproc = Some(InProc { team, comm, label });

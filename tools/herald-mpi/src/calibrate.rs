@@ -16,9 +16,9 @@
 //! herald's (`herald calibrate`, `src/calibrate/mod.rs`): Netgauge's parametrized round trips
 //! `PRTT(1,0,s)`, `PRTT(n,0,s)`, `PRTT(n,d,s)` with `n = 10` and `d = PRTT(1,0,s)` from the
 //! previous slice (at least twice its gap), the receive overhead timed at the server on a message
-//! that has surely arrived, least squares over message sizes by [`herald::fit_prtt`], λ per
+//! that has surely arrived, least squares over message sizes by [`herald::calibrate::fit_prtt`], λ per
 //! slice, slices of 15–30 ms interleaved across levels, distributions and modes by
-//! [`herald::distribution`], a quantity settled when its modes stay put for three checks.
+//! [`herald::calibrate::distribution`], a quantity settled when its modes stay put for three checks.
 //! Messages are MPI messages sent and received the way herald-mpi's executors do (nonblocking
 //! send and receive, completed by polling), of `s` *units* of 56 bytes — the payload of one of
 //! herald's lines, so `G_ns_per_byte` means what it means in herald's profiles.
@@ -50,8 +50,9 @@ use crate::error::Error;
 use crate::p2p::Channel;
 use crate::world::World;
 use herald::{
-    distribution, find_modes, fit_prtt, Distribution, LevelProfile, Mode, Profile, PrttPoint,
-    TopologyLevel, TopologySummary, PROFILE_SCHEMA,
+    calibrate::{distribution, find_modes, fit_prtt, PrttPoint},
+    model::{Distribution, LevelProfile, Mode, TopologyLevel, TopologySummary, PROFILE_SCHEMA},
+    Profile,
 };
 use mpi::collective::{CommunicatorCollectives, Root};
 use mpi::topology::Communicator;
@@ -150,7 +151,7 @@ pub fn default_profile_path(library: &str) -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("HERALD_MPI_PROFILE") {
         return Some(PathBuf::from(p));
     }
-    let herald = herald::default_profile_path()?;
+    let herald = herald::model::default_profile_path()?;
     let dir = herald.parent()?.to_path_buf();
     let name = if library.contains("Open MPI") {
         "mpi-openmpi.json"
@@ -842,8 +843,8 @@ fn profile(
         .join(", ");
     Profile {
         schema: PROFILE_SCHEMA,
-        host: herald::host_name(),
-        date: herald::utc_now(),
+        host: herald::model::host_name(),
+        date: herald::calibrate::utc_now(),
         tool: format!(
             "herald-mpi {} over {} ({} ranks on {} host(s): {})",
             env!("CARGO_PKG_VERSION"),

@@ -198,7 +198,7 @@ pub(crate) fn run(world: &World, a: &BenchArgs) -> Result<(), Failure> {
     if me == 0 && a.json {
         let v = json!({
             "library": world.library(), "n": world.size(), "herald": opts.herald,
-            "host": herald::host_name(), "date": herald::utc_now(),
+            "host": herald::model::host_name(), "date": herald::calibrate::utc_now(),
             "hosts": cluster.hosts(), "rounds": opts.rounds, "target_ms": a.target_ms,
             "rows": rows,
         });

@@ -1,7 +1,10 @@
 //! `herald-mpi calibrate`: `L, o_s, o_r, g, G` and λ between ranks, per level, into a profile.
 
 use crate::Failure;
-use herald::{Distribution, Pick, Profile};
+use herald::{
+    model::{Distribution, Pick},
+    Profile,
+};
 use herald_mpi::calibrate::{calibrate, default_profile_path, CalibrateOptions};
 use herald_mpi::{Cluster, Error, World};
 use std::path::PathBuf;
@@ -53,7 +56,7 @@ pub(crate) fn run(world: &World, a: &CalibrateArgs) -> Result<(), Failure> {
     let Some(profile) = measure(world, a.quick)? else {
         return Ok(()); // not rank 0
     };
-    herald::save_profile(&profile, &out).map_err(|e| Failure::Here(Error::herald(e)))?;
+    herald::model::save_profile(&profile, &out).map_err(|e| Failure::Here(Error::herald(e)))?;
     if a.json {
         println!("{}", profile.to_json());
     } else {

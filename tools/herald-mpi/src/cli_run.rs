@@ -2,8 +2,10 @@
 
 use crate::Failure;
 use herald::{
-    generate, Algorithm, Collective, KPort, LogP, Model, OnePort, Postal, Ratio, Request, Schedule,
-    Spread,
+    generate,
+    model::{KPort, OnePort},
+    runtime::Spread,
+    Algorithm, Collective, LogP, Model, Postal, Ratio, Request, Schedule,
 };
 use herald_mpi::{
     contribution, payload, BroadcastPlan, Cluster, CombinePlan, CombineScratch, Error, World,
@@ -401,7 +403,7 @@ fn run_hier(world: &World, a: &RunArgs) -> Result<(), Failure> {
         let path = a
             .thread_profile
             .clone()
-            .or_else(herald::default_profile_path);
+            .or_else(herald::model::default_profile_path);
         match path {
             Some(p) if p.exists() => herald_mpi::calibrate::load_profile(&p, a.force),
             _ => Err(Error::Usage(

@@ -12,7 +12,11 @@
 //! launcher, never hang).
 
 use crate::Failure;
-use herald::{generate, Algorithm, LevelCost, LogP, Model, OnePort, Postal, Ratio, Request};
+use herald::{
+    generate,
+    model::{LevelCost, OnePort},
+    Algorithm, LogP, Model, Postal, Ratio, Request,
+};
 use herald_mpi::bench::{bench, BenchOptions, Collective as BenchColl, HeraldSide, Variant};
 use herald_mpi::calibrate::{calibrate, CalibrateOptions};
 use herald_mpi::{

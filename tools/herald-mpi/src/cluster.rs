@@ -17,8 +17,10 @@
 use crate::error::Error;
 use crate::world::{RankPlace, World};
 use herald::{
-    oversubscribed_model, plan, schedule_of, Assumptions, Candidate, Hier, Hierarchy, LevelKind,
-    Model, PlanRequest, Profile, Schedule, TopologySource,
+    model::{Assumptions, Hier, LevelKind},
+    plan,
+    plan::{oversubscribed_model, schedule_of, Candidate},
+    Hierarchy, Model, PlanRequest, Profile, Schedule, TopologySource,
 };
 use mpi::collective::CommunicatorCollectives;
 use mpi::datatype::PartitionMut;
@@ -48,7 +50,7 @@ impl Cluster {
     /// # Examples
     ///
     /// ```
-    /// use herald::{parse_synthetic, LevelKind};
+    /// use herald::{model::LevelKind, topology::parse_synthetic};
     /// use herald_mpi::{Cluster, RankPlace};
     /// let machine = parse_synthetic("pack:2 l3:1 core:4 pu:1")?;
     /// let at = |host: &str, cpu| RankPlace { host: host.into(), cpu: Some(cpu), local_rank: 0 };

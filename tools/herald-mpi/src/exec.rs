@@ -63,7 +63,7 @@ pub struct RankPart {
 /// # Examples
 ///
 /// ```
-/// use herald::{generate, Algorithm, Model, OnePort, Request};
+/// use herald::{generate, Algorithm, Model, Request, model::OnePort};
 /// use herald_mpi::BroadcastPlan;
 /// let s = generate(&Request::broadcast(Algorithm::Binomial, 4, 1, 0), &Model::from(OnePort))?;
 /// let plan = BroadcastPlan::new(&s)?;
@@ -463,7 +463,7 @@ pub struct CombineScratch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use herald::{generate, Algorithm, LogP, OnePort, Postal, Ratio, Request};
+    use herald::{generate, model::OnePort, Algorithm, LogP, Postal, Ratio, Request};
 
     /// Runs every rank's combine ops sequentially in global time order, on values, without
     /// MPI: a message is what its sender held when its send op ran.
@@ -511,11 +511,11 @@ mod tests {
         let n = schedule.n() as usize;
         let initial: Vec<u64> = (0..n).map(|r| 1u64 << r).collect();
         let got = simulate(&plan, &initial);
-        let eval = herald::evaluate(
+        let eval = herald::sim::evaluate(
             schedule,
             model,
             initial.clone(),
-            herald::Operands::Commutative,
+            herald::sim::Operands::Commutative,
             |a: &u64, b: &u64| a + b,
         )
         .unwrap();

@@ -37,8 +37,10 @@ use crate::error::Error;
 use crate::exec::BroadcastPlan;
 use crate::p2p::Channel;
 use herald::{
-    plan, schedule_of, Candidate, Collective, Comm, CommRank, Hier, HierLevel, Hierarchy,
-    LevelCost, LevelKind, Model, Pick, PlanRequest, Profile, Program, Schedule, Team,
+    model::{Hier, HierLevel, LevelCost, LevelKind, Pick},
+    plan,
+    plan::{schedule_of, Candidate},
+    Collective, Comm, CommRank, Hierarchy, Model, PlanRequest, Profile, Program, Schedule, Team,
 };
 use std::time::{Duration, Instant};
 
@@ -49,7 +51,7 @@ use std::time::{Duration, Instant};
 /// [`Error::Herald`] for an invalid hierarchy or model.
 ///
 /// ```
-/// use herald::{LevelCost, LogP, Ratio};
+/// use herald::{LogP, Ratio, model::LevelCost};
 /// let logp = |l, o, g| LevelCost::LogP(LogP::new(Ratio::integer(l), Ratio::integer(o), Ratio::integer(g), Ratio::ZERO).unwrap());
 /// let m = herald_mpi::hier::model(4, 8, logp(500, 300, 200), logp(20, 30, 10))?;
 /// assert_eq!(m.hierarchy().pu_count(), 32);
@@ -399,7 +401,7 @@ pub fn thread_cost(
     distinct.sort_unstable();
     distinct.dedup();
     if distinct.len() < cpus.len() {
-        let m = herald::oversubscribed_model(profile, machine, cpus.len() as u32)
+        let m = herald::plan::oversubscribed_model(profile, machine, cpus.len() as u32)
             .map_err(Error::herald)?;
         return match m {
             Model::LogP(l) => Ok((LevelCost::LogP(l), "oversubscribed (herald's model)".into())),

@@ -26,7 +26,7 @@
 //! `MPICC`). A binary must be started by its own library's `mpirun`.
 //!
 //! ```no_run
-//! use herald::{generate, Algorithm, Model, OnePort, Request};
+//! use herald::{generate, Algorithm, Model, Request, model::OnePort};
 //! use herald_mpi::{BroadcastPlan, InitOptions, World};
 //!
 //! let world = World::init(InitOptions::default())?; // under mpirun -np 4

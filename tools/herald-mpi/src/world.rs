@@ -267,7 +267,8 @@ impl World {
 
     /// Every rank's placement, by rank.
     pub fn placements(&self) -> Vec<RankPlace> {
-        let host = mpi::environment::processor_name().unwrap_or_else(|_| herald::host_name());
+        let host =
+            mpi::environment::processor_name().unwrap_or_else(|_| herald::model::host_name());
         let cpu = self.cpu.map_or(-1i64, |c| c as i64);
         let mine = record(&format!("{cpu} {} {host}", self.local_rank));
         let mut all = vec![0u8; RECORD * self.size];

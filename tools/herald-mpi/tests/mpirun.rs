@@ -263,7 +263,7 @@ fn calibration_writes_a_profile_herald_and_run_read() {
             l.name
         );
         assert!(
-            l.logp(herald::Pick::Dominant).is_ok(),
+            l.logp(herald::model::Pick::Dominant).is_ok(),
             "{} converts to LogGP",
             l.name
         );

@@ -4,8 +4,10 @@
 use super::{draw_error, model_label, num, rgb, swatch_gap, time_unit, Picture, Problem, FONT};
 use crate::CliError;
 use herald::{
-    check_with, generate, lower_bound, Algorithm, CheckOptions, Collective, CostModel, Model,
-    Report, Request, ScheduleError,
+    generate,
+    schedule::ScheduleError,
+    sim::{check_with, lower_bound, CheckOptions},
+    Algorithm, Collective, CostModel, Model, Report, Request,
 };
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
@@ -14,16 +16,10 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 /// Most values of `n` a line chart evaluates.
 const MAX_POINTS: u32 = 200;
 
-/// Every algorithm to compare: each family once, with the parameters that matter most.
-///
-/// The same list as `herald sim --compare`, except that `bcast` and `bp` are left out: they are
-/// `optimal` under the only model each applies to, and are named in its label instead.
-fn candidates(model: &Model) -> Result<Vec<Algorithm>, CliError> {
-    let all = crate::sim::compare_candidates(model, 2)?;
-    Ok(all
-        .into_iter()
-        .filter(|a| !matches!(a, Algorithm::Bcast | Algorithm::Bp))
-        .collect())
+/// Every algorithm to compare: the planner's candidates for `n` ranks and `m` blocks, the same
+/// list as `herald sim --compare` (the registry's sweeps of the broadcast generators that apply).
+fn candidates(model: &Model, n: u32, m: u32) -> Result<Vec<Algorithm>, CliError> {
+    crate::sim::compare_candidates(model, n, m)
 }
 
 /// The algorithm's name, with what `optimal` is under this model.
@@ -55,7 +51,7 @@ fn evaluate(
 /// One bar per applicable algorithm, best on top, with the lower bound as a dashed line.
 pub(super) fn bars(model: &Model, p: &Problem) -> Result<Picture, CliError> {
     let mut rows: Vec<(String, Report)> = vec![];
-    for a in candidates(model)? {
+    for a in candidates(model, p.n, p.m)? {
         if let Some(r) = evaluate(model, a, p.n, p.m, p.root)? {
             rows.push((name(a, model), r));
         }
@@ -230,7 +226,7 @@ pub(super) fn lines(model: &Model, p: &Problem, (lo, hi): (u32, u32)) -> Result<
         .map_err(CliError::usage)?;
     // (label, makespan per n), identical series merged into one line "a = b".
     let mut series: Vec<(String, Vec<Option<f64>>)> = vec![];
-    for a in candidates(model)? {
+    for a in candidates(model, hi, p.m)? {
         let mut values = Vec::with_capacity(ns.len());
         for &n in &ns {
             let r = match generate(&Request::broadcast(a, n, p.m, p.root), model) {

@@ -161,9 +161,17 @@ fn quick_run_has_the_profile_shape() {
     for level in &measured {
         for key in ["raw_hop_ns", "one_way_ns", "o_s_ns", "o_r_ns", "lambda"] {
             let d = &level[key];
-            for stat in ["median", "p10", "p90"] {
-                let x = d[stat].as_f64().unwrap_or(-1.0);
-                assert!(x > 0.0, "{}.{key}.{stat} = {x}", level["name"]);
+            let stat = |s: &str| d[s].as_f64().unwrap_or(f64::NAN);
+            let (p10, median, p90) = (stat("p10"), stat("median"), stat("p90"));
+            assert!(
+                p10.is_finite() && p10 <= median && median <= p90 && p90.is_finite(),
+                "{}.{key} = {p10} … {median} … {p90}",
+                level["name"]
+            );
+            // Times measured directly are positive; the overheads are fitted differences of
+            // round trips, whose lower slices can dip below 0 by noise (−1.6 ns seen under load).
+            if !key.starts_with("o_") {
+                assert!(p10 > 0.0, "{}.{key}.p10 = {p10}", level["name"]);
             }
             assert!(!d["modes"].as_array().unwrap().is_empty());
             let share: f64 = d["modes"]

@@ -23,7 +23,9 @@ RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loo
   cargo test --release --lib loom_
 # Miri on the channel and the runtime's failure paths, where a nightly toolchain with Miri is
 # installed (`rustup component add --toolchain nightly miri`).
-if cargo +nightly miri --version >/dev/null 2>&1; then
+if [ -n "${HERALD_SKIP_MIRI:-}" ]; then
+  echo "scripts/test.sh: Miri skipped: HERALD_SKIP_MIRI is set (for development runs; .ci/run never sets it)"
+elif cargo +nightly miri --version >/dev/null 2>&1; then
   cargo +nightly miri test -p herald --no-default-features --test channel --test failure_paths
 else
   echo "scripts/test.sh: Miri skipped: no nightly toolchain with Miri here (cargo +nightly miri --version fails)"

@@ -42,8 +42,12 @@ struct Slot {
     seq: AtomicU64,
     /// The payload of position `seq - 1`; written only by the producer, only while the
     /// consumer's published `head` shows the slot free.
-    payload: UnsafeCell<[u8; Line::PAYLOAD]>,
+    payload: UnsafeCell<Payload>,
 }
+
+/// A slot's payload bytes, aligned to 8 so that [`Sender::send`] can store them as words.
+#[repr(C, align(8))]
+struct Payload([u8; Line::PAYLOAD]);
 
 #[cfg(not(herald_loom))]
 const _: () = assert!(std::mem::size_of::<Slot>() == 128 && std::mem::align_of::<Slot>() == 128);
@@ -118,7 +122,7 @@ pub fn channel(capacity: usize) -> (Sender, Receiver) {
     let slots = (0..capacity)
         .map(|_| Slot {
             seq: AtomicU64::new(0),
-            payload: UnsafeCell::new([0; Line::PAYLOAD]),
+            payload: UnsafeCell::new(Payload([0; Line::PAYLOAD])),
         })
         .collect();
     let ring = Arc::new(Ring {
@@ -333,8 +337,15 @@ impl Sender {
     /// ```
     #[inline]
     pub fn send(&mut self, line: Line) -> Result<(), SendError> {
+        // The cold wait never sees `line`, so the fast path can keep it in registers (a line
+        // whose address escapes is built on the stack, and its stores queue behind the slot
+        // stores still waiting for their cache lines).
         if !self.has_room() {
-            self.wait_for_room(&line)?;
+            match self.wait_for_room() {
+                Ok(()) => {}
+                Err(RecvError::Disconnected) => return Err(SendError::Disconnected(line)),
+                Err(RecvError::Aborted) => return Err(SendError::Aborted(line)),
+            }
         }
         self.write(&line);
         Ok(())
@@ -373,7 +384,7 @@ impl Sender {
     }
 
     #[cold]
-    fn wait_for_room(&mut self, line: &Line) -> Result<(), SendError> {
+    fn wait_for_room(&mut self) -> Result<(), RecvError> {
         // `ready` only loads and updates our own cache: it must not block (see `Signal`).
         // (The wait holds its own reference to the ring: `ready` borrows `self` mutably.)
         let ring = Arc::clone(&self.ring);
@@ -386,30 +397,57 @@ impl Sender {
         };
         match ring.tx_signal.wait_until(ready) {
             Ok(true) => Ok(()),
-            Ok(false) => Err(SendError::Disconnected(*line)),
-            Err(_) => Err(SendError::Aborted(*line)),
+            Ok(false) => Err(RecvError::Disconnected),
+            Err(_) => Err(RecvError::Aborted),
         }
     }
 
     /// Writes `line` at `tail` (which has room), publishes it and wakes the consumer.
+    ///
+    /// The payload is loaded from `line` and stored into the slot word by word, with volatile
+    /// stores the compiler cannot merge. A copy in 16-byte moves (what a plain `*p = *line`
+    /// compiles to) loads a caller's freshly built line in pieces that straddle the caller's
+    /// own stores; such a load cannot be forwarded from the store buffer and waits until
+    /// those stores reach the cache — which, stores retiring in order, waits for the previous
+    /// line's slot store and its cross-core ownership transfer. Every send then paid a
+    /// transfer: blocking `send` streamed at a third of a minimal ring's rate in the far mode
+    /// (docs/runtime.md). Eight-byte loads are each contained in one store of the caller's
+    /// (any store of 8 bytes or more at an 8-byte boundary), so they forward.
     #[inline]
     fn write(&mut self, line: &Line) {
-        self.write_with(|p| *p = *line.payload());
+        let words: [u64; Line::WORDS] = std::array::from_fn(|i| line.word(i));
+        self.write_raw(|p| {
+            let p = p.cast::<u64>();
+            for (i, w) in words.into_iter().enumerate() {
+                // SAFETY: `p` is the slot's payload, which `write_raw` hands over exclusively
+                // (see there); `Payload` is 56 bytes aligned to 8, so word `i < 7` is inside it
+                // and aligned. Little-endian words hold `line`'s bytes in order.
+                unsafe { p.add(i).write_volatile(w.to_le()) };
+            }
+        });
     }
 
     /// Lets `fill` write the payload at `tail` (which has room), publishes it and wakes the
     /// consumer.
     #[inline]
     fn write_with(&mut self, fill: impl FnOnce(&mut [u8; Line::PAYLOAD])) {
+        // SAFETY: `write_raw` hands over the payload exclusively for the closure's duration.
+        self.write_raw(|p| fill(unsafe { &mut (*p).0 }));
+    }
+
+    /// Lets `fill` write the payload at `tail` (which has room) through a raw pointer,
+    /// publishes it and wakes the consumer.
+    #[inline]
+    fn write_raw(&mut self, fill: impl FnOnce(*mut Payload)) {
         let (tail, index) = (self.tail, self.index);
         debug_assert!(tail - self.cached_head < self.ring.capacity() as u64);
         debug_assert_eq!(tail % self.ring.capacity() as u64, index as u64);
         let slot = &self.ring.slots[index];
-        // SAFETY: `has_room` saw the consumer's published head past this slot's previous
-        // position (Acquire), so the consumer is done reading it and will not read it again
-        // until it sees the sequence word stored below; no one else writes slots. So this is
-        // the only reference to the payload while `fill` runs.
-        slot.payload.with_mut(|p| fill(unsafe { &mut *p }));
+        // `has_room` saw the consumer's published head past this slot's previous position
+        // (Acquire), so the consumer is done reading it and will not read it again until it
+        // sees the sequence word stored below; no one else writes slots. So nothing else
+        // reaches the payload while `fill` runs (the callers' `SAFETY` rests on this).
+        slot.payload.with_mut(fill);
         slot.seq.store(tail + 1, Ordering::Release);
         self.tail = tail + 1;
         self.index = if index + 1 == self.ring.capacity() {
@@ -505,10 +543,15 @@ impl Receiver {
     /// ```
     #[inline]
     pub fn recv(&mut self) -> Result<Line, RecvError> {
-        match self.read() {
-            Some(line) => Ok(line),
-            None => self.recv_cold(),
+        // Check, wait (cold) and only then read: the line is built once, straight into the
+        // result, with no `Option` of it moved around (each move is stores that queue behind
+        // the consumer's position store while its cache line is away).
+        if !self.is_readable() {
+            self.wait_readable()?;
         }
+        // SAFETY: `is_readable` (here or in `wait_readable`) saw the slot's sequence word
+        // written (Acquire).
+        Ok(unsafe { self.consume(|p| Line::from_payload(*p)) })
     }
 
     /// Whether the line `ahead` positions past the next one has been written (so the next
@@ -558,8 +601,10 @@ impl Receiver {
         self.ring.tx_closed.load(Ordering::Acquire)
     }
 
+    /// Waits until the line at `head` is written; [`RecvError::Disconnected`] if the sender
+    /// is gone first.
     #[cold]
-    fn recv_cold(&mut self) -> Result<Line, RecvError> {
+    fn wait_readable(&mut self) -> Result<(), RecvError> {
         // Publish our position before waiting, so a producer waiting for room gets it.
         self.publish();
         // `ready` only loads: it must not block (see `Signal`), so reading the line (which
@@ -572,7 +617,10 @@ impl Receiver {
             }
         };
         match self.ring.rx_signal.wait_until(ready) {
-            Ok(()) => self.read().ok_or(RecvError::Disconnected),
+            // The sender's last lines happen-before its close flag: a closed ring may still
+            // hold a line.
+            Ok(()) if self.is_readable() => Ok(()),
+            Ok(()) => Err(RecvError::Disconnected),
             Err(_) => Err(RecvError::Aborted),
         }
     }
@@ -581,6 +629,7 @@ impl Receiver {
     #[inline]
     fn is_readable(&self) -> bool {
         let seq = self.ring.slots[self.index].seq.load(Ordering::Acquire);
+        debug_assert!(seq <= self.head + 1, "slot sequence ran ahead of the consumer");
         seq == self.head + 1
     }
 
@@ -593,18 +642,30 @@ impl Receiver {
     /// Calls `f` with the payload at `head` and consumes it, if the producer has written it.
     #[inline]
     fn read_with<R>(&mut self, f: impl FnOnce(&[u8; Line::PAYLOAD]) -> R) -> Option<R> {
+        if !self.is_readable() {
+            return None;
+        }
+        // SAFETY: `is_readable` just saw the slot's sequence word written (Acquire).
+        Some(unsafe { self.consume(f) })
+    }
+
+    /// Calls `f` with the payload at `head` and consumes it.
+    ///
+    /// # Safety
+    ///
+    /// [`is_readable`](Self::is_readable) must have returned true since the last consumption
+    /// (an `Acquire` load of the slot's sequence word that read `head + 1`).
+    #[inline]
+    unsafe fn consume<R>(&mut self, f: impl FnOnce(&[u8; Line::PAYLOAD]) -> R) -> R {
         let (head, index) = (self.head, self.index);
         debug_assert_eq!(head % self.ring.capacity() as u64, index as u64);
         let slot = &self.ring.slots[index];
-        let seq = slot.seq.load(Ordering::Acquire);
-        debug_assert!(seq <= head + 1, "slot sequence ran ahead of the consumer");
-        if seq != head + 1 {
-            return None;
-        }
-        // SAFETY: seq == head + 1 (Acquire) means the producer finished writing position
-        // `head` here, and it will not write this slot again before we publish a head past it
-        // (below, after `f` returns): a shared reference for `f`'s duration is sound.
-        let result = slot.payload.with(|p| f(unsafe { &*p }));
+        debug_assert_eq!(slot.seq.load(Ordering::Relaxed), head + 1);
+        // SAFETY: the caller saw seq == head + 1 (Acquire): the producer finished writing
+        // position `head` here, and it will not write this slot again before we publish a
+        // head past it (below, after `f` returns): a shared reference for `f`'s duration is
+        // sound.
+        let result = slot.payload.with(|p| f(unsafe { &(*p).0 }));
         self.head = head + 1;
         self.index = if index + 1 == self.ring.capacity() {
             0
@@ -614,7 +675,7 @@ impl Receiver {
         if head + 1 - self.published >= self.batch {
             self.publish();
         }
-        Some(result)
+        result
     }
 
     /// Publishes `head` to the producer if it moved, and wakes the producer.

@@ -1,0 +1,286 @@
+//! A cost model of herald's own runtime, beside the papers' models (which stay exact and
+//! untouched): what a broadcast costs when the executor runs it, not what a LogGP machine would
+//! charge. The parameters are plain data, in integer picoseconds (femtoseconds per byte for the
+//! copy bandwidth), built from a calibrated [`Profile`]; the evaluation of a schedule under them
+//! is [`predict_runtime`](crate::sim::predict_runtime).
+//!
+//! What the model knows about the runtime (docs/fidelity.md names why each term is there):
+//!
+//! * **A call's fixed cost** (`call`): a collective call's header, program lookup, executor
+//!   set-up and end-of-call mark, measured as the one-way time of a one-line broadcast minus the
+//!   channel's one-way time and one line.
+//! * **Line streams** (`line`): the executor forwards line by line; a message of `k` lines
+//!   occupies its sender `k · line`, its first line arrives `hop` after it left, and a forwarding
+//!   rank cannot send a line before it holds it. Consecutive blocks on one edge are therefore
+//!   one long message (no per-block overhead), and pipelining happens at line granularity
+//!   whatever the block count. `line` is the *sustained* per-line cost of a long stream (ring
+//!   flow control included), measured through the runtime — not LogGP's `G`, which is fitted on
+//!   bursts of 1–16 lines.
+//! * **Single copy** ([`Transport::Direct`]): one descriptor line per chunk, and the receiver
+//!   copies the chunk from its sender's buffer at its own bandwidth (`copy`), then forwards a
+//!   descriptor of its copy; fixed cost `direct_call`.
+//! * **Separate messages** from one sender are `gap = max(g, o)` apart (the channel's LogP gap).
+//! * **Oversubscription**: with `k` threads per PU, a message waits on average `(k − 1)/2`
+//!   thread handoffs ([`Profile::switch_ns`]) for its receiver to be scheduled; ranks on one PU
+//!   share its time (their sending work is serialized), and a message between two ranks of one
+//!   PU costs one handoff instead of a hop.
+//!
+//! Where a level has no runtime measurement of its own, its runtime parameters are those of the
+//! level the hierarchical model assumed its LogGP parameters from, times the same factor
+//! ([`LevelSource::Assumed`]); a profile without runtime measurements at all (written before
+//! herald made them) falls back to LogGP: `line = 56·G`, no fixed call cost, no single copy.
+
+use super::{Assumptions, Hier, Hierarchy, LevelCost, LevelSource, Pick, Profile, ProfileError};
+use crate::time::Ratio;
+
+/// How a broadcast's payload moves between ranks in herald's runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Transport {
+    /// Line by line through the rings (header and payload in 56-byte lines).
+    Stream,
+    /// Single copy: descriptors through the rings, each receiver copies from its sender.
+    Direct,
+}
+
+impl Transport {
+    /// `stream` or `direct`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Stream => "stream",
+            Transport::Direct => "direct",
+        }
+    }
+}
+
+impl std::fmt::Display for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where a level's runtime parameters came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuntimeSource {
+    /// Measured through the runtime on this level's pair.
+    Measured,
+    /// The runtime parameters of level `from` times `factor` (as the LogGP ones were).
+    Assumed {
+        /// The measured level.
+        from: String,
+        /// The multiplier.
+        factor: Ratio,
+    },
+    /// No runtime measurement: `line = 56·G` from the LogGP parameters, no single copy.
+    LogGp,
+}
+
+/// The runtime's costs between two ranks that meet at one level.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeLevel {
+    /// One-way time of a one-line message through a channel (`L + 2o`), ps.
+    pub hop_ps: u64,
+    /// Sender time between the starts of two separate messages (`max(g, o)`), ps.
+    pub gap_ps: u64,
+    /// Sustained sender time per line of a long stream, ps.
+    pub line_ps: u64,
+    /// Single-copy time per payload byte, fs; `None`: single copy not modelled here.
+    pub copy_fs_per_byte: Option<u64>,
+    /// Where the values came from.
+    pub source: RuntimeSource,
+}
+
+/// The runtime's cost model of one machine (module docs).
+#[derive(Debug, Clone)]
+pub struct RuntimeCosts {
+    hier: Hier,
+    /// Per hierarchy level; `None` where no two ranks meet.
+    levels: Vec<Option<RuntimeLevel>>,
+    /// A streamed call's fixed cost, ps.
+    call_ps: u64,
+    /// A single-copy call's fixed cost, ps; `None`: single copy not modelled.
+    direct_call_ps: Option<u64>,
+    /// One-way handoff between two threads of one PU, ps.
+    switch_ps: u64,
+    /// Payload bytes per single-copy descriptor.
+    chunk_bytes: u64,
+}
+
+/// ns → ps, rounded; negative → 0.
+fn ps(ns: f64) -> u64 {
+    if ns.is_finite() && ns > 0.0 {
+        (ns * 1000.0).round() as u64
+    } else {
+        0
+    }
+}
+
+/// An exact ratio (ns) → ps, rounded.
+fn ratio_ps(r: Ratio) -> u64 {
+    ps(r.to_f64())
+}
+
+impl RuntimeCosts {
+    /// The runtime's costs on `hierarchy` (ranks in compact order, cycling when there are more
+    /// ranks than PUs) from `profile`, each quantity picked by `pick`.
+    ///
+    /// # Errors
+    /// [`ProfileError`] if the profile makes no hierarchical LogGP model of `hierarchy`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use herald::{*, model::{RuntimeCosts, Pick}};
+    /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+    /// let profile = Profile::from_json_forced(&text)?;
+    /// let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+    /// let costs = RuntimeCosts::from_profile(&profile, &h, Pick::Dominant)?;
+    /// assert!(costs.between(0, 1).unwrap().hop_ps > 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_profile(
+        profile: &Profile,
+        hierarchy: &Hierarchy,
+        pick: Pick,
+    ) -> Result<RuntimeCosts, ProfileError> {
+        let cpus = hierarchy.os_indices().to_vec();
+        let assume = Assumptions {
+            pick,
+            ..Assumptions::default()
+        };
+        let hier = Hier::from_profile(profile, hierarchy.clone(), &cpus, &assume)?;
+        let measured = |name: &str| {
+            profile
+                .measured_levels()
+                .find(|l| l.name == name)
+                .and_then(|l| l.runtime.as_ref())
+        };
+        let mut levels = Vec::with_capacity(hier.levels().len());
+        for (d, level) in hier.levels().iter().enumerate() {
+            let Some(LevelCost::LogP(lp)) = level.cost else {
+                levels.push(None);
+                continue;
+            };
+            let hop_ps = ratio_ps(lp.l()) + 2 * ratio_ps(lp.o());
+            let gap_ps = ratio_ps(lp.g().max(lp.o()));
+            let (runtime, factor, source) = match &hier.sources()[d] {
+                LevelSource::Measured(name) => {
+                    (measured(name), 1.0, RuntimeSource::Measured)
+                }
+                LevelSource::Assumed { from, factor } => (
+                    measured(from),
+                    factor.to_f64(),
+                    RuntimeSource::Assumed {
+                        from: from.clone(),
+                        factor: *factor,
+                    },
+                ),
+                _ => (None, 1.0, RuntimeSource::LogGp),
+            };
+            let entry = match runtime {
+                Some(r) => RuntimeLevel {
+                    hop_ps,
+                    gap_ps,
+                    line_ps: ps(r.line_ns.pick(pick) * factor).max(1),
+                    copy_fs_per_byte: Some(ps(r.copy_ns_per_byte.pick(pick) * factor * 1000.0)),
+                    source,
+                },
+                None => RuntimeLevel {
+                    hop_ps,
+                    gap_ps,
+                    line_ps: ps(lp.big_g().to_f64() * 56.0).max(1),
+                    copy_fs_per_byte: None,
+                    source: RuntimeSource::LogGp,
+                },
+            };
+            levels.push(Some(entry));
+        }
+        // The fixed costs: from the finest level measured through the runtime.
+        let finest = hier
+            .levels()
+            .iter()
+            .enumerate()
+            .rev()
+            .filter_map(|(d, _)| match &hier.sources()[d] {
+                LevelSource::Measured(name) => measured(name).map(|r| (d, r)),
+                _ => None,
+            })
+            .next();
+        let (call_ps, direct_call_ps, chunk_bytes) = match finest {
+            Some((d, r)) => {
+                let l = levels[d].as_ref().expect("a measured level has costs");
+                let fixed = |t_ns: f64| ps(t_ns).saturating_sub(l.hop_ps + l.line_ps);
+                (
+                    fixed(r.one_line_ns.pick(pick)),
+                    Some(fixed(r.direct_ns.pick(pick))),
+                    r.chunk_bytes.max(1),
+                )
+            }
+            None => (0, None, 64 << 10),
+        };
+        let switch_ps = profile.switch_ns.as_ref().map_or(0, |d| ps(d.pick(pick)));
+        Ok(RuntimeCosts {
+            hier,
+            levels,
+            call_ps,
+            direct_call_ps,
+            switch_ps,
+            chunk_bytes,
+        })
+    }
+
+    /// The costs between ranks `p` and `q` (`None` if they share a PU, or the level has no
+    /// parameters).
+    pub fn between(&self, p: u32, q: u32) -> Option<&RuntimeLevel> {
+        if self.pu(p) == self.pu(q) {
+            return None;
+        }
+        self.levels
+            .get(self.hier.level_of(p, q))
+            .and_then(Option::as_ref)
+    }
+
+    /// The logical PU rank `r` runs on.
+    pub fn pu(&self, r: u32) -> u32 {
+        self.hier.pu(r)
+    }
+
+    /// Ranks per cycle of the rank map (the PUs used).
+    pub fn pus(&self) -> u32 {
+        self.hier.hierarchy().pu_count() as u32
+    }
+
+    /// The levels, machine first (`None` where no parameters are needed).
+    pub fn levels(&self) -> &[Option<RuntimeLevel>] {
+        &self.levels
+    }
+
+    /// A streamed call's fixed cost, ps.
+    pub fn call_ps(&self) -> u64 {
+        self.call_ps
+    }
+
+    /// A single-copy call's fixed cost, ps (`None`: not calibrated, single copy not modelled).
+    pub fn direct_call_ps(&self) -> Option<u64> {
+        self.direct_call_ps
+    }
+
+    /// One-way handoff between two threads of one PU, ps.
+    pub fn switch_ps(&self) -> u64 {
+        self.switch_ps
+    }
+
+    /// Payload bytes per single-copy descriptor.
+    pub fn chunk_bytes(&self) -> u64 {
+        self.chunk_bytes
+    }
+
+    /// Whether single copy is modelled (the profile measured it).
+    pub fn models_direct(&self) -> bool {
+        self.direct_call_ps.is_some()
+            && self
+                .levels
+                .iter()
+                .flatten()
+                .all(|l| l.copy_fs_per_byte.is_some())
+    }
+}

@@ -30,7 +30,10 @@
 //! ([`LevelSource::Assumed`]); a profile without runtime measurements at all (written before
 //! herald made them) falls back to LogGP: `line = 56·G`, no fixed call cost, no single copy.
 
-use super::{Assumptions, Hier, Hierarchy, LevelCost, LevelSource, Pick, Profile, ProfileError};
+use super::{
+    Assumptions, Hier, Hierarchy, LevelCost, LevelSource, LogP, Pick, Profile, ProfileError,
+    RuntimeCalibration,
+};
 use crate::time::Ratio;
 
 /// How a broadcast's payload moves between ranks in herald's runtime.
@@ -92,7 +95,10 @@ pub struct RuntimeLevel {
 /// The runtime's cost model of one machine (module docs).
 #[derive(Debug, Clone)]
 pub struct RuntimeCosts {
-    hier: Hier,
+    /// The rank → PU map and the level each pair meets at; `None`: one level for all pairs.
+    hier: Option<Hier>,
+    /// PUs the ranks cycle over.
+    pus: u32,
     /// Per hierarchy level; `None` where no two ranks meet.
     levels: Vec<Option<RuntimeLevel>>,
     /// A streamed call's fixed cost, ps.
@@ -117,6 +123,43 @@ fn ps(ns: f64) -> u64 {
 /// An exact ratio (ns) → ps, rounded.
 fn ratio_ps(r: Ratio) -> u64 {
     ps(r.to_f64())
+}
+
+/// The runtime measurement of the profile's level `name`, if any.
+fn measured<'p>(profile: &'p Profile, name: &str) -> Option<&'p RuntimeCalibration> {
+    profile
+        .measured_levels()
+        .find(|l| l.name == name)
+        .and_then(|l| l.runtime.as_ref())
+}
+
+/// A level's runtime costs: the channel's hop and gap from its LogGP parameters, and the line
+/// and copy costs from `runtime` (times `factor`), or `56·G` without it.
+fn level_costs(
+    lp: &LogP,
+    runtime: Option<&RuntimeCalibration>,
+    factor: f64,
+    source: RuntimeSource,
+    pick: Pick,
+) -> RuntimeLevel {
+    let hop_ps = ratio_ps(lp.l()) + 2 * ratio_ps(lp.o());
+    let gap_ps = ratio_ps(lp.g().max(lp.o()));
+    match runtime {
+        Some(r) => RuntimeLevel {
+            hop_ps,
+            gap_ps,
+            line_ps: ps(r.line_ns.pick(pick) * factor).max(1),
+            copy_fs_per_byte: Some(ps(r.copy_ns_per_byte.pick(pick) * factor * 1000.0)),
+            source,
+        },
+        None => RuntimeLevel {
+            hop_ps,
+            gap_ps,
+            line_ps: ps(lp.big_g().to_f64() * 56.0).max(1),
+            copy_fs_per_byte: None,
+            source: RuntimeSource::LogGp,
+        },
+    }
 }
 
 impl RuntimeCosts {
@@ -147,67 +190,81 @@ impl RuntimeCosts {
             pick,
             ..Assumptions::default()
         };
-        let hier = Hier::from_profile(profile, hierarchy.clone(), &cpus, &assume)?;
-        let measured = |name: &str| {
-            profile
-                .measured_levels()
-                .find(|l| l.name == name)
-                .and_then(|l| l.runtime.as_ref())
-        };
+        match Hier::from_profile(profile, hierarchy.clone(), &cpus, &assume) {
+            Ok(hier) => Ok(RuntimeCosts::hierarchical(profile, hier, pick)),
+            Err(e) => RuntimeCosts::flat(profile, hierarchy, pick).ok_or(e),
+        }
+    }
+
+    /// Per level of `hier`, from the profile's runtime measurements where it has them.
+    fn hierarchical(profile: &Profile, hier: Hier, pick: Pick) -> RuntimeCosts {
         let mut levels = Vec::with_capacity(hier.levels().len());
         for (d, level) in hier.levels().iter().enumerate() {
             let Some(LevelCost::LogP(lp)) = level.cost else {
                 levels.push(None);
                 continue;
             };
-            let hop_ps = ratio_ps(lp.l()) + 2 * ratio_ps(lp.o());
-            let gap_ps = ratio_ps(lp.g().max(lp.o()));
-            let (runtime, factor, source) = match &hier.sources()[d] {
-                LevelSource::Measured(name) => {
-                    (measured(name), 1.0, RuntimeSource::Measured)
-                }
+            let (from, factor, source) = match &hier.sources()[d] {
+                LevelSource::Measured(name) => (name.as_str(), 1.0, RuntimeSource::Measured),
                 LevelSource::Assumed { from, factor } => (
-                    measured(from),
+                    from.as_str(),
                     factor.to_f64(),
                     RuntimeSource::Assumed {
                         from: from.clone(),
                         factor: *factor,
                     },
                 ),
-                _ => (None, 1.0, RuntimeSource::LogGp),
+                _ => ("", 1.0, RuntimeSource::LogGp),
             };
-            let entry = match runtime {
-                Some(r) => RuntimeLevel {
-                    hop_ps,
-                    gap_ps,
-                    line_ps: ps(r.line_ns.pick(pick) * factor).max(1),
-                    copy_fs_per_byte: Some(ps(r.copy_ns_per_byte.pick(pick) * factor * 1000.0)),
-                    source,
-                },
-                None => RuntimeLevel {
-                    hop_ps,
-                    gap_ps,
-                    line_ps: ps(lp.big_g().to_f64() * 56.0).max(1),
-                    copy_fs_per_byte: None,
-                    source: RuntimeSource::LogGp,
-                },
-            };
-            levels.push(Some(entry));
+            levels.push(Some(level_costs(
+                &lp,
+                measured(profile, from),
+                factor,
+                source,
+                pick,
+            )));
         }
         // The fixed costs: from the finest level measured through the runtime.
-        let finest = hier
-            .levels()
-            .iter()
-            .enumerate()
+        let finest = (0..hier.levels().len())
             .rev()
-            .filter_map(|(d, _)| match &hier.sources()[d] {
-                LevelSource::Measured(name) => measured(name).map(|r| (d, r)),
+            .find_map(|d| match &hier.sources()[d] {
+                LevelSource::Measured(name) => measured(profile, name).map(|r| (d, r)),
                 _ => None,
             })
-            .next();
+            .map(|(d, r)| (levels[d].clone().expect("a measured level has costs"), r));
+        let pus = hier.hierarchy().pu_count() as u32;
+        RuntimeCosts::assemble(profile, Some(hier), pus, levels, finest, pick)
+    }
+
+    /// One level for every pair: the coarsest measured level, as
+    /// [`oversubscribed_model`](crate::plan::oversubscribed_model) does when the hierarchy has
+    /// levels the profile cannot describe. `None` if the profile measured no level.
+    fn flat(profile: &Profile, hierarchy: &Hierarchy, pick: Pick) -> Option<RuntimeCosts> {
+        let lp = profile.measured_levels().next()?;
+        let logp = lp.logp(pick).ok()?;
+        let level = level_costs(&logp, lp.runtime.as_ref(), 1.0, RuntimeSource::Measured, pick);
+        let finest = lp.runtime.as_ref().map(|r| (level.clone(), r));
+        let pus = hierarchy.pu_count().max(1) as u32;
+        Some(RuntimeCosts::assemble(
+            profile,
+            None,
+            pus,
+            vec![Some(level)],
+            finest,
+            pick,
+        ))
+    }
+
+    fn assemble(
+        profile: &Profile,
+        hier: Option<Hier>,
+        pus: u32,
+        levels: Vec<Option<RuntimeLevel>>,
+        finest: Option<(RuntimeLevel, &RuntimeCalibration)>,
+        pick: Pick,
+    ) -> RuntimeCosts {
         let (call_ps, direct_call_ps, chunk_bytes) = match finest {
-            Some((d, r)) => {
-                let l = levels[d].as_ref().expect("a measured level has costs");
+            Some((l, r)) => {
                 let fixed = |t_ns: f64| ps(t_ns).saturating_sub(l.hop_ps + l.line_ps);
                 (
                     fixed(r.one_line_ns.pick(pick)),
@@ -217,15 +274,15 @@ impl RuntimeCosts {
             }
             None => (0, None, 64 << 10),
         };
-        let switch_ps = profile.switch_ns.as_ref().map_or(0, |d| ps(d.pick(pick)));
-        Ok(RuntimeCosts {
+        RuntimeCosts {
             hier,
+            pus,
             levels,
             call_ps,
             direct_call_ps,
-            switch_ps,
+            switch_ps: profile.switch_ns.as_ref().map_or(0, |d| ps(d.pick(pick))),
             chunk_bytes,
-        })
+        }
     }
 
     /// The costs between ranks `p` and `q` (`None` if they share a PU, or the level has no
@@ -234,19 +291,21 @@ impl RuntimeCosts {
         if self.pu(p) == self.pu(q) {
             return None;
         }
-        self.levels
-            .get(self.hier.level_of(p, q))
-            .and_then(Option::as_ref)
+        let level = self.hier.as_ref().map_or(0, |h| h.level_of(p, q));
+        self.levels.get(level).and_then(Option::as_ref)
     }
 
-    /// The logical PU rank `r` runs on.
+    /// The logical PU rank `r` runs on (ranks in compact order, cycling over the PUs).
     pub fn pu(&self, r: u32) -> u32 {
-        self.hier.pu(r)
+        match &self.hier {
+            Some(h) => h.pu(r),
+            None => r % self.pus,
+        }
     }
 
-    /// Ranks per cycle of the rank map (the PUs used).
+    /// The PUs the ranks cycle over.
     pub fn pus(&self) -> u32 {
-        self.hier.hierarchy().pu_count() as u32
+        self.pus
     }
 
     /// The levels, machine first (`None` where no parameters are needed).

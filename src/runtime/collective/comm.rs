@@ -186,7 +186,11 @@ pub struct CommOptions {
     /// Broadcasts of at least this many bytes move by single copy: the rings carry one
     /// descriptor line per chunk and each receiver copies the chunk straight from its
     /// sender's buffer (`usize::MAX`: never). Default 64 KiB, where single copy overtook the
-    /// line stream in `herald bench bcast` on the development machine.
+    /// line stream in `herald bench bcast` on the development machine. Applies to a caller's
+    /// programs ([`CommRank::broadcast_with`](crate::CommRank::broadcast_with)) and to a fixed
+    /// default schedule; a planned communicator's default broadcasts move by the transport the
+    /// planner chose for their size class from the profile's runtime measurements (stream
+    /// only, if the profile has none).
     pub direct_min_bytes: usize,
     /// The chunk size of single-copy broadcasts (the unit a rank copies before forwarding).
     pub direct_chunk_bytes: usize,

@@ -188,6 +188,22 @@ fn table(p: &Profile) -> String {
         for (name, d, digits) in rows {
             out.push_str(&format!("  {name:<8} {}\n", cell(d, digits)));
         }
+        if let Some(r) = &level.runtime {
+            out.push_str(&format!(
+                "  runtime  through herald's own calls (2-rank broadcasts, ping-pong):\n    \
+                 one line {}\n    per line {} (sustained, {}–{} B streams)\n    \
+                 single copy {} + {} ns/byte ({}–{} B, {} B chunks)\n",
+                cell(&Some(r.one_line_ns.clone()), 0),
+                cell(&Some(r.line_ns.clone()), 2),
+                r.stream_bytes[0],
+                r.stream_bytes[1],
+                cell(&Some(r.direct_ns.clone()), 0),
+                cell(&Some(r.copy_ns_per_byte.clone()), 4),
+                r.direct_bytes[0],
+                r.direct_bytes[1],
+                r.chunk_bytes,
+            ));
+        }
         let capacity = match &level.capacity {
             Some(c) => format!("{}{}", if c.at_least { "≥" } else { "" }, c.transfers),
             None => "unknown".into(),

@@ -12,8 +12,8 @@ use herald::{
     model::{Distribution, Mode, Pick, RuntimeCalibration, RuntimeCosts, Transport},
     plan::plan_for_runtime,
     runtime::{DefaultSchedule, Planned},
-    sim::{predict_runtime, PredictError},
     schedule::Collective,
+    sim::{predict_runtime, PredictError},
     time::TimeBase,
     Algorithm, Comm, CommOptions, Model, Postal, Profile, Ratio, Request, Schedule, Team,
     TopologySource,
@@ -47,18 +47,42 @@ fn base() -> Profile {
     Profile::from_json_forced(&text).unwrap()
 }
 
-/// The test profile with runtime measurements on `l3`: a one-line broadcast `one_line` ns,
-/// `line` ns per streamed line, single copy `direct + bytes · copy` ns.
-fn profile(one_line: f64, line: f64, direct: f64, copy: f64) -> Profile {
+/// Runtime measurements: a one-line broadcast `one_line` ns; `burst` ns per line up to 16 lines,
+/// `line` ns per line beyond; single copy `direct` ns for 4 KiB, then `copy` ns per byte up to
+/// 64 KiB and `large` ns per byte beyond.
+#[derive(Clone, Copy)]
+struct Rt {
+    one_line: f64,
+    burst: f64,
+    line: f64,
+    direct: f64,
+    copy: f64,
+    large: f64,
+}
+
+const RT: Rt = Rt {
+    one_line: 300.0,
+    burst: 9.5,
+    line: 9.5,
+    direct: 2000.0,
+    copy: 0.05,
+    large: 0.05,
+};
+
+/// The test profile with runtime measurements `rt` on `l3`.
+fn profile(rt: Rt) -> Profile {
     let mut p = base();
     let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
     l3.runtime = Some(RuntimeCalibration {
-        one_line_ns: one(one_line),
-        line_ns: one(line),
-        direct_ns: one(direct),
-        copy_ns_per_byte: one(copy),
+        one_line_ns: one(rt.one_line),
+        burst_line_ns: one(rt.burst),
+        burst_lines: 16,
+        line_ns: one(rt.line),
         stream_bytes: [16 << 10, 256 << 10],
-        direct_bytes: [16 << 10, 1 << 20],
+        direct_ns: one(rt.direct),
+        copy_ns_per_byte: one(rt.copy),
+        copy_large_ns_per_byte: one(rt.large),
+        direct_bytes: [4 << 10, 64 << 10, 1 << 20],
         chunk_bytes: 64 << 10,
     });
     p
@@ -90,50 +114,89 @@ fn predict(p: &Profile, h: &herald::Hierarchy, s: &Schedule, bytes: u64, t: Tran
 #[test]
 fn two_ranks_reproduce_the_calibration_points() {
     // The model is fitted on 2-rank broadcasts; on 2 ranks it must give them back.
-    let (one_line, line, direct, copy) = (300.0, 9.5, 2000.0, 0.05);
-    let p = profile(one_line, line, direct, copy);
+    let rt = Rt {
+        burst: 16.0,
+        line: 9.5,
+        copy: 0.05,
+        large: 0.2,
+        ..RT
+    };
+    let p = profile(rt);
     let h = machine(2);
     let s = tree(Algorithm::Binomial, 2, 1);
     let stream = |b: u64| predict(&p, &h, &s, b, Transport::Stream);
     assert_eq!(stream(48), 300_000);
+    // The short stream: 16 full lines.
+    let burst = 16 * 56 - 8;
+    assert_eq!(lines(burst), 16);
+    assert_eq!(stream(burst) - stream(48), 15 * 16_000);
     // The sustained line cost: the difference of two long streams.
     let (s1, s2) = (16u64 << 10, 256u64 << 10);
     assert_eq!(stream(s2) - stream(s1), (lines(s2) - lines(s1)) * 9_500);
-    // Single copy: intercept plus bytes times the copy cost (1 ps of rounding per chunk).
-    for b in [4096u64, 16 << 10, 64 << 10, 1 << 20] {
-        let want = 2_000_000 + b * 50; // 0.05 ns = 50 ps per byte
-        let got = predict(&p, &h, &s, b, Transport::Direct);
-        assert!(got.abs_diff(want) <= b.div_ceil(64 << 10), "{b}: {got} vs {want}");
-    }
+    // Single copy: 2 µs for 4 KiB, 50 ps per byte to 64 KiB, 200 ps per byte beyond (1 ps of
+    // rounding per chunk).
+    let direct = |b: u64| predict(&p, &h, &s, b, Transport::Direct);
+    let close = |got: u64, want: u64, b: u64| {
+        assert!(
+            got.abs_diff(want) <= b.div_ceil(64 << 10),
+            "{b}: {got} vs {want}"
+        );
+    };
+    close(direct(4096), 2_000_000, 4096);
+    close(direct(64 << 10) - direct(4096), 60 * 1024 * 50, 64 << 10);
+    close(
+        direct(1 << 20) - direct(64 << 10),
+        960 * 1024 * 200,
+        1 << 20,
+    );
 }
 
 #[test]
 fn blocks_on_one_edge_cost_one_message() {
-    let p = profile(300.0, 9.5, 2000.0, 0.05);
     let h = machine(2);
-    let t = |m: u32| predict(&p, &h, &tree(Algorithm::Binomial, 2, m), 4096, Transport::Stream);
+    let t = |p: &Profile, m: u32| {
+        predict(
+            p,
+            &h,
+            &tree(Algorithm::Binomial, 2, m),
+            4096,
+            Transport::Stream,
+        )
+    };
     // 4096 bytes are 74 lines: up to 8 blocks of ≥ 4 lines keep the sender busy longer than the
-    // 40 ns gap between two messages, so the blocks cost what one message costs.
+    // 40 ns gap between two messages, so with one cost per line the blocks cost what one
+    // message costs.
+    let p = profile(RT);
     for m in [2, 4, 8] {
-        assert_eq!(t(1), t(m), "{m} blocks");
+        assert_eq!(t(&p, 1), t(&p, m), "{m} blocks");
     }
     // 64 blocks of 1–2 lines: now each message waits out the gap, 64 gaps in all.
-    assert_eq!(t(64), t(1) - 74 * 9_500 + 63 * GAP_PS + 9_500);
+    assert_eq!(t(&p, 64), t(&p, 1) - 74 * 9_500 + 63 * GAP_PS + 9_500);
+    // Short messages pay the burst rate on every line: 8 blocks of ≤ 10 lines pay it on all
+    // 74 lines, one message on its first 16.
+    let p = profile(Rt { burst: 20.0, ..RT });
+    assert_eq!(t(&p, 8) - t(&p, 1), (74 - 16) * (20_000 - 9_500));
 }
 
 #[test]
 fn a_chain_pipelines_line_by_line() {
-    // Rank i forwards line j as soon as it holds it: the last of L lines reaches rank n − 1
-    // after (n − 1) hops and L + n − 2 line times (one more line time per forwarding rank).
-    let (one_line, line) = (300.0, 9.5);
-    let p = profile(one_line, line, 2000.0, 0.05);
+    // Rank i forwards line j once it holds line j + 16 (or the message's last): the last of L
+    // lines reaches rank n − 1 after (n − 1) hops and L + (n − 2)·min(L, 16) line times.
+    let p = profile(RT);
     let call = 300_000 - HOP_PS - 9_500;
     for n in [3u32, 4] {
         let h = machine(4);
-        for bytes in [48u64, 4096, 100_000] {
+        for bytes in [48u64, 500, 4096, 100_000] {
             let l = lines(bytes);
-            let want = call + u64::from(n - 1) * HOP_PS + (l + u64::from(n) - 2) * 9_500;
-            let got = predict(&p, &h, &tree(Algorithm::Chain, n, 1), bytes, Transport::Stream);
+            let want =
+                call + u64::from(n - 1) * HOP_PS + (l + u64::from(n - 2) * l.min(16)) * 9_500;
+            let got = predict(
+                &p,
+                &h,
+                &tree(Algorithm::Chain, n, 1),
+                bytes,
+                Transport::Stream,
+            );
             assert_eq!(got, want, "n = {n}, {bytes} bytes");
         }
     }
@@ -143,7 +206,7 @@ fn a_chain_pipelines_line_by_line() {
 fn a_star_spaces_its_messages_by_the_gap() {
     // One-line messages from the root, max(gap, line) apart; the last child holds its line a
     // line time and a hop after its message started.
-    let p = profile(300.0, 9.5, 2000.0, 0.05);
+    let p = profile(RT);
     let call = 300_000 - HOP_PS - 9_500;
     let h = machine(4);
     let got = predict(&p, &h, &tree(Algorithm::Star, 4, 1), 48, Transport::Stream);
@@ -154,7 +217,7 @@ fn a_star_spaces_its_messages_by_the_gap() {
 fn oversubscribed_ranks_wait_for_handoffs() {
     // 4 ranks on 2 PUs: 2 threads per PU, each message waits (2 − 1)/2 handoffs on average.
     // A chain 0 → 1 → 2 → 3 alternates PUs, so every hop crosses them.
-    let p = profile(300.0, 9.5, 2000.0, 0.05);
+    let p = profile(RT);
     let call = 300_000 - HOP_PS - 9_500;
     let h = machine(2);
     let hop = HOP_PS + SWITCH_PS / 2;
@@ -193,20 +256,31 @@ fn the_transport_follows_the_calibrated_numbers() {
     let h = machine(2);
     // Lines cost 9.5 ns per 56 bytes (0.17 ns/byte). A fast copy (0.02 ns/byte) wins large
     // payloads and loses one-line ones to the cheaper stream call; a slow copy never wins.
-    let fast = profile(300.0, 9.5, 1000.0, 0.02);
-    let best = |p: &Profile, b: u64| plan_for_runtime(p, &h, 2, b, 0).unwrap().ranked[0].transport;
-    assert_eq!(best(&fast, 1 << 20), Transport::Direct);
-    assert_eq!(best(&fast, 48), Transport::Stream);
-    let slow = profile(300.0, 9.5, 1000.0, 1.0);
+    let fast = Rt {
+        direct: 1000.0,
+        copy: 0.02,
+        large: 0.03,
+        ..RT
+    };
+    let best =
+        |rt: Rt, b: u64| plan_for_runtime(&profile(rt), &h, 2, b, 0).unwrap().ranked[0].transport;
+    assert_eq!(best(fast, 1 << 20), Transport::Direct);
+    assert_eq!(best(fast, 48), Transport::Stream);
+    let slow = Rt {
+        copy: 1.0,
+        large: 1.0,
+        ..fast
+    };
     for b in [4096u64, 1 << 20, 4 << 20] {
-        assert_eq!(best(&slow, b), Transport::Stream, "{b} bytes");
+        assert_eq!(best(slow, b), Transport::Stream, "{b} bytes");
     }
-    // Where the two cross: stream T = 300 + (L − 1)·9.5, direct T = 1000 + 0.02·B.
-    let cross = (1u64..1 << 20)
-        .find(|&b| (1000.0 + 0.02 * b as f64) < (300.0 + (lines(b) - 1) as f64 * 9.5))
-        .unwrap();
-    assert_eq!(best(&fast, cross + 56), Transport::Direct);
-    assert_eq!(best(&fast, cross.saturating_sub(56).max(49)), Transport::Stream);
+    // Where the two cross, from the calibration's definitions: stream 300 + (L − 1)·9.5 ns,
+    // single copy 1000 + (B − 4096)·0.02 ns (below 64 KiB).
+    let stream = |b: u64| 300.0 + (lines(b) - 1) as f64 * 9.5;
+    let direct = |b: u64| 1000.0 + (b as f64 - 4096.0) * 0.02;
+    let cross = (49u64..64 << 10).find(|&b| direct(b) < stream(b)).unwrap();
+    assert_eq!(best(fast, cross + 56), Transport::Direct);
+    assert_eq!(best(fast, (cross - 56).max(49)), Transport::Stream);
 }
 
 #[test]
@@ -216,12 +290,21 @@ fn a_planned_comm_moves_each_class_by_its_transport_byte_exact() {
 
 fn planned_transports() {
     // Single copy chosen for large classes, streams for small ones: both run, byte for byte.
-    let planned = Planned::new(profile(300.0, 9.5, 1000.0, 0.02), machine(2));
+    let fast = Rt {
+        direct: 1000.0,
+        copy: 0.02,
+        large: 0.03,
+        ..RT
+    };
+    let planned = Planned::new(profile(fast), machine(2));
     let options = CommOptions {
         schedule: DefaultSchedule::Planned(planned),
         ..CommOptions::default()
     };
-    let (mut team, mut comm) = (Team::new(3).unwrap(), Comm::with_options(3, options).unwrap());
+    let (mut team, mut comm) = (
+        Team::new(3).unwrap(),
+        Comm::with_options(3, options).unwrap(),
+    );
     let mut ranks = comm.ranks();
     let sizes = [1usize, 48, 4096, 70_000, 1 << 20];
     let got = team.run_with(&mut ranks, |_, c| {
@@ -243,7 +326,7 @@ fn planned_transports() {
 
 #[test]
 fn only_broadcasts_are_timed() {
-    let p = profile(300.0, 9.5, 1000.0, 0.02);
+    let p = profile(RT);
     let h = machine(2);
     let costs = RuntimeCosts::from_profile(&p, &h, Pick::Dominant).unwrap();
     let mut b = Schedule::builder(2, Collective::Reduce { root: 0 }, TimeBase::UNIT).unwrap();
@@ -254,4 +337,3 @@ fn only_broadcasts_are_timed() {
         Err(PredictError::NotBroadcast("reduce"))
     ));
 }
-

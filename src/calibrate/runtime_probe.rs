@@ -8,6 +8,7 @@
 
 use super::{distribution, CalibrateError};
 use crate::model::{Model, Postal, RuntimeCalibration};
+use crate::runtime::SLIP;
 use crate::runtime::{Comm, CommOptions, Program, Team};
 use crate::schedule::{generate, Algorithm, Request};
 use crate::time::Ratio;
@@ -17,10 +18,22 @@ use std::time::Instant;
 
 /// The one-line payload: the 8-byte call header and 48 bytes fill one 56-byte line.
 const ONE_LINE: usize = 48;
-/// The two streamed sizes: both many ring capacities long (the sustained regime).
+/// The short stream: exactly the receiver's read-ahead in full lines.
+const BURST: usize = SLIP * 56 - 8;
+/// The two long streamed sizes: both many ring capacities long (the sustained regime).
 const STREAM: [usize; 2] = [16 << 10, 256 << 10];
-/// The two single-copy sizes.
-const DIRECT: [usize; 2] = [16 << 10, 1 << 20];
+/// The three single-copy sizes: one chunk, a chunk's worth, and a payload past the caches.
+const DIRECT: [usize; 3] = [4 << 10, 64 << 10, 1 << 20];
+/// Measurements per slice: one line, burst, two long streams, three single copies.
+const SIZES: [(usize, bool); 7] = [
+    (ONE_LINE, false),
+    (BURST, false),
+    (STREAM[0], false),
+    (STREAM[1], false),
+    (DIRECT[0], true),
+    (DIRECT[1], true),
+    (DIRECT[2], true),
+];
 /// Aim of one measurement's duration, ns.
 const AIM_NS: f64 = 300_000.0;
 /// Raw round trips per slice.
@@ -39,10 +52,10 @@ pub(crate) struct RuntimeProbe {
     chunk: usize,
     /// Programs rooted at rank 0 and rank 1.
     programs: [Program; 2],
-    /// Per slice: raw hop, one line, line, direct intercept, copy per byte; with the weight.
-    samples: Vec<([f64; 5], f64)>,
-    /// Repetitions per measurement (one-line, stream ×2, direct ×2), adapted per slice.
-    reps: [u64; 5],
+    /// Per slice: raw hop, one line, burst line, line, direct, copy, large copy; with the weight.
+    samples: Vec<([f64; 7], f64)>,
+    /// Repetitions per measurement (in `SIZES` order), adapted per slice.
+    reps: [u64; 7],
     /// Whether the warm-up slice (whose repetitions were a guess) is behind.
     warm: bool,
 }
@@ -79,7 +92,7 @@ impl RuntimeProbe {
             chunk,
             programs: [program(0)?, program(1)?],
             samples: Vec::new(),
-            reps: [64, 4, 2, 4, 2],
+            reps: [64, 16, 4, 2, 8, 4, 2],
             warm: false,
         })
     }
@@ -88,20 +101,19 @@ impl RuntimeProbe {
     pub(crate) fn step(&mut self, clock: f64) -> Result<(), CalibrateError> {
         let t0 = Instant::now();
         let raw = self.raw_hop(clock)?;
-        let sizes = [ONE_LINE, STREAM[0], STREAM[1], DIRECT[0], DIRECT[1]];
-        let mut t = [0.0; 5];
-        for i in 0..5 {
-            let comm = if i < 3 { 0 } else { 1 };
-            t[i] = self.pingpong(comm, sizes[i], self.reps[i], clock)?;
+        let mut t = [0.0; 7];
+        for (i, &(bytes, direct)) in SIZES.iter().enumerate() {
+            t[i] = self.pingpong(direct, bytes, self.reps[i], clock)?;
             self.reps[i] = ((AIM_NS / t[i].max(1.0)) as u64).clamp(2, 4096);
         }
-        let line = (t[2] - t[1]) / (lines(STREAM[1]) - lines(STREAM[0]));
-        let copy = (t[4] - t[3]) / (DIRECT[1] - DIRECT[0]) as f64;
-        let intercept = t[3] - DIRECT[0] as f64 * copy;
+        let burst = (t[1] - t[0]) / (lines(BURST) - 1.0);
+        let line = (t[3] - t[2]) / (lines(STREAM[1]) - lines(STREAM[0]));
+        let copy = (t[5] - t[4]) / (DIRECT[1] - DIRECT[0]) as f64;
+        let large = (t[6] - t[5]) / (DIRECT[2] - DIRECT[1]) as f64;
         let weight = t0.elapsed().as_secs_f64();
         if self.warm {
             self.samples
-                .push(([raw, t[0], line, intercept, copy], weight));
+                .push(([raw, t[0], burst, line, t[4], copy, large], weight));
         }
         self.warm = true;
         Ok(())
@@ -120,10 +132,13 @@ impl RuntimeProbe {
         };
         Some(RuntimeCalibration {
             one_line_ns: dist(1),
-            line_ns: dist(2),
-            direct_ns: dist(3),
-            copy_ns_per_byte: dist(4),
+            burst_line_ns: dist(2),
+            burst_lines: SLIP as u64,
+            line_ns: dist(3),
             stream_bytes: STREAM.map(|b| b as u64),
+            direct_ns: dist(4),
+            copy_ns_per_byte: dist(5),
+            copy_large_ns_per_byte: dist(6),
             direct_bytes: DIRECT.map(|b| b as u64),
             chunk_bytes: self.chunk as u64,
         })
@@ -154,19 +169,19 @@ impl RuntimeProbe {
         Ok(((out[0] - clock) / (2 * RAW_TRIPS) as f64).max(0.0))
     }
 
-    /// One-way ns of `reps` ping-pong broadcasts of `bytes` bytes on communicator `which`
-    /// (0: streamed, 1: single copy); the bytes are checked.
+    /// One-way ns of `reps` ping-pong broadcasts of `bytes` bytes, streamed or by single copy
+    /// (`direct`); the bytes are checked.
     fn pingpong(
         &mut self,
-        which: usize,
+        direct: bool,
         bytes: usize,
         reps: u64,
         clock: f64,
     ) -> Result<f64, CalibrateError> {
-        let comm = if which == 0 {
-            &mut self.stream
-        } else {
+        let comm = if direct {
             &mut self.direct
+        } else {
+            &mut self.stream
         };
         let mut ranks = comm.ranks();
         let programs = &self.programs;

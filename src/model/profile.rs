@@ -224,25 +224,34 @@ pub struct LevelProfile {
 /// herald's runtime measured through its own operations on one pair of PUs: 2-rank broadcasts
 /// with [`CommRank::broadcast_with`](crate::runtime::CommRank::broadcast_with), ping-pong with
 /// alternating roots, one broadcast being half a round trip. Each quantity is a distribution
-/// over measurement slices, with modes, like the channel's parameters.
+/// over measurement slices, with modes, like the channel's parameters; the sizes behind each
+/// are recorded with it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RuntimeCalibration {
-    /// One-way time of a broadcast of one line (48 payload bytes: the call's header and the
-    /// payload share one 56-byte line), streamed.
+    /// One-way time of a streamed broadcast of one line (48 payload bytes: the call's 8-byte
+    /// header and the payload share one 56-byte line).
     pub one_line_ns: Distribution,
-    /// Sustained cost per line of a long streamed broadcast:
+    /// Per-line cost of a short stream, from one line to `burst_lines` lines:
+    /// `(T(burst) − T(one line)) / (burst_lines − 1)`. A receiver reads a short message only
+    /// once its last line is written, so sending and receiving do not overlap.
+    pub burst_line_ns: Distribution,
+    /// The receiver's read-ahead in lines (the runtime's burst), the size of the short stream.
+    pub burst_lines: u64,
+    /// Sustained cost per line of a long stream:
     /// `(T(long) − T(short)) / (lines(long) − lines(short))` for the sizes `stream_bytes`
     /// (both many times the ring's capacity, so ring flow control is included).
     pub line_ns: Distribution,
-    /// Single copy, `T(B) = direct_ns + B · copy_ns_per_byte`, from the sizes `direct_bytes`:
-    /// the intercept.
-    pub direct_ns: Distribution,
-    /// Single copy: the slope, ns per payload byte.
-    pub copy_ns_per_byte: Distribution,
-    /// The two streamed payload sizes behind `line_ns`, bytes.
+    /// The two long streamed payload sizes behind `line_ns`, bytes.
     pub stream_bytes: [u64; 2],
-    /// The two single-copy payload sizes behind `direct_ns` and `copy_ns_per_byte`, bytes.
-    pub direct_bytes: [u64; 2],
+    /// Single copy: one-way time of a broadcast of `direct_bytes[0]` bytes.
+    pub direct_ns: Distribution,
+    /// Single copy: ns per byte between `direct_bytes[0]` and `direct_bytes[1]`.
+    pub copy_ns_per_byte: Distribution,
+    /// Single copy: ns per byte between `direct_bytes[1]` and `direct_bytes[2]` (payloads
+    /// larger than the caches copy slower).
+    pub copy_large_ns_per_byte: Distribution,
+    /// The three single-copy payload sizes, bytes.
+    pub direct_bytes: [u64; 3],
     /// The single-copy chunk size the runtime used (bytes per descriptor).
     pub chunk_bytes: u64,
 }

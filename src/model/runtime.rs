@@ -84,12 +84,39 @@ pub struct RuntimeLevel {
     pub hop_ps: u64,
     /// Sender time between the starts of two separate messages (`max(g, o)`), ps.
     pub gap_ps: u64,
+    /// Sender time per line of the first `burst_lines` lines of a message, ps.
+    pub burst_line_ps: u64,
+    /// Lines a receiver reads ahead (a message this short is read only once complete).
+    pub burst_lines: u64,
     /// Sustained sender time per line of a long stream, ps.
     pub line_ps: u64,
-    /// Single-copy time per payload byte, fs; `None`: single copy not modelled here.
+    /// Single-copy time per payload byte, fs, for messages up to `copy_large_from` bytes;
+    /// `None`: single copy not modelled here.
     pub copy_fs_per_byte: Option<u64>,
+    /// Single-copy time per byte beyond `copy_large_from` bytes of a message, fs.
+    pub copy_large_fs_per_byte: u64,
+    /// Bytes of a message from which `copy_large_fs_per_byte` applies.
+    pub copy_large_from: u64,
     /// Where the values came from.
     pub source: RuntimeSource,
+}
+
+impl RuntimeLevel {
+    /// Sender time of a message of `lines` lines, ps: the first `burst_lines` at
+    /// `burst_line_ps`, the rest at `line_ps`.
+    pub fn stream_ps(&self, lines: u64) -> u64 {
+        let burst = lines.min(self.burst_lines);
+        burst * self.burst_line_ps + (lines - burst) * self.line_ps
+    }
+
+    /// Receiver time to copy a `bytes`-byte message by single copy, ps (`None` if single copy is
+    /// not modelled).
+    pub fn copy_ps(&self, bytes: u64) -> Option<u64> {
+        let small = self.copy_fs_per_byte?;
+        let near = bytes.min(self.copy_large_from);
+        let fs = near * small + (bytes - near) * self.copy_large_fs_per_byte;
+        Some(fs.div_ceil(1000))
+    }
 }
 
 /// The runtime's cost model of one machine (module docs).
@@ -144,21 +171,33 @@ fn level_costs(
 ) -> RuntimeLevel {
     let hop_ps = ratio_ps(lp.l()) + 2 * ratio_ps(lp.o());
     let gap_ps = ratio_ps(lp.g().max(lp.o()));
+    let fs = |ns_per_byte: f64| ps(ns_per_byte * factor * 1000.0);
     match runtime {
         Some(r) => RuntimeLevel {
             hop_ps,
             gap_ps,
+            burst_line_ps: ps(r.burst_line_ns.pick(pick) * factor).max(1),
+            burst_lines: r.burst_lines.max(1),
             line_ps: ps(r.line_ns.pick(pick) * factor).max(1),
-            copy_fs_per_byte: Some(ps(r.copy_ns_per_byte.pick(pick) * factor * 1000.0)),
+            copy_fs_per_byte: Some(fs(r.copy_ns_per_byte.pick(pick))),
+            copy_large_fs_per_byte: fs(r.copy_large_ns_per_byte.pick(pick)),
+            copy_large_from: r.direct_bytes[1],
             source,
         },
-        None => RuntimeLevel {
-            hop_ps,
-            gap_ps,
-            line_ps: ps(lp.big_g().to_f64() * 56.0).max(1),
-            copy_fs_per_byte: None,
-            source: RuntimeSource::LogGp,
-        },
+        None => {
+            let line_ps = ps(lp.big_g().to_f64() * 56.0).max(1);
+            RuntimeLevel {
+                hop_ps,
+                gap_ps,
+                burst_line_ps: line_ps,
+                burst_lines: 1,
+                line_ps,
+                copy_fs_per_byte: None,
+                copy_large_fs_per_byte: 0,
+                copy_large_from: u64::MAX,
+                source: RuntimeSource::LogGp,
+            }
+        }
     }
 }
 
@@ -242,7 +281,13 @@ impl RuntimeCosts {
     fn flat(profile: &Profile, hierarchy: &Hierarchy, pick: Pick) -> Option<RuntimeCosts> {
         let lp = profile.measured_levels().next()?;
         let logp = lp.logp(pick).ok()?;
-        let level = level_costs(&logp, lp.runtime.as_ref(), 1.0, RuntimeSource::Measured, pick);
+        let level = level_costs(
+            &logp,
+            lp.runtime.as_ref(),
+            1.0,
+            RuntimeSource::Measured,
+            pick,
+        );
         let finest = lp.runtime.as_ref().map(|r| (level.clone(), r));
         let pus = hierarchy.pu_count().max(1) as u32;
         Some(RuntimeCosts::assemble(
@@ -265,10 +310,12 @@ impl RuntimeCosts {
     ) -> RuntimeCosts {
         let (call_ps, direct_call_ps, chunk_bytes) = match finest {
             Some((l, r)) => {
-                let fixed = |t_ns: f64| ps(t_ns).saturating_sub(l.hop_ps + l.line_ps);
+                // What a one-line message and a `direct_bytes[0]`-byte copy cost beyond the call.
+                let first = l.hop_ps + l.burst_line_ps;
+                let copy = l.copy_ps(r.direct_bytes[0]).unwrap_or(0);
                 (
-                    fixed(r.one_line_ns.pick(pick)),
-                    Some(fixed(r.direct_ns.pick(pick))),
+                    ps(r.one_line_ns.pick(pick)).saturating_sub(first),
+                    Some(ps(r.direct_ns.pick(pick)).saturating_sub(first + copy)),
                     r.chunk_bytes.max(1),
                 )
             }

@@ -4,7 +4,9 @@
 //! each transport — so the choice between streaming lines and single copy, per size, comes from
 //! calibrated numbers, not from a fixed threshold.
 
-use super::{jobs_for_request, rank_with_schedules, runtime_model, Candidate, PlanError, PlanRequest};
+use super::{
+    jobs_for_request, rank_with_schedules, runtime_model, Candidate, PlanError, PlanRequest,
+};
 use crate::model::{Hierarchy, Pick, Profile, RuntimeCosts, Transport};
 use crate::schedule::Schedule;
 use crate::sim::{predict_runtime, RuntimePrediction};

@@ -29,6 +29,9 @@ pub enum PredictError {
     /// The profile did not measure single copy.
     #[error("the profile has no single-copy measurement: single copy is not modelled")]
     NoDirect,
+    /// The costs name no level at all.
+    #[error("the runtime costs have no level")]
+    NoCosts,
     /// A rank's next send is of a block it never receives (the runtime would wait forever).
     #[error("rank {rank} sends block {block}, which it never receives")]
     Stuck {
@@ -135,15 +138,16 @@ pub fn predict_runtime(
     let mut copy_free = vec![call; n as usize];
     let mut end = call;
     let mut heap: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
-    let ready = |r: u32, next: &[usize], hold: &[Vec<Option<Ramp>>], free: &[u64], pu_free: &[u64]| {
-        let &(_, b) = sends[r as usize].get(next[r as usize])?;
-        let h = hold[r as usize][b as usize]?;
-        Some(
-            free[r as usize]
-                .max(pu_free[costs.pu(r) as usize])
-                .max(h.first),
-        )
-    };
+    let ready =
+        |r: u32, next: &[usize], hold: &[Vec<Option<Ramp>>], free: &[u64], pu_free: &[u64]| {
+            let &(_, b) = sends[r as usize].get(next[r as usize])?;
+            let h = hold[r as usize][b as usize]?;
+            Some(
+                free[r as usize]
+                    .max(pu_free[costs.pu(r) as usize])
+                    .max(h.first),
+            )
+        };
     for r in 0..n {
         if let Some(t) = ready(r, &next, &hold, &free, &pu_free) {
             heap.push(Reverse((t, r)));
@@ -160,29 +164,35 @@ pub fn predict_runtime(
         let (to, b) = sends[r as usize][next[r as usize]];
         let h = hold[r as usize][b as usize].expect("ready");
         let u = units[b as usize];
-        let (hop, gap, line, copy_fs) = match costs.between(r, to) {
-            Some(l) => (l.hop_ps + wait, l.gap_ps, l.line_ps, l.copy_fs_per_byte),
-            None => {
-                // Two ranks of one PU: a handoff, at the finest level's per-line costs.
-                let (gap, line, copy) =
-                    finest.map_or((0, 1, None), |l| (l.gap_ps, l.line_ps, l.copy_fs_per_byte));
-                (costs.switch_ps() + wait, gap, line, copy)
-            }
+        // Two ranks of one PU: a handoff instead of a hop, at the finest level's other costs.
+        let (level, hop) = match costs.between(r, to) {
+            Some(l) => (l, l.hop_ps + wait),
+            None => (
+                finest.ok_or(PredictError::NoCosts)?,
+                costs.switch_ps() + wait,
+            ),
         };
-        // Receive work per unit: the copy under single copy, nothing extra for lines.
-        let recv = match transport {
-            Transport::Stream => 0,
+        let (sent_last, first, last) = match transport {
+            Transport::Stream => {
+                let sent_last = (start + level.stream_ps(u)).max(h.last + level.line_ps);
+                // The receiver reads once the line `burst_lines` ahead (or the last) is written.
+                let first = start + level.stream_ps(u.min(level.burst_lines)) + hop;
+                (sent_last, first, sent_last + hop)
+            }
             Transport::Direct => {
-                let per_unit = unit_bytes[b as usize].div_ceil(u.max(1));
-                (per_unit * copy_fs.ok_or(PredictError::NoDirect)?).div_ceil(1000)
+                // One descriptor line per chunk; the receiver copies chunk by chunk.
+                let copy = level
+                    .copy_ps(unit_bytes[b as usize])
+                    .ok_or(PredictError::NoDirect)?;
+                let per_unit = copy.div_ceil(u);
+                let line = level.burst_line_ps;
+                let sent_last = (start + u * line).max(h.last + line);
+                let first = (start + line + hop).max(copy_free[to as usize]) + per_unit;
+                let last = (sent_last + hop + per_unit).max(first + (u - 1) * per_unit);
+                copy_free[to as usize] = last;
+                (sent_last, first, last)
             }
         };
-        let sent_last = (start + u * line).max(h.last + line);
-        let first = (start + line + hop).max(copy_free[to as usize]) + recv;
-        let last = (sent_last + hop + recv).max(first + (u - 1) * recv);
-        if transport == Transport::Direct {
-            copy_free[to as usize] = last;
-        }
         let ramp = Ramp { first, last };
         let slot = &mut hold[to as usize][b as usize];
         let newly = slot.is_none();
@@ -190,9 +200,9 @@ pub fn predict_runtime(
             Some(old) if old.first <= ramp.first => old,
             _ => ramp,
         });
-        free[r as usize] = (start + gap).max(sent_last);
+        free[r as usize] = (start + level.gap_ps).max(sent_last);
         let pu = costs.pu(r) as usize;
-        pu_free[pu] = pu_free[pu].max(start) + u * line;
+        pu_free[pu] = pu_free[pu].max(start) + (sent_last - start).min(level.stream_ps(u));
         end = end.max(sent_last).max(last);
         next[r as usize] += 1;
         if let Some(t) = ready(r, &next, &hold, &free, &pu_free) {

@@ -629,7 +629,10 @@ impl Receiver {
     #[inline]
     fn is_readable(&self) -> bool {
         let seq = self.ring.slots[self.index].seq.load(Ordering::Acquire);
-        debug_assert!(seq <= self.head + 1, "slot sequence ran ahead of the consumer");
+        debug_assert!(
+            seq <= self.head + 1,
+            "slot sequence ran ahead of the consumer"
+        );
         seq == self.head + 1
     }
 

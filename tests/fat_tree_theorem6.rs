@@ -157,8 +157,14 @@ fn prefix_is_within_a_constant_of_the_papers_broadcast_bounds() {
             };
             let upper = t3(f, u64::from(n)).min(t4(f, u64::from(n)));
             let lower = theorem2(f, u64::from(n));
-            assert!(time <= 2 * upper, "n={n} w={f}: prefix {time}, (3)/(4) {upper}");
-            assert!(time >= lower, "n={n} w={f}: prefix {time}, Theorem 2 {lower}");
+            assert!(
+                time <= 2 * upper,
+                "n={n} w={f}: prefix {time}, (3)/(4) {upper}"
+            );
+            assert!(
+                time >= lower,
+                "n={n} w={f}: prefix {time}, Theorem 2 {lower}"
+            );
             if e >= 4 {
                 worst = worst.max(time as f64 / upper as f64);
             }

@@ -21,7 +21,15 @@ fn every_m_where_the_row_plan_streams() {
 /// `docs/kport-reading.md`), for every `m`.
 #[test]
 fn every_m_where_the_last_batches_are_re_planned() {
-    for (n, k) in [(35, 5), (48, 6), (62, 7), (63, 7), (79, 8), (97, 9), (99, 9)] {
+    for (n, k) in [
+        (35, 5),
+        (48, 6),
+        (62, 7),
+        (63, 7),
+        (79, 8),
+        (97, 9),
+        (99, 9),
+    ] {
         let v = every_m(n, k).unwrap_or_else(|e| panic!("{e}"));
         assert!(v.starts_with("re-planned"), "k={k} n={n}: {v}");
     }

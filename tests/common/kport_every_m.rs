@@ -138,7 +138,9 @@ pub(crate) fn every_m(n: u32, k: u32) -> Result<String, String> {
                 .collect())
         };
         if tail(m, 0)? != tail(m2, p)? {
-            return Err(format!("k={k} n={n} m={m}: last rounds differ from m = {m2}"));
+            return Err(format!(
+                "k={k} n={n} m={m}: last rounds differ from m = {m2}"
+            ));
         }
         Ok(())
     })?;
@@ -147,4 +149,3 @@ pub(crate) fn every_m(n: u32, k: u32) -> Result<String, String> {
         kq * (b0 + p) as u32
     ))
 }
-

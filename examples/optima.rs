@@ -51,6 +51,21 @@ fn table(label: &str, model: &Model, n_max: u32, m_max: u32) {
     println!("| n | m | optimum | best algorithm (which) | greedy | lower bound | nodes |");
     println!("|---|---|---|---|---|---|---|");
     let (mut rows, mut best_opt, mut greedy_opt, mut bound_opt) = (0, 0, 0, 0);
+    // per algorithm (greedy included): cases it applies to, cases optimal, worst excess
+    let mut each: Vec<(String, usize, usize, u64)> = Vec::new();
+    let mut tally = |name: String, t: u64, opt: u64| {
+        let i = match each.iter().position(|e| e.0 == name) {
+            Some(i) => i,
+            None => {
+                each.push((name, 0, 0, 0));
+                each.len() - 1
+            }
+        };
+        let e = &mut each[i];
+        e.1 += 1;
+        e.2 += usize::from(t == opt);
+        e.3 = e.3.max(t - opt);
+    };
     for n in 2..=n_max {
         for m in 1..=m_max {
             let best = match optimum(model, n, m, 50_000_000) {
@@ -67,15 +82,28 @@ fn table(label: &str, model: &Model, n_max: u32, m_max: u32) {
             let lb = r.lower_bound().unwrap();
             assert!(lb <= opt);
             let mut top: Option<(u64, Algorithm)> = None;
+            let mut best_d: Option<u64> = None;
             for a in algorithms(n) {
                 if let Some(t) = makespan(a, n, m, model) {
                     assert!(t >= opt, "{label} n={n} m={m}: {a} beats the optimum");
+                    if matches!(a, Algorithm::Dtree { .. }) {
+                        best_d = Some(best_d.map_or(t, |b| b.min(t)));
+                    } else {
+                        tally(a.to_string(), t, opt);
+                    }
                     if top.is_none_or(|x| t < x.0) {
                         top = Some((t, a));
                     }
                 }
             }
+            if let Some(t) = best_d {
+                tally("dtree (best d)".into(), t, opt);
+            }
             let greedy = makespan(Algorithm::Greedy, n, m, model);
+            if let Some(t) = greedy {
+                assert!(t >= opt, "{label} n={n} m={m}: greedy beats the optimum");
+                tally("greedy".into(), t, opt);
+            }
             let bold = |t: u64| {
                 if t > opt {
                     format!("**{}**", fmt(t))
@@ -102,6 +130,12 @@ fn table(label: &str, model: &Model, n_max: u32, m_max: u32) {
         "\n{rows} cases: the best algorithm is optimal in {best_opt}, greedy in {greedy_opt}, \
          the lower bound is tight in {bound_opt}."
     );
+    // every algorithm against the optimum (DTREE: the best d of each case)
+    println!("\n| algorithm | applies | optimal | worst excess |");
+    println!("|---|---|---|---|");
+    for (name, applies, optimal, worst) in &each {
+        println!("| {name} | {applies} | {optimal} | {} |", fmt(*worst));
+    }
 }
 
 fn main() {

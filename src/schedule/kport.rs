@@ -29,10 +29,11 @@
 //!
 //! # Rotation (§4, rebuilt)
 //!
-//! Reaches `⌈m/k'⌉ + ⌈log_{k'+1} n⌉` rounds (Theorem 10, one above Lemma 2) for every `n`, `m`
-//! and `k' ≥ 2` tested (every `k' ≤ 9`, `n ≤ 400`, `m ≤ 4k' + 1`, and more:
-//! `docs/kport-reading.md`); `k' = 1` is the 1-port model, handed to the round-optimal circulant
-//! schedule. The construction (the
+//! Reaches `⌈m/k'⌉ + ⌈log_{k'+1} n⌉` rounds (Theorem 10, one above Lemma 2) for every `m` and
+//! every `k ≤ 9`, `n ≤ 400` (a reduction to finitely many `m` per `(k, n)`, checked:
+//! `docs/kport-reading.md`, "Every m"), but not everywhere beyond: for `10 ≤ k ≤ 16`, `n ≤ 400`,
+//! 11 pairs with `n` just below `(k + 1)²` take one round more (smallest `k = 13, n = 189,
+//! m = 26`); `k' = 1` is the 1-port model, handed to the round-optimal circulant schedule. The construction (the
 //! paper's black boxes could not be read; this generalizes its "nice number" box, whose sets
 //! `S_{i,j}` rotate):
 //!

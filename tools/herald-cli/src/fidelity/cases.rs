@@ -43,9 +43,12 @@ pub(crate) struct Case {
     pub(crate) measured: Vec<(f64, f64)>,
 }
 
+/// Whether a planned candidate is of a baseline's kind.
+type IsBaseline = fn(&Candidate) -> bool;
+
 /// The MPI-style baselines: a name, and whether a planned candidate is one. The planner's
 /// best-ranked candidate of each kind stands for it.
-const BASELINES: [(&str, fn(&Candidate) -> bool); 4] = [
+const BASELINES: [(&str, IsBaseline); 4] = [
     ("binomial", |c| {
         c.algorithm == Algorithm::Binomial && c.blocks == 1
     }),

@@ -135,9 +135,8 @@ pub(crate) fn run_slices(h: &Hierarchy, all: &mut [Case], slices: usize) -> Resu
     let mut teams: BTreeMap<u32, Team> = BTreeMap::new();
     let mut keys: Vec<(u32, Transport)> = Vec::new();
     for c in all.iter() {
-        if !teams.contains_key(&c.n) {
-            let team = Team::with_cores(cpus_for(h, c.n)).map_err(CliError::usage)?;
-            teams.insert(c.n, team);
+        if let std::collections::btree_map::Entry::Vacant(e) = teams.entry(c.n) {
+            e.insert(Team::with_cores(cpus_for(h, c.n)).map_err(CliError::usage)?);
         }
         if !keys.contains(&(c.n, c.transport)) {
             keys.push((c.n, c.transport));

@@ -77,7 +77,8 @@ enum Command {
     Calibrate(calibrate::CalibrateArgs),
     /// Measure herald against raw hardware and peer crates (per-slice ratios).
     Bench(bench::BenchArgs),
-    /// Compare the model's predicted 2-rank broadcast times with measured ones, per mode.
+    /// Compare the planner's predicted broadcast times with measured ones for several rank
+    /// counts, per latency mode, and measure the regret of its pick.
     Fidelity(fidelity::FidelityArgs),
     /// Soak the collectives: random calls, sizes, late ranks and injected panics, every byte
     /// verified; counts corruptions and hangs.

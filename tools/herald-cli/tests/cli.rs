@@ -374,7 +374,7 @@ fn bad_hierarchical_input_is_one_line_and_exit_2() {
     }
 }
 
-// ------------------------------------------------ herald run --profile, fidelity, bench
+// ------------------------------------------------ herald run --profile, bench
 
 #[test]
 fn run_with_a_profile_prints_predicted_and_measured() {
@@ -402,55 +402,8 @@ fn run_with_a_profile_prints_predicted_and_measured() {
 }
 
 #[test]
-fn fidelity_measures_every_distinct_candidate() {
-    let v = json(&herald(&[
-        "fidelity",
-        "--profile",
-        &profile(),
-        "--force",
-        "--sizes",
-        "64,3000",
-        "--slices",
-        "1",
-        "--json",
-    ]));
-    let predictions = v["predictions"].as_array().unwrap();
-    assert!(predictions.iter().any(|c| c["bytes"] == 64));
-    assert!(predictions.iter().any(|c| c["bytes"] == 3000));
-    for c in predictions {
-        let (f, d, s) = (
-            c["fastest_ns"].as_f64().unwrap(),
-            c["dominant_ns"].as_f64().unwrap(),
-            c["slowest_ns"].as_f64().unwrap(),
-        );
-        assert!(0.0 < f && f <= d && d <= s, "{c}");
-    }
-    let cases = v["modes"][0]["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), predictions.len());
-    assert!(cases
-        .iter()
-        .all(|c| c["measured_ns"].as_f64().unwrap() > 0.0));
-}
-
-#[test]
-fn fidelity_and_bench_reject_bad_input() {
-    bad_input(&["fidelity", "--profile", "/nonexistent/profile.json"]);
-    bad_input(&[
-        "fidelity",
-        "--profile",
-        &profile(),
-        "--force",
-        "--slices",
-        "0",
-    ]);
-    bad_input(&[
-        "fidelity",
-        "--profile",
-        &profile(),
-        "--force",
-        "--sizes",
-        "0",
-    ]);
+fn bench_rejects_bad_input() {
+    // herald fidelity: tests/fidelity.rs
     bad_input(&["bench", "hop", "--slices", "0"]);
     bad_input(&["bench", "bcast64", "--algo", "nonsense"]);
     bad_input(&["bench", "nonsense"]);

@@ -1,0 +1,180 @@
+//! Timing one case: barrier then one broadcast, repeated; interleaved slices over all cases.
+
+use super::cases::Case;
+use super::Transport;
+use crate::CliError;
+use herald::runtime::CollectiveError;
+use herald::{Comm, CommOptions, CommRank, Hierarchy, Program, Team};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// What one measurement aims at: about a millisecond of broadcasts (barriers included).
+const TARGET_NS: f64 = 1.0e6;
+/// Repetitions per measurement: at least this many…
+const MIN_REPS: u64 = 3;
+/// …and at most this many.
+const MAX_REPS: u64 = 2_000;
+/// Round trips of the raw hop that names a measurement's latency mode.
+const HOP_ROUND_TRIPS: u64 = 300;
+
+/// The OS CPU of each of `n` ranks: round-robin over the machine's PUs in compact order (the
+/// ranks of `n ≤ PUs` have a PU each, in the order the planner's model places them).
+fn cpus_for(h: &Hierarchy, n: u32) -> Vec<usize> {
+    let pus = h.os_indices();
+    (0..n as usize).map(|r| pus[r % pus.len()]).collect()
+}
+
+/// The communicator options of `transport`.
+fn options(transport: Transport) -> CommOptions {
+    let direct_min_bytes = match transport {
+        Transport::Stream => usize::MAX,
+        Transport::Direct => 1,
+    };
+    CommOptions {
+        direct_min_bytes,
+        ..CommOptions::default()
+    }
+}
+
+/// A payload for measurement `seed`.
+fn pattern(bytes: usize, seed: u64) -> Vec<u8> {
+    (0..bytes)
+        .map(|i| (i as u64).wrapping_mul(31).wrapping_add(seed * 7 + 3) as u8)
+        .collect()
+}
+
+/// The stamp of repetition `i` of measurement `seed`: the first (up to) 8 bytes.
+fn stamp(buf: &mut [u8], seed: u64, i: u64) {
+    let w = buf.len().min(8);
+    buf[..w].copy_from_slice(&((seed << 24) ^ i ^ 0xA5A5_0000).to_le_bytes()[..w]);
+}
+
+/// Whether `buf` carries repetition `i`'s stamp.
+fn stamped(buf: &[u8], seed: u64, i: u64) -> bool {
+    let w = buf.len().min(8);
+    buf[..w] == ((seed << 24) ^ i ^ 0xA5A5_0000).to_le_bytes()[..w]
+}
+
+/// One rank's record of a measurement: the root's start instants, its own return instants,
+/// and whether every byte arrived.
+type RankRecord = (Vec<Instant>, Vec<Instant>, bool);
+
+/// Times `k` barrier-then-one broadcasts of `program` over `bytes` bytes on `ranks`: the
+/// per-repetition ns (root's start to the latest return) and the ns per repetition including
+/// the barriers. `Err` if a byte arrived wrong or a call failed.
+fn measure(
+    team: &mut Team,
+    ranks: &mut [CommRank<'_>],
+    program: &Program,
+    bytes: usize,
+    k: u64,
+    seed: u64,
+) -> Result<(Vec<f64>, f64), CliError> {
+    let root = program.root() as usize;
+    let out = team.run_with(ranks, |_, c| -> Result<RankRecord, CollectiveError> {
+        let me = c.rank();
+        let mut buf = if me == root {
+            pattern(bytes, seed)
+        } else {
+            vec![0; bytes]
+        };
+        // Untimed: warms the rings, the caches and the barrier.
+        c.barrier()?;
+        c.broadcast_with(program, &mut buf)?;
+        let (mut starts, mut ends) = (Vec::new(), Vec::with_capacity(k as usize));
+        let mut ok = true;
+        for i in 0..k {
+            if me == root {
+                stamp(&mut buf, seed, i);
+            }
+            c.barrier()?;
+            if me == root {
+                starts.push(Instant::now());
+            }
+            c.broadcast_with(program, &mut buf)?;
+            ends.push(Instant::now());
+            ok &= stamped(&buf, seed, i);
+        }
+        let mut want = pattern(bytes, seed);
+        stamp(&mut want, seed, k - 1);
+        Ok((starts, ends, ok && buf == want))
+    });
+    let mut records = Vec::with_capacity(out.len());
+    for (rank, r) in out.into_iter().enumerate() {
+        let r = r.map_err(|e| CliError::Failed(format!("rank {rank}: {e}")))?;
+        if !r.2 {
+            return Err(CliError::Failed(format!(
+                "{bytes} bytes on {} ranks: rank {rank} holds wrong bytes",
+                program.n()
+            )));
+        }
+        records.push(r);
+    }
+    let starts = &records[root].0;
+    let times: Vec<f64> = (0..k as usize)
+        .map(|i| {
+            let last = records.iter().map(|r| r.1[i]).max().expect("ranks");
+            last.saturating_duration_since(starts[i]).as_nanos() as f64
+        })
+        .collect();
+    let last = records.iter().map(|r| r.1[k as usize - 1]).max();
+    let span = last.map_or(0.0, |l| {
+        l.saturating_duration_since(starts[0]).as_nanos() as f64
+    });
+    Ok((times, span / k as f64))
+}
+
+/// Measures every case `slices` times, interleaved: each slice runs every case once in a
+/// rotating order, each measurement preceded by a raw hop on the first two PUs.
+///
+/// # Errors
+/// A usage error if a team cannot start; `Failed` if a byte arrives wrong or a call fails.
+pub(crate) fn run_slices(h: &Hierarchy, all: &mut [Case], slices: usize) -> Result<(), CliError> {
+    let pus = h.os_indices();
+    let mut hop_team = Team::with_cores(vec![pus[0], pus[1]]).map_err(CliError::usage)?;
+    let mut teams: BTreeMap<u32, Team> = BTreeMap::new();
+    let mut keys: Vec<(u32, Transport)> = Vec::new();
+    for c in all.iter() {
+        if let std::collections::btree_map::Entry::Vacant(e) = teams.entry(c.n) {
+            e.insert(Team::with_cores(cpus_for(h, c.n)).map_err(CliError::usage)?);
+        }
+        if !keys.contains(&(c.n, c.transport)) {
+            keys.push((c.n, c.transport));
+        }
+    }
+    let mut comms: Vec<Comm> = keys
+        .iter()
+        .map(|&(n, t)| Comm::with_options(n as usize, options(t)).map_err(CliError::usage))
+        .collect::<Result<_, _>>()?;
+    // Endpoints live for the whole run, as an application's would: warm rings.
+    let mut ends: Vec<Vec<CommRank<'_>>> = comms.iter_mut().map(Comm::ranks).collect();
+    let slot = |c: &Case| {
+        keys.iter()
+            .position(|&k| k == (c.n, c.transport))
+            .expect("key")
+    };
+    let mut seed = 0u64;
+    // A first pass checks every case and sizes its repetitions to about TARGET_NS.
+    let mut reps = Vec::with_capacity(all.len());
+    for c in all.iter() {
+        seed += 1;
+        let team = teams.get_mut(&c.n).expect("team");
+        let (_, per) = measure(team, &mut ends[slot(c)], &c.program, c.bytes, 3, seed)?;
+        reps.push(((TARGET_NS / per.max(1.0)) as u64).clamp(MIN_REPS, MAX_REPS));
+    }
+    let len = all.len();
+    let stride = len.div_ceil(slices).max(1);
+    for s in 0..slices {
+        for i in 0..len {
+            let j = (i + s * stride) % len;
+            seed += 1;
+            let raw = crate::bench::raw_hop(&mut hop_team, HOP_ROUND_TRIPS);
+            let c = &all[j];
+            let team = teams.get_mut(&c.n).expect("team");
+            let (times, _) = measure(team, &mut ends[slot(c)], &c.program, c.bytes, reps[j], seed)?;
+            let median = herald::stats::Summary::of_f64(&times).map_or(f64::NAN, |s| s.median);
+            all[j].measured.push((raw, median));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,187 @@
+//! `herald fidelity`: the planner's predicted time of its candidate broadcasts against the time
+//! the runtime takes, for several rank counts (oversubscribed ones included), per latency mode,
+//! and the planner's regret: how much slower its pick ran than the best candidate measured.
+//!
+//! 1. **Cases** ([`cases`]). For each rank count `n` and payload size the planner ranks its
+//!    candidates under the model it uses for the runtime (the profile's hierarchical model when
+//!    every rank has a CPU of its own, else the oversubscribed flat model). The `--top`
+//!    best-ranked candidates with distinct compiled programs are measured, plus the MPI-style
+//!    baselines the planner offers that are not among them: binomial tree, flat tree (star),
+//!    scatter-allgather and a pipelined chain. Each case runs in the transport the runtime
+//!    uses for its size (line stream, or single copy from `CommOptions::direct_min_bytes` on),
+//!    or as `--transport` says. Every prediction comes from one function,
+//!    [`cases::predicted_ns`].
+//! 2. **Measurement** ([`measure`]): `n` ranks are a `Team` of `n` workers pinned round-robin
+//!    to the machine's CPUs (more ranks than CPUs share them). One broadcast is timed OSU-style,
+//!    barrier then one: every rank enters `barrier()`, the root reads the clock just before its
+//!    `broadcast_with`, every rank reads it when its call returns; the broadcast takes from the
+//!    root's start to the latest return. A measurement repeats this about a millisecond's worth
+//!    (at least 3 times) and keeps the median; it checks every received byte once (and a stamp
+//!    per repetition).
+//! 3. **Slices**: every slice runs every case once, in a rotating order, each measurement
+//!    preceded by a short raw core-to-core hop on CPUs 0 and 1 that names the latency mode it
+//!    ran in ([`herald::calibrate::find_modes`]).
+//! 4. **Report** ([`report`]): per mode, each case's median over its measurements in that mode
+//!    with p10–p90, its prediction for the profile's regime nearest the mode, and per
+//!    `(n, bytes, mode)` the regret `measured(pick) / measured(best) − 1`.
+
+mod cases;
+mod measure;
+mod report;
+
+use crate::CliError;
+use herald::{model::load_profile, CommOptions, TopologySource};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Arguments of `herald fidelity`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct FidelityArgs {
+    /// The calibrated profile whose model is tested.
+    #[arg(long, value_name = "FILE")]
+    profile: PathBuf,
+    /// Accept a profile of another host or schema version.
+    #[arg(long)]
+    force: bool,
+    /// Rank counts (more than the machine's CPUs: ranks share CPUs).
+    #[arg(long, value_delimiter = ',', default_value = "2,4,8,16")]
+    ranks: Vec<u32>,
+    /// Payload sizes in bytes.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "8,64,512,4096,32768,262144,1048576,4194304"
+    )]
+    sizes: Vec<usize>,
+    /// Interleaved measurement slices (each measures every case once).
+    #[arg(long, default_value_t = 5)]
+    slices: usize,
+    /// Distinct planner candidates measured per (ranks, size), best-ranked first.
+    #[arg(long, default_value_t = 5)]
+    top: usize,
+    /// The transport measured: the runtime's choice by size (`auto`), or `stream`, `direct`
+    /// (single copy) or `both` for every case.
+    #[arg(long, value_enum, default_value_t = TransportArg::Auto)]
+    transport: TransportArg,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `--transport`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TransportArg {
+    /// The runtime's default: single copy from `CommOptions::direct_min_bytes` on.
+    Auto,
+    /// Line streams only.
+    Stream,
+    /// Single copy only.
+    Direct,
+    /// Both, for every case.
+    Both,
+}
+
+/// How a broadcast moves its payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Transport {
+    /// Lines through the rings.
+    Stream,
+    /// Descriptors through the rings, payload copied from the sender's buffer.
+    Direct,
+}
+
+impl Transport {
+    /// The name in the output.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Transport::Stream => "stream",
+            Transport::Direct => "direct",
+        }
+    }
+
+    /// The transport a default communicator uses for `bytes`.
+    pub(crate) fn runtime_default(bytes: usize) -> Transport {
+        if bytes >= CommOptions::default().direct_min_bytes {
+            Transport::Direct
+        } else {
+            Transport::Stream
+        }
+    }
+
+    /// The transports `arg` measures for `bytes`.
+    fn measured(arg: TransportArg, bytes: usize) -> Vec<Transport> {
+        match arg {
+            TransportArg::Auto => vec![Transport::runtime_default(bytes)],
+            TransportArg::Stream => vec![Transport::Stream],
+            TransportArg::Direct => vec![Transport::Direct],
+            TransportArg::Both => vec![Transport::Stream, Transport::Direct],
+        }
+    }
+}
+
+/// Rejects bad arguments with one line.
+fn validate(a: &FidelityArgs) -> Result<(), CliError> {
+    if a.ranks.is_empty() || a.ranks.iter().any(|&n| n < 2) {
+        return Err(CliError::usage(
+            "--ranks must list rank counts of at least 2",
+        ));
+    }
+    if a.ranks
+        .iter()
+        .any(|&n| n as usize > herald::runtime::MAX_COMM_RANKS)
+    {
+        return Err(CliError::usage(
+            "--ranks: too many ranks for one communicator",
+        ));
+    }
+    if a.sizes.is_empty() || a.sizes.contains(&0) {
+        return Err(CliError::usage("--sizes must list positive byte counts"));
+    }
+    if a.sizes.iter().any(|&b| b > u32::MAX as usize) {
+        return Err(CliError::usage("--sizes: at most 4 GiB per broadcast"));
+    }
+    if a.slices == 0 {
+        return Err(CliError::usage("--slices must be at least 1"));
+    }
+    if a.top == 0 {
+        return Err(CliError::usage("--top must be at least 1"));
+    }
+    Ok(())
+}
+
+/// Runs `herald fidelity`.
+pub(crate) fn run(a: &FidelityArgs) -> Result<(), CliError> {
+    validate(a)?;
+    let started = Instant::now();
+    let profile = load_profile(&a.profile, a.force).map_err(CliError::usage)?;
+    let h = TopologySource::Machine.load().map_err(CliError::usage)?;
+    if h.pu_count() < 2 {
+        return Err(CliError::usage("fidelity needs two CPUs"));
+    }
+    let (mut ranks, mut sizes) = (a.ranks.clone(), a.sizes.clone());
+    ranks.sort_unstable();
+    ranks.dedup();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut all = Vec::new();
+    for &n in &ranks {
+        for &bytes in &sizes {
+            let transports = Transport::measured(a.transport, bytes);
+            all.extend(cases::cases(&profile, &h, n, bytes, a.top, &transports)?);
+        }
+    }
+    measure::run_slices(&h, &mut all, a.slices)?;
+    let out = report::build(
+        &profile,
+        &h,
+        &all,
+        a.slices,
+        started.elapsed().as_secs_f64(),
+    );
+    if a.json {
+        let text = serde_json::to_string(&out).map_err(|e| CliError::Failed(e.to_string()))?;
+        crate::print_out(&format!("{text}\n"))
+    } else {
+        crate::print_out(&report::table(&out))
+    }
+}

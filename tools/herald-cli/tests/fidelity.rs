@@ -1,0 +1,237 @@
+//! `herald fidelity`: the shape of a tiny real run and invariants derived from its own rows
+//! (never its speed), under a watchdog; bad input exits 2 with one line.
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn profile() -> String {
+    format!(
+        "{}/../../tests/data/profile-2core.json",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// Runs `herald args…`, failing if it takes longer than `limit` (then it is killed). A hang
+/// detector, not a timing assertion.
+fn watched(args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_herald"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("herald starts");
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            v
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("stderr")));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("herald {args:?} ran longer than {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Output {
+        status,
+        stdout: out.join().expect("stdout reader"),
+        stderr: err.join().expect("stderr reader"),
+    }
+}
+
+fn json(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
+}
+
+/// Asserts exit code 2 with exactly one line on stderr and no panic.
+fn bad_input(args: &[&str]) {
+    let out = watched(args, Duration::from_secs(120));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{err}"
+    );
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// The planner's first candidate for 2 ranks, asked of `herald plan` with the same profile
+/// (2 ranks have a CPU each: the profile's hierarchical model, ranks in compact order).
+fn plan_first(bytes: usize) -> String {
+    let v = json(&watched(
+        &[
+            "plan",
+            "--profile",
+            &profile(),
+            "--force",
+            "-n",
+            "2",
+            "--bytes",
+            &bytes.to_string(),
+            "--json",
+        ],
+        Duration::from_secs(120),
+    ));
+    let best = &v["best"];
+    format!("{} m={}", best["label"].as_str().unwrap(), best["blocks"])
+}
+
+#[test]
+fn tiny_run_has_the_documented_shape_and_invariants() {
+    let p = profile();
+    let v = json(&watched(
+        &[
+            "fidelity",
+            "--profile",
+            &p,
+            "--force",
+            "--ranks",
+            "2,3",
+            "--sizes",
+            "8,4096",
+            "--slices",
+            "1",
+            "--top",
+            "2",
+            "--json",
+        ],
+        Duration::from_secs(300),
+    ));
+    assert_eq!(v["method"], "barrier-then-one");
+    let modes = v["modes"].as_array().expect("modes");
+    assert!(!modes.is_empty());
+    let rows = v["rows"].as_array().expect("rows");
+    let regret = v["regret"].as_array().expect("regret");
+    let direct_min = herald::CommOptions::default().direct_min_bytes;
+    for r in rows {
+        for key in [
+            "n",
+            "bytes",
+            "candidate",
+            "mode",
+            "predicted_ns",
+            "measured_ns",
+            "transport",
+            "blocks",
+            "samples",
+            "measured_over_predicted",
+            "planner_rank",
+        ] {
+            assert!(r.get(key).is_some(), "row lacks {key}: {r}");
+        }
+        let n = r["n"].as_u64().unwrap();
+        let bytes = r["bytes"].as_u64().unwrap() as usize;
+        assert!(n == 2 || n == 3, "{r}");
+        assert!(bytes == 8 || bytes == 4096, "{r}");
+        assert!((r["mode"].as_u64().unwrap() as usize) < modes.len());
+        let predicted = f(&r["predicted_ns"]);
+        assert!(predicted > 0.0 && predicted.is_finite(), "{r}");
+        let m = &r["measured_ns"];
+        let (p10, median, p90) = (f(&m["p10"]), f(&m["median"]), f(&m["p90"]));
+        assert!(0.0 < p10 && p10 <= median && median <= p90, "{r}");
+        assert!(r["samples"].as_u64().unwrap() >= 1);
+        // --transport auto: the runtime's choice by size.
+        let want = if bytes >= direct_min {
+            "direct"
+        } else {
+            "stream"
+        };
+        assert_eq!(r["transport"], want, "{r}");
+    }
+    // Every (n, bytes) measured has the planner's pick among its rows and a regret entry.
+    let mut seen = BTreeSet::new();
+    for g in regret {
+        let key = (g["n"].as_u64().unwrap(), g["bytes"].as_u64().unwrap());
+        seen.insert(key);
+        let group: Vec<&Value> = rows
+            .iter()
+            .filter(|r| (r["n"].as_u64().unwrap(), r["bytes"].as_u64().unwrap()) == key)
+            .filter(|r| r["mode"] == g["mode"])
+            .collect();
+        assert!(!group.is_empty(), "{g}");
+        let regret = f(&g["regret"]);
+        assert!(regret >= 0.0, "{g}");
+        let fastest = group
+            .iter()
+            .map(|r| f(&r["measured_ns"]["median"]))
+            .fold(f64::INFINITY, f64::min);
+        let best = group
+            .iter()
+            .find(|r| r["candidate"] == g["best"])
+            .expect("best is one of the rows");
+        assert_eq!(f(&best["measured_ns"]["median"]), fastest, "{g}");
+        let pick = group
+            .iter()
+            .find(|r| r["planner_rank"] == 1)
+            .expect("the pick was measured in this mode");
+        assert_eq!(g["pick"], pick["candidate"], "{g}");
+        let want = f(&pick["measured_ns"]["median"]) / f(&best["measured_ns"]["median"]) - 1.0;
+        assert!((regret - want).abs() <= 1e-9 * want.abs().max(1.0), "{g}");
+        // At most --top planner candidates, the rest baselines.
+        let plain = group.iter().filter(|r| r["baseline"].is_null()).count();
+        assert!(plain <= 2, "{g}");
+    }
+    let all: BTreeSet<(u64, u64)> = [(2, 8), (2, 4096), (3, 8), (3, 4096)].into();
+    assert_eq!(seen, all);
+    // The pick for 2 ranks is what `herald plan` ranks first with the same profile.
+    for bytes in [8usize, 4096] {
+        let first = plan_first(bytes);
+        for g in regret.iter().filter(|g| g["n"] == 2 && g["bytes"] == bytes) {
+            assert_eq!(g["pick"], first.as_str(), "{g}");
+        }
+    }
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line() {
+    let p = profile();
+    let base = ["fidelity", "--profile", p.as_str(), "--force"];
+    for extra in [
+        &["--ranks", "0"][..],
+        &["--ranks", "1"],
+        &["--ranks", "2,1"],
+        &["--ranks", "x"],
+        &["--sizes", "0"],
+        &["--sizes", "8,0"],
+        &["--slices", "0"],
+        &["--top", "0"],
+        &["--transport", "carrier-pigeon"],
+    ] {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        bad_input(&args);
+    }
+    // The fixture was measured on host "fixture": refused without --force.
+    bad_input(&["fidelity", "--profile", &p]);
+    bad_input(&["fidelity", "--profile", "/nonexistent/profile.json"]);
+    let malformed = std::env::temp_dir().join(format!("herald-fid-{}.json", std::process::id()));
+    std::fs::write(&malformed, "{ not json").unwrap();
+    bad_input(&[
+        "fidelity",
+        "--profile",
+        malformed.to_str().unwrap(),
+        "--force",
+    ]);
+    let _ = std::fs::remove_file(&malformed);
+}

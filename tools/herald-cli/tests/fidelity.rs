@@ -76,9 +76,9 @@ fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
-/// The planner's first candidate for 2 ranks, asked of `herald plan` with the same profile
-/// (2 ranks have a CPU each: the profile's hierarchical model, ranks in compact order).
-fn plan_first(bytes: usize) -> String {
+/// The runtime planner's first (candidate, transport) for 2 ranks, asked of `herald plan` with
+/// the same profile (its `runtime` ranking; ranks in compact order).
+fn plan_first(bytes: usize) -> (String, String) {
     let v = json(&watched(
         &[
             "plan",
@@ -93,8 +93,11 @@ fn plan_first(bytes: usize) -> String {
         ],
         Duration::from_secs(120),
     ));
-    let best = &v["best"];
-    format!("{} m={}", best["label"].as_str().unwrap(), best["blocks"])
+    let best = &v["runtime"][0];
+    (
+        format!("{} m={}", best["label"].as_str().unwrap(), best["blocks"]),
+        best["transport"].as_str().unwrap().to_owned(),
+    )
 }
 
 #[test]
@@ -194,11 +197,13 @@ fn tiny_run_has_the_documented_shape_and_invariants() {
     }
     let all: BTreeSet<(u64, u64)> = [(2, 8), (2, 4096), (3, 8), (3, 4096)].into();
     assert_eq!(seen, all);
-    // The pick for 2 ranks is what `herald plan` ranks first with the same profile.
+    // The pick for 2 ranks is what `herald plan` ranks first for the runtime with the same
+    // profile, in the same transport.
     for bytes in [8usize, 4096] {
-        let first = plan_first(bytes);
+        let (first, transport) = plan_first(bytes);
         for g in regret.iter().filter(|g| g["n"] == 2 && g["bytes"] == bytes) {
             assert_eq!(g["pick"], first.as_str(), "{g}");
+            assert_eq!(g["pick_transport"], transport.as_str(), "{g}");
         }
     }
 }

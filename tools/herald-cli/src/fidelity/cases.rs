@@ -1,14 +1,13 @@
 //! The cases of one (ranks, size): the planner's best distinct candidates and the MPI-style
 //! baselines, each compiled and predicted.
 
-use super::Transport;
 use crate::CliError;
 use herald::{
-    check,
-    model::{Assumptions, Hier, Pick},
-    plan,
-    plan::{candidate_model, oversubscribed_model, schedule_of, Candidate},
-    Algorithm, Hierarchy, Model, PlanRequest, Profile, Program,
+    model::{Pick, RuntimeCosts, Transport},
+    plan::{plan_for_runtime, Candidate, RuntimeChoice},
+    schedule::Schedule,
+    sim::predict_runtime,
+    Algorithm, Hierarchy, Profile, Program,
 };
 
 /// The regimes a prediction can assume, in the order of [`Case::predicted`].
@@ -63,64 +62,30 @@ const BASELINES: [(&str, IsBaseline); 4] = [
     }),
 ];
 
-/// The model the planner ranks `n`-rank broadcasts under for the runtime, with `profile`'s
-/// parameters for the regime `pick`: the hierarchical model of the profile on `hierarchy`
-/// (ranks in compact order) when every rank has a PU of its own, else the oversubscribed flat
-/// model (which knows only the dominant regime). With `Pick::Dominant` this is the model of
-/// `herald::plan::plan_runtime`.
-pub(crate) fn planner_model(
-    profile: &Profile,
-    hierarchy: &Hierarchy,
-    n: u32,
-    pick: Pick,
-) -> Result<Model, CliError> {
-    if n as usize > hierarchy.pu_count() {
-        return oversubscribed_model(profile, hierarchy, n).map_err(CliError::usage);
-    }
-    let assume = Assumptions {
-        pick,
-        ..Assumptions::default()
-    };
-    let cpus = hierarchy.os_indices().to_vec();
-    let hier =
-        Hier::from_profile(profile, hierarchy.clone(), &cpus, &assume).map_err(CliError::usage)?;
-    Ok(Model::from(hier))
-}
-
-/// The predicted ns of an `n`-rank, `bytes`-byte broadcast of `candidate` from rank 0 in
-/// `transport`, for the profile's regime `pick`.
+/// The predicted ns of an `n`-rank, `bytes`-byte broadcast by `schedule` (rooted at rank 0)
+/// moved by `transport`, for the profile's regime `pick`.
 ///
-/// Every prediction `herald fidelity` prints comes from here. Today: the checker's makespan of
-/// the candidate's schedule (generated for that regime's model) under the model the planner
-/// ranks by ([`planner_model`], the candidate's block size applied), in ns. That model
-/// describes line streams; it does not yet know the single-copy transport (`transport` is
-/// accepted for the runtime cost model that will replace this body).
+/// Every prediction `herald fidelity` prints comes from here: herald's runtime cost model
+/// ([`RuntimeCosts`] with the profile's values for `pick`, evaluated by [`predict_runtime`]),
+/// the model the planner ranks the runtime's candidates by ([`plan_for_runtime`]).
 pub(crate) fn predicted_ns(
     profile: &Profile,
     hierarchy: &Hierarchy,
-    n: u32,
-    candidate: &Candidate,
+    schedule: &Schedule,
     bytes: usize,
     transport: Transport,
     pick: Pick,
 ) -> Result<f64, CliError> {
-    let _ = (bytes, transport); // the block size is the candidate's
-    let model = planner_model(profile, hierarchy, n, pick)?;
-    let sized = candidate_model(&model, candidate).map_err(CliError::usage)?;
-    let s = schedule_of(&model, candidate, n, 0).map_err(CliError::usage)?;
-    let r = check(&s, &sized).map_err(CliError::usage)?;
-    Ok(r.base().ratio(r.makespan()).to_f64())
+    let costs = RuntimeCosts::from_profile(profile, hierarchy, pick).map_err(CliError::usage)?;
+    let p = predict_runtime(schedule, &costs, bytes as u64, transport).map_err(CliError::usage)?;
+    Ok(p.makespan_ns())
 }
 
-/// The `n`-rank program of `c` from rank 0 under `model`.
-fn compile(model: &Model, c: &Candidate, n: u32) -> Result<Program, CliError> {
-    let s = schedule_of(model, c, n, 0).map_err(CliError::usage)?;
-    Program::compile(&s).map_err(CliError::usage)
-}
-
-/// The cases of an `n`-rank, `bytes`-byte broadcast: the planner's `top` best-ranked candidates
-/// with distinct programs, then each baseline whose program is not among them, each in every
-/// transport of `transports`.
+/// The cases of an `n`-rank, `bytes`-byte broadcast: the runtime planner's `top` best-ranked
+/// (candidate, transport) choices with distinct programs, then each baseline whose program is
+/// not among them (the planner's best-ranked choice of its kind). `transports`: `None` measures
+/// each choice in its own transport (what the runtime would run); otherwise every chosen
+/// program in each listed transport.
 ///
 /// # Errors
 /// A usage error if the profile cannot make the model or the planner fails.
@@ -130,33 +95,30 @@ pub(crate) fn cases(
     n: u32,
     bytes: usize,
     top: usize,
-    transports: &[Transport],
+    transports: Option<&[Transport]>,
 ) -> Result<Vec<Case>, CliError> {
-    let model = planner_model(profile, hierarchy, n, Pick::Dominant)?;
-    let req = PlanRequest {
-        n,
-        root: 0,
-        bytes: bytes as u64,
-        blocks: None,
-    };
-    let ranked = plan(&model, &req).map_err(CliError::usage)?.ranked;
-    // (planner rank, candidate, baseline, program)
-    let mut chosen: Vec<(usize, &Candidate, Option<&'static str>, Program)> = Vec::new();
+    let ranked = plan_for_runtime(profile, hierarchy, n, bytes as u64, 0)
+        .map_err(CliError::usage)?
+        .ranked;
+    let same =
+        |a: &RuntimeChoice, b: &RuntimeChoice| a.transport == b.transport || transports.is_some();
+    // (planner rank, choice, baseline, program)
+    let mut chosen: Vec<(usize, &RuntimeChoice, Option<&'static str>, Program)> = Vec::new();
     for (i, c) in ranked.iter().enumerate() {
         if chosen.len() >= top {
             break;
         }
-        let p = compile(&model, c, n)?;
-        if !chosen.iter().any(|k| k.3 == p) {
+        let p = Program::compile(&c.schedule).map_err(CliError::usage)?;
+        if !chosen.iter().any(|k| k.3 == p && same(k.1, c)) {
             chosen.push((i + 1, c, None, p));
         }
     }
     for (name, is) in BASELINES {
-        let Some((i, c)) = ranked.iter().enumerate().find(|(_, c)| is(c)) else {
+        let Some((i, c)) = ranked.iter().enumerate().find(|(_, c)| is(&c.candidate)) else {
             continue; // the planner does not offer it here (e.g. blocks of an 8-byte payload)
         };
-        let p = compile(&model, c, n)?;
-        match chosen.iter_mut().find(|k| k.3 == p) {
+        let p = Program::compile(&c.schedule).map_err(CliError::usage)?;
+        match chosen.iter_mut().find(|k| k.3 == p && same(k.1, c)) {
             Some(k) => {
                 k.2.get_or_insert(name);
             }
@@ -165,16 +127,18 @@ pub(crate) fn cases(
     }
     let mut out = Vec::new();
     for (planner_rank, c, baseline, program) in chosen {
-        for &transport in transports {
+        let own = [c.transport];
+        for &transport in transports.unwrap_or(&own) {
             let mut predicted = [0.0; 3];
             for (slot, &(pick, _)) in predicted.iter_mut().zip(&PICKS) {
-                *slot = predicted_ns(profile, hierarchy, n, c, bytes, transport, pick)?;
+                *slot = predicted_ns(profile, hierarchy, &c.schedule, bytes, transport, pick)
+                    .unwrap_or(f64::NAN);
             }
             out.push(Case {
                 n,
                 bytes,
-                label: format!("{} m={}", c.label, c.blocks),
-                blocks: c.blocks,
+                label: format!("{} m={}", c.candidate.label, c.candidate.blocks),
+                blocks: c.candidate.blocks,
                 planner_rank,
                 baseline,
                 transport,

@@ -1,8 +1,8 @@
 //! Timing one case: barrier then one broadcast, repeated; interleaved slices over all cases.
 
 use super::cases::Case;
-use super::Transport;
 use crate::CliError;
+use herald::model::Transport;
 use herald::runtime::CollectiveError;
 use herald::{Comm, CommOptions, CommRank, Hierarchy, Program, Team};
 use std::collections::BTreeMap;

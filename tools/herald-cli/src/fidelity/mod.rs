@@ -2,15 +2,14 @@
 //! the runtime takes, for several rank counts (oversubscribed ones included), per latency mode,
 //! and the planner's regret: how much slower its pick ran than the best candidate measured.
 //!
-//! 1. **Cases** ([`cases`]). For each rank count `n` and payload size the planner ranks its
-//!    candidates under the model it uses for the runtime (the profile's hierarchical model when
-//!    every rank has a CPU of its own, else the oversubscribed flat model). The `--top`
-//!    best-ranked candidates with distinct compiled programs are measured, plus the MPI-style
-//!    baselines the planner offers that are not among them: binomial tree, flat tree (star),
-//!    scatter-allgather and a pipelined chain. Each case runs in the transport the runtime
-//!    uses for its size (line stream, or single copy from `CommOptions::direct_min_bytes` on),
-//!    or as `--transport` says. Every prediction comes from one function,
-//!    [`cases::predicted_ns`].
+//! 1. **Cases** ([`cases`]). For each rank count `n` and payload size the runtime planner
+//!    ([`herald::plan::plan_for_runtime`], what a planned `Comm` uses) ranks every candidate
+//!    under each transport by herald's runtime cost model. The `--top` best-ranked
+//!    (candidate, transport) choices with distinct compiled programs are measured, plus the
+//!    MPI-style baselines the planner offers that are not among them: binomial tree, flat tree
+//!    (star), scatter-allgather and a pipelined chain — each in the transport the planner
+//!    ranked first for it (`--transport` measures every case in the transports it names).
+//!    Every prediction comes from one function, [`cases::predicted_ns`].
 //! 2. **Measurement** ([`measure`]): `n` ranks are a `Team` of `n` workers pinned round-robin
 //!    to the machine's CPUs (more ranks than CPUs share them). One broadcast is timed OSU-style,
 //!    barrier then one: every rank enters `barrier()`, the root reads the clock just before its
@@ -30,7 +29,10 @@ mod measure;
 mod report;
 
 use crate::CliError;
-use herald::{model::load_profile, CommOptions, TopologySource};
+use herald::{
+    model::{load_profile, Transport},
+    TopologySource,
+};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -81,40 +83,15 @@ enum TransportArg {
     Both,
 }
 
-/// How a broadcast moves its payload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) enum Transport {
-    /// Lines through the rings.
-    Stream,
-    /// Descriptors through the rings, payload copied from the sender's buffer.
-    Direct,
-}
-
-impl Transport {
-    /// The name in the output.
-    pub(crate) fn name(self) -> &'static str {
+impl TransportArg {
+    /// The transports measured for every case; `None`: each case in the transport the
+    /// runtime planner chose for it.
+    fn measured(self) -> Option<&'static [Transport]> {
         match self {
-            Transport::Stream => "stream",
-            Transport::Direct => "direct",
-        }
-    }
-
-    /// The transport a default communicator uses for `bytes`.
-    pub(crate) fn runtime_default(bytes: usize) -> Transport {
-        if bytes >= CommOptions::default().direct_min_bytes {
-            Transport::Direct
-        } else {
-            Transport::Stream
-        }
-    }
-
-    /// The transports `arg` measures for `bytes`.
-    fn measured(arg: TransportArg, bytes: usize) -> Vec<Transport> {
-        match arg {
-            TransportArg::Auto => vec![Transport::runtime_default(bytes)],
-            TransportArg::Stream => vec![Transport::Stream],
-            TransportArg::Direct => vec![Transport::Direct],
-            TransportArg::Both => vec![Transport::Stream, Transport::Direct],
+            TransportArg::Auto => None,
+            TransportArg::Stream => Some(&[Transport::Stream]),
+            TransportArg::Direct => Some(&[Transport::Direct]),
+            TransportArg::Both => Some(&[Transport::Stream, Transport::Direct]),
         }
     }
 }
@@ -166,8 +143,8 @@ pub(crate) fn run(a: &FidelityArgs) -> Result<(), CliError> {
     let mut all = Vec::new();
     for &n in &ranks {
         for &bytes in &sizes {
-            let transports = Transport::measured(a.transport, bytes);
-            all.extend(cases::cases(&profile, &h, n, bytes, a.top, &transports)?);
+            let transports = a.transport.measured();
+            all.extend(cases::cases(&profile, &h, n, bytes, a.top, transports)?);
         }
     }
     measure::run_slices(&h, &mut all, a.slices)?;

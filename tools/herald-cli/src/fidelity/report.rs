@@ -2,7 +2,6 @@
 //! regret per (ranks, size, mode); as JSON (docs/cli-json.md) or text tables.
 
 use super::cases::{Case, PICKS};
-use super::Transport;
 use herald::{calibrate::find_modes, model::Pick, Hierarchy, Profile};
 use serde::Serialize;
 
@@ -105,12 +104,8 @@ fn spread(v: &[f64]) -> SpreadJson {
 fn regrets(rows: &[RowJson]) -> Vec<RegretJson> {
     let mut out = Vec::new();
     for group in rows.chunk_by(|a, b| (a.mode, a.n, a.bytes) == (b.mode, b.n, b.bytes)) {
-        let runtime = Transport::runtime_default(group[0].bytes).name();
-        let picks = || group.iter().filter(|r| r.planner_rank == 1);
-        let Some(pick) = picks()
-            .find(|r| r.transport == runtime)
-            .or_else(|| picks().next())
-        else {
+        // The runtime's pick: the planner's first (candidate, transport).
+        let Some(pick) = group.iter().find(|r| r.planner_rank == 1) else {
             continue; // the pick was not measured in this mode
         };
         let best = group

@@ -102,8 +102,8 @@ pub use fit::{capacity_from_curve, fit_prtt, FitError, LogGpFit, PrttPoint};
 pub use modes::{distribution, find_modes};
 
 use crate::model::{
-    host_name, Capacity, Distribution, Hierarchy, LevelProfile, Profile, TopologyLevel,
-    TopologySummary, PROFILE_SCHEMA,
+    host_name, Capacity, Distribution, Hierarchy, LevelProfile, Profile, TopologySummary,
+    PROFILE_SCHEMA,
 };
 use crate::runtime::RuntimeError;
 use modes::modes_agree;
@@ -578,7 +578,7 @@ pub fn calibrate(
         duration_s: duration.as_secs_f64(),
         clock_overhead_ns: clock,
         clock_resolution_ns: Some(probes::clock_resolution()),
-        topology: summary(h),
+        topology: TopologySummary::of(h),
         levels,
         unsettled,
         switch_ns: (!switch.is_empty()).then(|| {
@@ -587,32 +587,6 @@ pub fn calibrate(
             d
         }),
     })
-}
-
-fn summary(h: &Hierarchy) -> TopologySummary {
-    let levels: Vec<TopologyLevel> = h
-        .levels()
-        .iter()
-        .map(|l| TopologyLevel {
-            name: l.name(),
-            count: l.len(),
-            pus_per_node: l.pus_per_node(),
-        })
-        .collect();
-    let summary = levels
-        .iter()
-        .map(|l| match l.pus_per_node {
-            Some(p) => format!("{} {}×{}", l.name, l.count, p),
-            None => format!("{} {}", l.name, l.count),
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
-    TopologySummary {
-        pus: h.pu_count(),
-        os_indices: h.os_indices().to_vec(),
-        summary,
-        levels,
-    }
 }
 
 /// The current UTC time as RFC 3339 with whole seconds (`2026-11-22T14:59:05Z`; `humantime`).

@@ -229,11 +229,17 @@ impl ProblemArgs {
 
     /// The request these flags describe, for `algorithm`.
     pub(crate) fn request(&self, algorithm: Algorithm) -> Request {
-        Request {
-            items: self.items,
-            operands: self.operands,
-            ..Request::broadcast(algorithm, self.n, self.m, self.root)
+        let algorithm = match algorithm {
+            Algorithm::Summation { .. } => Algorithm::Summation {
+                operands: self.operands,
+            },
+            a => a,
+        };
+        let mut req = Request::broadcast(algorithm, self.n, self.m, self.root);
+        if let (Collective::AllToAll { .. }, Some(items)) = (req.collective, self.items) {
+            req.collective = Collective::AllToAll { items };
         }
+        req
     }
 }
 

@@ -51,7 +51,7 @@ use crate::p2p::Channel;
 use crate::world::World;
 use herald::{
     calibrate::{distribution, find_modes, fit_prtt, PrttPoint},
-    model::{Distribution, LevelProfile, Mode, TopologyLevel, TopologySummary, PROFILE_SCHEMA},
+    model::{Distribution, LevelProfile, Mode, TopologySummary, PROFILE_SCHEMA},
     Profile,
 };
 use mpi::collective::{CommunicatorCollectives, Root};
@@ -824,23 +824,6 @@ fn profile(
     (levels, unsettled, switch_ns): (Vec<LevelProfile>, Vec<String>, Option<Distribution>),
 ) -> Profile {
     let h = cluster.hierarchy();
-    let tl: Vec<TopologyLevel> = h
-        .levels()
-        .iter()
-        .map(|l| TopologyLevel {
-            name: l.name(),
-            count: l.len(),
-            pus_per_node: l.pus_per_node(),
-        })
-        .collect();
-    let summary = tl
-        .iter()
-        .map(|l| match l.pus_per_node {
-            Some(p) => format!("{} {}×{}", l.name, l.count, p),
-            None => format!("{} {}", l.name, l.count),
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
     Profile {
         schema: PROFILE_SCHEMA,
         host: herald::model::host_name(),
@@ -857,12 +840,7 @@ fn profile(
         duration_s: duration.as_secs_f64(),
         clock_overhead_ns: clock,
         clock_resolution_ns: Some(resolution),
-        topology: TopologySummary {
-            pus: h.pu_count(),
-            os_indices: h.os_indices().to_vec(),
-            summary,
-            levels: tl,
-        },
+        topology: TopologySummary::of(h),
         levels,
         unsettled,
         switch_ns,

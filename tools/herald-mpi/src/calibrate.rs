@@ -50,8 +50,8 @@ use crate::error::Error;
 use crate::p2p::Channel;
 use crate::world::World;
 use herald::{
-    calibrate::{distribution, find_modes, fit_prtt, PrttPoint},
-    model::{Distribution, LevelProfile, Mode, TopologySummary, PROFILE_SCHEMA},
+    calibrate::{distribution, fit_prtt, PrttPoint, Settling, QUANTITIES},
+    model::{Distribution, LevelProfile, TopologySummary, PROFILE_SCHEMA},
     Profile,
 };
 use mpi::collective::{CommunicatorCollectives, Root};
@@ -233,39 +233,10 @@ fn spin_for(ns: f64) -> f64 {
     }
 }
 
-/// The quantities recorded per slice, in profile order.
-const KEYS: [&str; 8] = [
-    "raw_hop_ns",
-    "one_way_ns",
-    "L_ns",
-    "o_s_ns",
-    "o_r_ns",
-    "g_ns",
-    "G_ns_per_byte",
-    "lambda",
-];
-const ABS_TOL: [f64; 8] = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.01, 0.05];
-const STABLE_CHECKS: u32 = 3;
 /// Repetitions of every probe per slice at least (the slice keeps their medians).
 const MIN_REPS: u32 = 3;
 /// Rounds measured at least (the first slice of a level only warms up).
 const MIN_ROUNDS: usize = 3;
-
-/// Whether two mode lists agree (same count, centers within `rel` or `abs`).
-fn modes_agree(a: &[Mode], b: &[Mode], rel: f64, abs: f64) -> bool {
-    if a.len() != b.len() || a.is_empty() {
-        return false;
-    }
-    let sorted = |m: &[Mode]| {
-        let mut c: Vec<f64> = m.iter().map(|m| m.center).collect();
-        c.sort_by(f64::total_cmp);
-        c
-    };
-    sorted(a)
-        .iter()
-        .zip(sorted(b))
-        .all(|(x, y)| (x - y).abs() <= (rel * x.abs().max(y.abs())).max(abs))
-}
 
 /// One measured pair of ranks.
 #[derive(Debug)]
@@ -274,65 +245,13 @@ struct Probe {
     name: String,
     client: usize,
     server: usize,
-    /// Client only: per slice, the eight quantities, and the slice's duration.
-    samples: Vec<[f64; 8]>,
-    weights: Vec<f64>,
+    /// Client only: per slice, the eight quantities, weighted by the slice's duration.
+    samples: Settling,
     discarded: usize,
     /// Per size: the least positive PRTT(1,0,s) and gap seen so far (infinite: none yet), to
     /// plan the next slice.
     last: Option<Vec<(f64, f64)>>,
     reps: u32,
-    previous: Vec<Vec<Mode>>,
-    stable: [u32; 8],
-}
-
-impl Probe {
-    fn weighted(&self, k: usize) -> Vec<(f64, f64)> {
-        self.samples
-            .iter()
-            .zip(&self.weights)
-            .map(|(s, &w)| (s[k], w))
-            .collect()
-    }
-
-    fn check_settled(&mut self) {
-        let current: Vec<Vec<Mode>> = (0..KEYS.len())
-            .map(|k| find_modes(&self.weighted(k)))
-            .collect();
-        for k in 0..KEYS.len() {
-            let enough = self.samples.len() >= 10 && current[k].iter().all(|m| m.samples >= 3);
-            let agree = self
-                .previous
-                .get(k)
-                .is_some_and(|p| modes_agree(p, &current[k], 0.03, ABS_TOL[k]));
-            self.stable[k] = if enough && agree {
-                self.stable[k] + 1
-            } else {
-                0
-            };
-        }
-        self.previous = current;
-    }
-
-    fn settled(&self) -> bool {
-        self.stable.iter().all(|&s| s >= STABLE_CHECKS)
-    }
-
-    fn unsettled(&self) -> Vec<String> {
-        (0..KEYS.len())
-            .filter(|&k| self.stable[k] < STABLE_CHECKS)
-            .map(|k| format!("{}.{}", self.name, KEYS[k]))
-            .collect()
-    }
-
-    fn distribution(&self, k: usize) -> Option<Distribution> {
-        if self.samples.is_empty() {
-            return None;
-        }
-        let mut d = distribution(&self.weighted(k));
-        d.settled = self.stable[k] >= STABLE_CHECKS;
-        Some(d)
-    }
 }
 
 /// What a slice runs (sent by the client to the server as `f64`s).
@@ -528,13 +447,10 @@ pub fn calibrate(
             name: h.level(depth).name(),
             client,
             server,
-            samples: Vec::new(),
-            weights: Vec::new(),
+            samples: Settling::default(),
             discarded: 0,
             last: None,
             reps: MIN_REPS,
-            previous: Vec::new(),
-            stable: [0; 8],
         })
         .collect();
     if probes.is_empty() {
@@ -606,10 +522,7 @@ pub fn calibrate(
                     });
                     // a slice whose fit is not finite (e.g. λ with no positive gap) is dropped
                     match sample.filter(|s| s.iter().all(|v| v.is_finite())) {
-                        Some(s) => {
-                            p.samples.push(s);
-                            p.weights.push(took.as_secs_f64());
-                        }
+                        Some(s) => p.samples.push(s, took.as_secs_f64()),
                         None => p.discarded += 1,
                     }
                 } else if warm {
@@ -658,12 +571,12 @@ pub fn calibrate(
             probes
                 .iter_mut()
                 .filter(|p| p.client == me)
-                .for_each(Probe::check_settled);
+                .for_each(|p| p.samples.check());
         }
         // Rank 0 decides, from the clients' settling and sample counts and its own clock.
         let mine = probes.iter().filter(|p| p.client == me);
         let flags = [
-            u8::from(mine.clone().all(Probe::settled)),
+            u8::from(mine.clone().all(|p| p.samples.all_settled())),
             u8::from(mine.clone().all(|p| p.samples.len() >= 2)),
         ];
         let mut all = [0u8; 2];
@@ -713,7 +626,9 @@ pub fn calibrate(
     let mut unsettled = Vec::new();
     for p in &probes {
         let level = if me == p.client {
-            let d: Vec<Option<Distribution>> = (0..KEYS.len()).map(|k| p.distribution(k)).collect();
+            let d: Vec<Option<Distribution>> = (0..QUANTITIES.len())
+                .map(|k| p.samples.distribution(k))
+                .collect();
             let pus = cluster.rank_pus();
             let hosts = cluster.hosts();
             let host = |r: usize| &hosts[cluster.host_of()[r]];
@@ -749,7 +664,7 @@ pub fn calibrate(
                 capacity: None,
                 note: Some(note),
             };
-            let lu = (lp, p.unsettled());
+            let lu = (lp, p.samples.unsettled(&p.name));
             if me == 0 {
                 Some(lu)
             } else {

@@ -49,8 +49,11 @@ use crate::cluster::Cluster;
 use crate::error::Error;
 use crate::p2p::Channel;
 use crate::world::World;
+use herald::stats::median;
 use herald::{
-    calibrate::{distribution, fit_prtt, PrttPoint, Settling, QUANTITIES},
+    calibrate::{
+        clock_overhead, clock_resolution, distribution, fit_prtt, PrttPoint, Settling, QUANTITIES,
+    },
     model::{Distribution, LevelProfile, TopologySummary, PROFILE_SCHEMA},
     Profile,
 };
@@ -184,44 +187,6 @@ fn since(t0: Instant) -> f64 {
     t0.elapsed().as_nanos() as f64
 }
 
-/// The cost of one clock read (median of consecutive differences).
-fn clock_overhead() -> f64 {
-    let mut d = Vec::with_capacity(10_001);
-    let mut last = Instant::now();
-    for _ in 0..10_001 {
-        let now = Instant::now();
-        d.push(now.duration_since(last).as_nanos() as f64);
-        last = now;
-    }
-    median(&mut d)
-}
-
-/// The clock's step: the gcd of consecutive differences (ns).
-fn clock_resolution() -> f64 {
-    fn gcd(a: u128, b: u128) -> u128 {
-        if b == 0 {
-            a
-        } else {
-            gcd(b, a % b)
-        }
-    }
-    let (mut last, mut step) = (Instant::now(), 0u128);
-    for _ in 0..10_001 {
-        let now = Instant::now();
-        step = gcd(step, now.duration_since(last).as_nanos());
-        last = now;
-    }
-    step as f64
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    v[(v.len() - 1) / 2]
-}
-
 /// Spins at least `ns`; returns the time spun.
 fn spin_for(ns: f64) -> f64 {
     let t0 = Instant::now();
@@ -327,8 +292,8 @@ fn client_slice(
     let mut gaps = Vec::with_capacity(sizes.len());
     for (i, &s) in sizes.iter().enumerate() {
         let col = |j: usize| {
-            let mut v: Vec<f64> = prtt[i].iter().map(|x| x[j]).collect();
-            median(&mut v)
+            let v: Vec<f64> = prtt[i].iter().map(|x| x[j]).collect();
+            median(&v)
         };
         let p = PrttPoint {
             lines: s,
@@ -382,7 +347,7 @@ fn server_slice(
         chan.recv(&mut buf[..0], client, TAG_DATA)?;
         chan.send(&buf[..0], client, TAG_DATA)?;
     }
-    let medians: Vec<f64> = o_r.iter_mut().map(|v| median(v)).collect();
+    let medians: Vec<f64> = o_r.iter().map(|v| median(v)).collect();
     chan.send(bytemuck::cast_slice(&medians), client, TAG_CTRL)?;
     Ok(())
 }

@@ -5,8 +5,9 @@ use super::{nice_step, num, px, FONT};
 use svg::node::element::{Group, Line, Rectangle, Text};
 use svg::Document;
 
-/// A blank picture `width × height` px with a white background and a centred title.
-pub(super) fn page(width: f64, height: f64, title: String) -> Document {
+/// A blank picture `width × height` px (whole pixels) with a white background.
+pub(super) fn blank(width: f64, height: f64) -> Document {
+    let (width, height) = (width.ceil(), height.ceil());
     Document::new()
         .set("width", width)
         .set("height", height)
@@ -18,14 +19,18 @@ pub(super) fn page(width: f64, height: f64, title: String) -> Document {
                 .set("height", "100%")
                 .set("fill", "white"),
         )
-        .add(
-            Text::new(title)
-                .set("class", "title")
-                .set("x", px(width / 2.0))
-                .set("y", 28)
-                .set("font-size", 18)
-                .set("text-anchor", "middle"),
-        )
+}
+
+/// A blank picture with a centred title.
+pub(super) fn page(width: f64, height: f64, title: String) -> Document {
+    blank(width, height).add(
+        Text::new(title)
+            .set("class", "title")
+            .set("x", px(width / 2.0))
+            .set("y", 28)
+            .set("font-size", 18)
+            .set("text-anchor", "middle"),
+    )
 }
 
 /// A plot area: data ranges mapped linearly onto a pixel rectangle (y grows upwards).

@@ -8,11 +8,10 @@
 //! the number of informed processors over time.
 
 use super::chart::{self, key, page, polyline, Plot, Swatch};
-use super::{colour, nice_step, num, px, Drawn, Picture, FONT, MAKESPAN_COLOUR};
+use super::{colour, nice_step, num, px, Drawn, Picture, MAKESPAN_COLOUR};
 use crate::CliError;
 use herald::Ticks;
 use svg::node::element::{Definitions, Group, Line, Marker, Path, Rectangle, Text};
-use svg::Document;
 
 /// Above this many processors the timeline is aggregated.
 pub(super) const AGGREGATE_ABOVE: u32 = 256;
@@ -100,17 +99,7 @@ fn rows(d: &Drawn) -> Picture {
                 ),
         );
     }
-    let mut doc = Document::new()
-        .set("width", width)
-        .set("height", height)
-        .set("viewBox", (0, 0, width, height))
-        .set("font-family", FONT)
-        .add(
-            Rectangle::new()
-                .set("width", "100%")
-                .set("height", "100%")
-                .set("fill", "white"),
-        )
+    let mut doc = chart::blank(width, height)
         .add(defs)
         .add(titles(d))
         .add(legend(d))
@@ -267,41 +256,21 @@ fn legend(d: &Drawn) -> Group {
     );
     g = item(
         g,
-        Group::new().add(
-            Line::new()
-                .set("x1", 0)
-                .set("y1", 0)
-                .set("x2", 24)
-                .set("y2", 0)
-                .set("stroke", blue)
-                .set("marker-end", "url(#arrow0)"),
-        ),
+        Group::new().add(chart::line(0.0, 0.0, 24.0, 0.0, &blue).set("marker-end", "url(#arrow0)")),
         "message: send start → data available".into(),
         270.0,
     );
     g = item(
         g,
-        Group::new().add(
-            Line::new()
-                .set("x1", 12)
-                .set("y1", -7)
-                .set("x2", 12)
-                .set("y2", 7)
-                .set("stroke", MAKESPAN_COLOUR)
-                .set("stroke-width", 2),
-        ),
+        Group::new()
+            .add(chart::line(12.0, -7.0, 12.0, 7.0, MAKESPAN_COLOUR).set("stroke-width", 2)),
         "makespan".into(),
         100.0,
     );
     g = item(
         g,
         Group::new().add(
-            Line::new()
-                .set("x1", 12)
-                .set("y1", -7)
-                .set("x2", 12)
-                .set("y2", 7)
-                .set("stroke", "#222")
+            chart::line(12.0, -7.0, 12.0, 7.0, "#222")
                 .set("stroke-dasharray", "4 3")
                 .set("stroke-width", 1.5),
         ),

@@ -101,7 +101,7 @@ mod settle;
 
 pub use fit::{capacity_from_curve, fit_prtt, FitError, LogGpFit, PrttPoint};
 pub use modes::{distribution, find_modes};
-pub use probes::{clock_overhead, clock_resolution};
+pub use probes::{clock_overhead, clock_resolution, spin_for};
 pub use settle::{Settling, QUANTITIES, STABLE_CHECKS};
 
 use crate::model::{

@@ -67,8 +67,14 @@ pub fn clock_overhead() -> f64 {
 }
 
 /// Spins for at least `ns` nanoseconds; returns the time actually spun (first to last read).
+///
+/// # Examples
+///
+/// ```
+/// assert!(herald::calibrate::spin_for(1000.0) >= 1000.0);
+/// ```
 #[inline]
-fn spin_for(ns: f64) -> f64 {
+pub fn spin_for(ns: f64) -> f64 {
     let t0 = Instant::now();
     loop {
         let e = since(t0);

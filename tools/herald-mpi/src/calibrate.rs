@@ -52,7 +52,8 @@ use crate::world::World;
 use herald::stats::median;
 use herald::{
     calibrate::{
-        clock_overhead, clock_resolution, distribution, fit_prtt, PrttPoint, Settling, QUANTITIES,
+        clock_overhead, clock_resolution, distribution, fit_prtt, spin_for, PrttPoint, Settling,
+        QUANTITIES,
     },
     model::{Distribution, LevelProfile, TopologySummary, PROFILE_SCHEMA},
     Profile,
@@ -185,17 +186,6 @@ pub fn load_profile(path: &Path, force: bool) -> Result<Profile, Error> {
 /// Nanoseconds since `t0`.
 fn since(t0: Instant) -> f64 {
     t0.elapsed().as_nanos() as f64
-}
-
-/// Spins at least `ns`; returns the time spun.
-fn spin_for(ns: f64) -> f64 {
-    let t0 = Instant::now();
-    loop {
-        let e = since(t0);
-        if e >= ns {
-            return e;
-        }
-    }
 }
 
 /// Repetitions of every probe per slice at least (the slice keeps their medians).

@@ -35,6 +35,9 @@ use crate::sim::{check_with, CheckError, CheckOptions};
 use crate::time::Ratio;
 use rayon::prelude::*;
 
+mod runtime;
+pub use runtime::{plan_for_runtime, rank_for_runtime, RuntimeChoice, RuntimePlan};
+
 /// What to plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PlanRequest {
@@ -191,13 +194,19 @@ fn model_for(model: &Model, bytes: u64, blocks: u32) -> Result<(Model, u64), Pla
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn plan(model: &Model, req: &PlanRequest) -> Result<Plan, PlanError> {
+    rank(&jobs_for_request(model, req)?, req)
+}
+
+/// Every job [`plan`] simulates for `req`: each block count's candidates, under the model sized
+/// for that block count.
+fn jobs_for_request(model: &Model, req: &PlanRequest) -> Result<Vec<Job>, PlanError> {
     check_levels(model, req.n)?;
     let mut jobs: Vec<Job> = vec![];
     for m in block_counts(model, req) {
         let (mm, block_bytes) = model_for(model, req.bytes, m)?;
         jobs.extend(jobs_for(&mm, req, m, block_bytes)?);
     }
-    rank(&jobs, req)
+    Ok(jobs)
 }
 
 /// Plans a broadcast of exactly `blocks` blocks under `model` as it is (no block-size sweep; the
@@ -276,7 +285,19 @@ fn jobs_for(
 
 /// Generates and checks every job in parallel and ranks the legal ones.
 fn rank(jobs: &[Job], req: &PlanRequest) -> Result<Plan, PlanError> {
-    let results: Vec<Result<Candidate, (String, String)>> = jobs
+    let (ranked, rejected) = rank_with_schedules(jobs, req)?;
+    Ok(Plan {
+        ranked: ranked.into_iter().map(|(c, _)| c).collect(),
+        rejected,
+    })
+}
+
+/// Legal candidates ranked by makespan, each with its schedule, and the rejected ones.
+type Ranked = (Vec<(Candidate, Schedule)>, Vec<(String, String)>);
+
+/// [`rank`], keeping each legal candidate's schedule.
+fn rank_with_schedules(jobs: &[Job], req: &PlanRequest) -> Result<Ranked, PlanError> {
+    let results: Vec<Result<(Candidate, Schedule), (String, String)>> = jobs
         .par_iter()
         .map(|(a, m, block_bytes, mm, spec)| {
             let label = match (spec, mm) {
@@ -296,16 +317,20 @@ fn rank(jobs: &[Job], req: &PlanRequest) -> Result<Plan, PlanError> {
             }
             let makespan = r.base().ratio(r.makespan());
             let lower_bound = r.base().ratio(r.lower_bound().unwrap_or(0));
-            Ok(Candidate {
-                algorithm: *a,
-                blocks: *m,
-                block_bytes: *block_bytes,
-                makespan,
-                lower_bound,
-                sends: s.len(),
-                leaders: spec.clone(),
-                label,
-            })
+            let sends = s.len();
+            Ok((
+                Candidate {
+                    algorithm: *a,
+                    blocks: *m,
+                    block_bytes: *block_bytes,
+                    makespan,
+                    lower_bound,
+                    sends,
+                    leaders: spec.clone(),
+                    label,
+                },
+                s,
+            ))
         })
         .collect();
     // A bad problem (n = 0, root) fails every candidate the same way: report it, not "empty".
@@ -325,11 +350,13 @@ fn rank(jobs: &[Job], req: &PlanRequest) -> Result<Plan, PlanError> {
             Err(e) => rejected.push(e),
         }
     }
-    ranked.sort_by(|a, b| (a.makespan, &a.label, a.blocks).cmp(&(b.makespan, &b.label, b.blocks)));
+    ranked.sort_by(|(a, _), (b, _)| {
+        (a.makespan, &a.label, a.blocks).cmp(&(b.makespan, &b.label, b.blocks))
+    });
     if ranked.is_empty() {
         return Err(PlanError::Empty);
     }
-    Ok(Plan { ranked, rejected })
+    Ok((ranked, rejected))
 }
 
 /// One planner job: algorithm, blocks, block bytes, the model for that block size, leaders spec.
@@ -515,8 +542,10 @@ pub(crate) fn best_schedule(
     Ok((schedule_of(model, &best, n, root)?, best))
 }
 
-/// The runtime's default choice: [`plan_profile`] when every rank has a PU of its own;
-/// otherwise (more ranks than PUs) the planner under [`oversubscribed_model`].
+/// The runtime's default choice: the winner of [`plan_for_runtime`] (candidates generated under
+/// the model [`runtime_model`] makes — the hierarchical model of `profile` when every rank has a
+/// PU of its own, else [`oversubscribed_model`] — and ranked by herald's runtime cost model),
+/// with its schedule. Its transport is in [`plan_for_runtime`]'s answer.
 ///
 /// # Errors
 /// As [`plan_profile`].
@@ -527,7 +556,9 @@ pub fn plan_runtime(
     bytes: u64,
     root: u32,
 ) -> Result<(Schedule, Candidate), PlanError> {
-    best_schedule(&runtime_model(profile, hierarchy, n)?, n, bytes, root)
+    let p = plan_for_runtime(profile, hierarchy, n, bytes, root)?;
+    let best = p.ranked.into_iter().next().ok_or(PlanError::Empty)?;
+    Ok((best.schedule, best.candidate))
 }
 
 /// The model [`plan_runtime`] plans under: the hierarchical model of `profile` on `hierarchy`

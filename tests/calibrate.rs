@@ -338,6 +338,7 @@ fn level(l: f64, o_s: f64, o_r: f64, g: f64, big_g: f64) -> LevelProfile {
         lambda: dist(((l + o_s + o_r) / g.max(o_s) * 8.0).round() / 8.0),
         capacity: None,
         note: None,
+        runtime: None,
     }
 }
 

@@ -97,6 +97,7 @@
 mod fit;
 mod modes;
 mod probes;
+mod runtime_probe;
 mod settle;
 
 pub use fit::{capacity_from_curve, fit_prtt, FitError, LogGpFit, PrttPoint};
@@ -212,6 +213,8 @@ pub struct Progress {
 struct Probe {
     depth: usize,
     pair: Pair,
+    /// herald's runtime measured through its own calls on the same pair.
+    runtime: runtime_probe::RuntimeProbe,
     os: [usize; 2],
     samples: Settling,
     discarded: usize,
@@ -419,6 +422,7 @@ pub fn calibrate(
                  their lowest common ancestor here"
                     .into(),
             ),
+            runtime: None,
         };
         if let Some((a, b)) = pair_at(h, depth) {
             let os = [h.os_index(a), h.os_index(b)];
@@ -429,6 +433,7 @@ pub fn calibrate(
                 Probe {
                     depth,
                     pair: Pair::new(os[0], os[1])?,
+                    runtime: runtime_probe::RuntimeProbe::new(os[0], os[1])?,
                     os,
                     samples: Settling::default(),
                     discarded: 0,
@@ -447,6 +452,7 @@ pub fn calibrate(
     while !probes.is_empty() {
         for (_, p) in probes.iter_mut() {
             p.step(opts, clock)?;
+            p.runtime.step(clock)?;
             slices += 1;
         }
         let t0 = Instant::now();
@@ -490,6 +496,7 @@ pub fn calibrate(
         level.big_g_ns_per_byte = d.next().flatten();
         level.lambda = d.next().flatten();
         level.slices = p.samples.len();
+        level.runtime = p.runtime.calibration();
         unsettled.extend(p.samples.unsettled(&level.name));
         let mut notes = Vec::new();
         if p.discarded > 0 {

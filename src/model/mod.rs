@@ -29,6 +29,7 @@ mod logp;
 mod oneport;
 mod postal;
 mod profile;
+mod runtime;
 
 pub use fat_tree::{FatTree, FatTreeCapacity};
 pub use hier::{Assumptions, Hier, HierLevel, LevelCost, LevelSource};
@@ -41,9 +42,10 @@ pub use oneport::OnePort;
 pub use postal::{Postal, UniversalTree};
 pub use profile::{
     default_profile_path, host_name, load_profile, save_profile, Capacity, Distribution,
-    LevelProfile, Mode, Pick, Profile, ProfileError, TopologyLevel, TopologySummary, WholeParams,
-    PROFILE_SCHEMA,
+    LevelProfile, Mode, Pick, Profile, ProfileError, RuntimeCalibration, TopologyLevel,
+    TopologySummary, WholeParams, PROFILE_SCHEMA,
 };
+pub use runtime::{RuntimeCosts, RuntimeLevel, RuntimeSource, Transport};
 
 use crate::time::{Ratio, Ticks, TimeBase, TimeError};
 

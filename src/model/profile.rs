@@ -14,7 +14,7 @@
 //!   "levels": [ { "name": "l3", "depth": 4, "pair": [0, 1], "slices": 900,
 //!                 "raw_hop_ns": {…}, "one_way_ns": {…}, "L_ns": {…}, "o_s_ns": {…},
 //!                 "o_r_ns": {…}, "g_ns": {…}, "G_ns_per_byte": {…}, "lambda": {…},
-//!                 "capacity": null, "note": null }, … ],
+//!                 "capacity": null, "note": null, "runtime": {…} }, … ],
 //!   "unsettled": [ "l3.g_ns" ], "switch_ns": {…} }
 //! ```
 //!
@@ -214,6 +214,46 @@ pub struct LevelProfile {
     pub capacity: Option<Capacity>,
     /// Why something is missing, if it is.
     pub note: Option<String>,
+    /// herald's runtime measured through its own collective calls on this level's pair (the
+    /// cost model of [`RuntimeCosts`](super::RuntimeCosts)); absent from profiles written before
+    /// herald measured it, and from profiles of other transports (MPI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<RuntimeCalibration>,
+}
+
+/// herald's runtime measured through its own operations on one pair of PUs: 2-rank broadcasts
+/// with [`CommRank::broadcast_with`](crate::runtime::CommRank::broadcast_with), ping-pong with
+/// alternating roots, one broadcast being half a round trip. Each quantity is a distribution
+/// over measurement slices, with modes, like the channel's parameters; the sizes behind each
+/// are recorded with it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuntimeCalibration {
+    /// One-way time of a streamed broadcast of one line (48 payload bytes: the call's 8-byte
+    /// header and the payload share one 56-byte line).
+    pub one_line_ns: Distribution,
+    /// Per-line cost of a short stream, from one line to `burst_lines` lines:
+    /// `(T(burst) − T(one line)) / (burst_lines − 1)`. A receiver reads a short message only
+    /// once its last line is written, so sending and receiving do not overlap.
+    pub burst_line_ns: Distribution,
+    /// The receiver's read-ahead in lines (the runtime's burst), the size of the short stream.
+    pub burst_lines: u64,
+    /// Sustained cost per line of a long stream:
+    /// `(T(long) − T(short)) / (lines(long) − lines(short))` for the sizes `stream_bytes`
+    /// (both many times the ring's capacity, so ring flow control is included).
+    pub line_ns: Distribution,
+    /// The two long streamed payload sizes behind `line_ns`, bytes.
+    pub stream_bytes: [u64; 2],
+    /// Single copy: one-way time of a broadcast of `direct_bytes[0]` bytes.
+    pub direct_ns: Distribution,
+    /// Single copy: ns per byte between `direct_bytes[0]` and `direct_bytes[1]`.
+    pub copy_ns_per_byte: Distribution,
+    /// Single copy: ns per byte between `direct_bytes[1]` and `direct_bytes[2]` (payloads
+    /// larger than the caches copy slower).
+    pub copy_large_ns_per_byte: Distribution,
+    /// The three single-copy payload sizes, bytes.
+    pub direct_bytes: [u64; 3],
+    /// The single-copy chunk size the runtime used (bytes per descriptor).
+    pub chunk_bytes: u64,
 }
 
 /// One level of the topology summary.

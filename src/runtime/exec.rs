@@ -194,7 +194,7 @@ pub(crate) enum Stop<E> {
 const HOOK_EVERY: u32 = 64;
 
 /// How far ahead of its next line a receiver waits for the producer before reading a burst.
-const SLIP: usize = 16;
+pub(crate) const SLIP: usize = 16;
 
 /// Reusable per-rank scratch state (so a call allocates nothing once warm).
 #[derive(Debug, Default)]

@@ -29,6 +29,7 @@ pub use collective::{
     CallInfo, CollectiveError, CollectiveKind, Comm, CommOptions, CommRank, DefaultSchedule,
     Planned, PlannedLoadError, PoisonCause, MAX_COMM_RANKS,
 };
+pub(crate) use exec::SLIP;
 pub use line::Line;
 pub use program::{
     Blocking, Iteration, Network, Program, ProgramError, RankProgram, RankTiming, Spread,

@@ -14,6 +14,7 @@ mod check;
 mod fat_tree;
 mod goal;
 mod optimum;
+mod runtime;
 mod values;
 
 pub use bounds::lower_bound;
@@ -23,6 +24,7 @@ pub use goal::{
     check_goal, goal_collective, goal_message_bytes, run_goal, GoalCheck, GoalRun, GoalRunError,
 };
 pub use optimum::{optimum, Optimum, OptimumError, OPTIMUM_MAX_M, OPTIMUM_MAX_N};
+pub use runtime::{predict_runtime, PredictError, RuntimePrediction};
 pub use values::{evaluate, Evaluation, Operands, Span, ValueError};
 
 use crate::model::{CostModel, ModelError};

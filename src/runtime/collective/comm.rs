@@ -6,7 +6,8 @@ use super::combine::OrderedTree;
 use super::error::{CollectiveError, PlannedLoadError};
 use super::rank::CommRank;
 use crate::model::{Hierarchy, Model, Postal, Profile};
-use crate::plan::{best_schedule, runtime_model, schedule_of, Candidate, PlanError};
+use crate::model::{Pick, RuntimeCosts, Transport};
+use crate::plan::{rank_for_runtime, runtime_model, schedule_of, Candidate, PlanError};
 use crate::runtime::channel::{channel, Receiver, Sender};
 use crate::runtime::line::Line;
 use crate::runtime::program::Program;
@@ -47,16 +48,17 @@ impl Default for DefaultSchedule {
 /// use the largest class's choice).
 const MAX_CLASS_LOG2: u32 = 30;
 
-/// The planner's choices for one communicator: its model and a candidate per size class.
+/// The planner's choices for one communicator: its model and, per size class, a candidate, its
+/// transport, and its schedule from root 0.
 #[derive(Debug)]
 struct PlanTable {
     model: Model,
     /// Indexed by the class's base-2 logarithm.
-    classes: Vec<Candidate>,
+    classes: Vec<(Candidate, Transport, Schedule)>,
 }
 
 impl PlanTable {
-    fn candidate(&self, class: u64) -> &Candidate {
+    fn class(&self, class: u64) -> &(Candidate, Transport, Schedule) {
         let i = (class.max(1).ilog2() as usize).min(self.classes.len() - 1);
         &self.classes[i]
     }
@@ -133,14 +135,19 @@ impl Planned {
         Ok(Some(Planned::new(profile, machine)))
     }
 
-    /// The planner's choice for `n` ranks in every size class, from root 0.
+    /// The planner's choice for `n` ranks in every size class, from root 0: candidates from
+    /// the papers' models, ranked by herald's runtime cost model under each transport
+    /// ([`rank_for_runtime`]).
     fn table(&self, n: usize) -> Result<PlanTable, CollectiveError> {
         let n32 = n as u32;
         let model = runtime_model(self.profile(), self.machine(), n32)?;
+        let costs = RuntimeCosts::from_profile(self.profile(), self.machine(), Pick::Dominant)
+            .map_err(PlanError::from)?;
         let classes = (0..=MAX_CLASS_LOG2)
             .map(|log2| {
-                let (_, candidate) = best_schedule(&model, n32, 1u64 << log2, 0)?;
-                Ok(candidate)
+                let plan = rank_for_runtime(&model, &costs, n32, 1u64 << log2, 0)?;
+                let best = plan.ranked.into_iter().next().ok_or(PlanError::Empty)?;
+                Ok((best.candidate, best.transport, best.schedule))
             })
             .collect::<Result<Vec<_>, PlanError>>()?;
         Ok(PlanTable { model, classes })
@@ -179,7 +186,11 @@ pub struct CommOptions {
     /// Broadcasts of at least this many bytes move by single copy: the rings carry one
     /// descriptor line per chunk and each receiver copies the chunk straight from its
     /// sender's buffer (`usize::MAX`: never). Default 64 KiB, where single copy overtook the
-    /// line stream in `herald bench bcast` on the development machine.
+    /// line stream in `herald bench bcast` on the development machine. Applies to a caller's
+    /// programs ([`CommRank::broadcast_with`](crate::CommRank::broadcast_with)) and to a fixed
+    /// default schedule; a planned communicator's default broadcasts move by the transport the
+    /// planner chose for their size class from the profile's runtime measurements (stream
+    /// only, if the profile has none).
     pub direct_min_bytes: usize,
     /// The chunk size of single-copy broadcasts (the unit a rank copies before forwarding).
     pub direct_chunk_bytes: usize,
@@ -387,8 +398,12 @@ impl Comm {
         }
         let schedule = match (&self.options.schedule, &self.plan) {
             (DefaultSchedule::Planned(_), Some(plan)) => {
-                let candidate = plan.candidate(key.1);
-                schedule_of(&plan.model, candidate, self.size as u32, root as u32)?
+                let (candidate, _, schedule) = plan.class(key.1);
+                if root == 0 {
+                    schedule.clone()
+                } else {
+                    schedule_of(&plan.model, candidate, self.size as u32, root as u32)?
+                }
             }
             (DefaultSchedule::Fixed(algorithm), _) => self.fixed_schedule(*algorithm, root)?,
             (DefaultSchedule::Planned(_), None) => unreachable!("planned when made"),
@@ -413,6 +428,18 @@ impl Comm {
         let model = Model::from(Postal::new(Ratio::integer(2)).map_err(|e| err(&e))?);
         let req = Request::broadcast(algorithm, self.size as u32, 1, root as u32);
         generate(&req, &model).map_err(|e| err(&e))
+    }
+
+    /// Whether a broadcast of `bytes` bytes moves by single copy: for the default schedule of a
+    /// planned communicator, the transport the planner chose for the size class; otherwise
+    /// (fixed default, or a caller's program) from [`CommOptions::direct_min_bytes`] on.
+    pub(crate) fn uses_direct(&self, bytes: usize, default_schedule: bool) -> bool {
+        match (&self.plan, default_schedule) {
+            (Some(plan), true) => {
+                plan.class(bytes.max(1).next_power_of_two() as u64).1 == Transport::Direct
+            }
+            _ => bytes >= self.options.direct_min_bytes,
+        }
     }
 
     /// The cache key of the default program: the root, and the size class where it matters.
@@ -474,7 +501,7 @@ impl Comm {
             _ => 2,
         };
         match (&self.options.schedule, &self.plan) {
-            (DefaultSchedule::Planned(_), Some(plan)) => family(plan.candidate(8).algorithm),
+            (DefaultSchedule::Planned(_), Some(plan)) => family(plan.class(8).0.algorithm),
             (DefaultSchedule::Fixed(a), _) => family(*a),
             (DefaultSchedule::Planned(_), None) => 2,
         }

@@ -271,8 +271,9 @@ impl<'c> CommRank<'c> {
         self.last = at;
         // No `Arc` clone per call: its count is shared by every rank's copy.
         let program = &*self.programs[at].1;
+        let direct = self.comm.uses_direct(buf.len(), true);
         let ends = (&mut self.out, &mut self.inc, &mut self.scratch);
-        run(self.comm, self.rank, ends, program, id, buf)
+        run(self.comm, self.rank, ends, program, id, buf, direct)
     }
 
     /// Runs this rank's part of `program` in call `id` on `buf`.
@@ -282,8 +283,9 @@ impl<'c> CommRank<'c> {
         id: (u64, u64),
         buf: &mut [u8],
     ) -> Result<(), CollectiveError> {
+        let direct = self.comm.uses_direct(buf.len(), false);
         let ends = (&mut self.out, &mut self.inc, &mut self.scratch);
-        run(self.comm, self.rank, ends, program, id, buf)
+        run(self.comm, self.rank, ends, program, id, buf, direct)
     }
 }
 
@@ -295,7 +297,7 @@ type Ends<'e> = (
 );
 
 /// Runs rank `me`'s part of `program` in call `id` on `buf`, taking the ends it needs first: as
-/// a line stream, or by single copy for large payloads.
+/// a line stream, or by single copy if `direct`.
 fn run(
     comm: &Comm,
     me: usize,
@@ -303,6 +305,7 @@ fn run(
     program: &Program,
     id: (u64, u64),
     buf: &mut [u8],
+    direct: bool,
 ) -> Result<(), CollectiveError> {
     let prog = program.rank(me as u32);
     for &(to, _) in &prog.sends {
@@ -316,7 +319,7 @@ fn run(
     let mut links = CommLinks { out, inc };
     let core = comm.core();
     let is_root = me == program.root() as usize;
-    if buf.len() < comm.options().direct_min_bytes {
+    if !direct {
         let framing = Framing::stream(id.1, buf.len(), program.blocks());
         let exec = Exec::new(
             prog,

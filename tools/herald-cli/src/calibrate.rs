@@ -188,6 +188,27 @@ fn table(p: &Profile) -> String {
         for (name, d, digits) in rows {
             out.push_str(&format!("  {name:<8} {}\n", cell(d, digits)));
         }
+        if let Some(r) = &level.runtime {
+            let c = |d: &Distribution, digits: usize| cell(&Some(d.clone()), digits);
+            out.push_str(&format!(
+                "  runtime  through herald's own calls (2-rank broadcasts, ping-pong):\n    \
+                 one line {}\n    per line, first {} {}\n    \
+                 per line, sustained {} ({}–{} B streams)\n    \
+                 single copy {} for {} B, then {} ns/B to {} B, {} ns/B to {} B\n",
+                c(&r.one_line_ns, 0),
+                r.burst_lines,
+                c(&r.burst_line_ns, 2),
+                c(&r.line_ns, 2),
+                r.stream_bytes[0],
+                r.stream_bytes[1],
+                c(&r.direct_ns, 0),
+                r.direct_bytes[0],
+                c(&r.copy_ns_per_byte, 4),
+                r.direct_bytes[1],
+                c(&r.copy_large_ns_per_byte, 4),
+                r.direct_bytes[2],
+            ));
+        }
         let capacity = match &level.capacity {
             Some(c) => format!("{}{}", if c.at_least { "≥" } else { "" }, c.transfers),
             None => "unknown".into(),

@@ -239,6 +239,18 @@ pub(crate) struct PlanJson {
     pub(crate) ranked: Vec<PlanCandidateJson>,
     pub(crate) why: String,
     pub(crate) rejected: usize,
+    /// With a profile: the same candidates ranked by herald's runtime cost model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) runtime: Option<Vec<RuntimeRowJson>>,
+}
+
+/// One (candidate, transport) of `herald plan --profile`'s runtime ranking.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct RuntimeRowJson {
+    pub(crate) label: String,
+    pub(crate) blocks: u32,
+    pub(crate) transport: &'static str,
+    pub(crate) predicted_ns: f64,
 }
 
 /// The model of `herald run --json`: a flat model, or the profile the plan came from.

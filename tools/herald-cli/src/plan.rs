@@ -4,7 +4,9 @@
 //! the machine's (or a synthetic) hierarchy, from a calibrated profile (nanoseconds; levels it did
 //! not measure assumed `--factor` times the next finer level) and/or explicit `--level` specs.
 
-use crate::output::{self, HierLevelJson, ModelJson, PlanCandidateJson, PlanJson, PlanModelJson};
+use crate::output::{
+    self, HierLevelJson, ModelJson, PlanCandidateJson, PlanJson, PlanModelJson, RuntimeRowJson,
+};
 use crate::sim::ModelArgs;
 use crate::CliError;
 use herald::{
@@ -176,10 +178,23 @@ impl PlanArgs {
 
 /// Runs `herald plan`.
 pub(crate) fn run(a: &PlanArgs) -> Result<(), CliError> {
+    let mut machine = None;
+    let mut oversubscribed = false;
     let (model, unit) = if a.hierarchical() {
         let hier = a.hier()?;
         let unit = if a.profile.is_some() { " ns" } else { "" };
-        (Model::from(hier), unit)
+        machine = Some(hier.hierarchy().clone());
+        match &a.profile {
+            // More ranks than PUs: the flat model the runtime plans under (threads share PUs).
+            Some(path) if a.levels.is_empty() && a.n as usize > hier.hierarchy().pu_count() => {
+                let profile = load_profile(path, a.force).map_err(CliError::usage)?;
+                oversubscribed = true;
+                let m = herald::plan::oversubscribed_model(&profile, hier.hierarchy(), a.n)
+                    .map_err(CliError::usage)?;
+                (m, unit)
+            }
+            _ => (Model::from(hier), unit),
+        }
     } else {
         (a.model.model()?, "")
     };
@@ -190,12 +205,25 @@ pub(crate) fn run(a: &PlanArgs) -> Result<(), CliError> {
         blocks: a.blocks,
     };
     let p = plan(&model, &req).map_err(CliError::usage)?;
+    let runtime = runtime_ranking(a, machine.as_ref())?;
     if a.json {
-        print_json(a, &model, &p, unit)?;
+        print_json(a, &model, &p, unit, runtime)?;
         return Ok(());
     }
     if let Model::Hier(h) = &model {
         print_levels(h, a.n, unit);
+    }
+    if let (true, Model::LogP(l)) = (oversubscribed, &model) {
+        println!(
+            "# {} ranks on fewer PUs: threads share PUs, so the flat LogGP model of the coarsest \
+             measured level with thread handoffs added to L, as the runtime plans: L={} o={} g={} \
+             G={} ns",
+            a.n,
+            l.l().decimal(),
+            l.o().decimal(),
+            l.g().decimal(),
+            l.big_g().decimal()
+        );
     }
     println!(
         "# n = {}, {} bytes: {} candidates simulated, {} rejected",
@@ -228,7 +256,50 @@ pub(crate) fn run(a: &PlanArgs) -> Result<(), CliError> {
         );
     }
     println!("why: {}", p.why_in(unit));
+    if let Some(rows) = runtime {
+        println!(
+            "# herald's runtime (its executor's cost model, docs/fidelity.md), by predicted time:"
+        );
+        for (i, r) in rows.iter().take(a.top).enumerate() {
+            println!(
+                "{:<4} {:<width$} {:>6} {:>7} {:>14.0} ns",
+                i + 1,
+                r.label,
+                r.blocks,
+                r.transport,
+                r.predicted_ns
+            );
+        }
+    }
     Ok(())
+}
+
+/// With `--profile` (and no `--level` overrides, compact ranks): the candidates ranked by
+/// herald's runtime cost model, each under every transport the profile measured.
+fn runtime_ranking(
+    a: &PlanArgs,
+    machine: Option<&herald::Hierarchy>,
+) -> Result<Option<Vec<RuntimeRowJson>>, CliError> {
+    let (Some(path), Some(machine)) = (&a.profile, machine) else {
+        return Ok(None);
+    };
+    if !a.levels.is_empty() || a.map != "compact" {
+        return Ok(None);
+    }
+    let profile = load_profile(path, a.force).map_err(CliError::usage)?;
+    let p = herald::plan::plan_for_runtime(&profile, machine, a.n, a.payload, a.root)
+        .map_err(CliError::usage)?;
+    Ok(Some(
+        p.ranked
+            .iter()
+            .map(|c| RuntimeRowJson {
+                label: c.candidate.label.clone(),
+                blocks: c.candidate.blocks,
+                transport: c.transport.name(),
+                predicted_ns: c.predicted.makespan_ns(),
+            })
+            .collect(),
+    ))
 }
 
 /// The hierarchical model's levels, one line each.
@@ -252,7 +323,13 @@ fn print_levels(h: &Hier, n: u32, unit: &str) {
 }
 
 /// The plan as one JSON object.
-fn print_json(a: &PlanArgs, model: &Model, p: &Plan, unit: &str) -> Result<(), CliError> {
+fn print_json(
+    a: &PlanArgs,
+    model: &Model,
+    p: &Plan,
+    unit: &str,
+    runtime: Option<Vec<RuntimeRowJson>>,
+) -> Result<(), CliError> {
     let rows: Vec<PlanCandidateJson> = p
         .ranked
         .iter()
@@ -301,5 +378,6 @@ fn print_json(a: &PlanArgs, model: &Model, p: &Plan, unit: &str) -> Result<(), C
         ranked: rows,
         why: p.why_in(unit),
         rejected: p.rejected.len(),
+        runtime,
     })
 }

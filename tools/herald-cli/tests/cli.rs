@@ -286,6 +286,37 @@ fn a_profile_plans_in_nanoseconds_with_stated_assumptions() {
 }
 
 #[test]
+fn a_profile_also_ranks_for_the_runtime_and_plans_more_ranks_than_pus() {
+    // The runtime's ranking: every (candidate, transport), fastest first; the fixture measured
+    // no single copy, so every row streams.
+    let v = plan_profile_json(&["-n", "16", "--bytes", "4096"]);
+    let rows = v["runtime"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    let t: Vec<f64> = rows
+        .iter()
+        .map(|r| r["predicted_ns"].as_f64().unwrap())
+        .collect();
+    assert!(t.windows(2).all(|w| w[0] <= w[1]) && t[0] > 0.0, "{t:?}");
+    assert!(rows.iter().all(|r| r["transport"] == "stream"));
+    // 24 ranks on the synthetic machine's 16 PUs: planned as the runtime would (threads
+    // share PUs), not refused.
+    let p = profile();
+    let out = herald(&[
+        "plan",
+        "--profile",
+        &p,
+        "--force",
+        "--synthetic",
+        SYNTH,
+        "-n",
+        "24",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("threads share PUs"), "{text}");
+}
+
+#[test]
 fn bad_hierarchical_input_is_one_line_and_exit_2() {
     let p = profile();
     bad_input(&["plan", "--profile", &p, "--synthetic", SYNTH, "-n", "4"]); // other host

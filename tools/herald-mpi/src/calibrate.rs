@@ -576,6 +576,7 @@ pub fn calibrate(
             lambda: None,
             capacity: None,
             note: Some("not measured: no two ranks of this job meet at this level".into()),
+            runtime: None,
         })
         .collect();
     let mut unsettled = Vec::new();
@@ -618,6 +619,7 @@ pub fn calibrate(
                 lambda: next(),
                 capacity: None,
                 note: Some(note),
+                runtime: None,
             };
             let lu = (lp, p.samples.unsettled(&p.name));
             if me == 0 {

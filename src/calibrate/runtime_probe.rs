@@ -1,0 +1,224 @@
+//! Calibrating herald's runtime through its own operations (the cost model of
+//! [`RuntimeCosts`](crate::model::RuntimeCosts)): on one pair of PUs, 2-rank broadcasts with
+//! [`CommRank::broadcast_with`](crate::runtime::CommRank::broadcast_with), ping-pong with
+//! alternating roots (one broadcast = half a round trip, the time from the root's call until the
+//! other rank holds the data), streamed and by single copy. Each slice also times a raw atomic
+//! ping-pong on one line, so its samples fall into the latency mode they ran in, and every
+//! quantity is a weighted distribution over slices with modes, like the channel's parameters.
+
+use super::{distribution, CalibrateError};
+use crate::model::{Model, Postal, RuntimeCalibration};
+use crate::runtime::SLIP;
+use crate::runtime::{Comm, CommOptions, Program, Team};
+use crate::schedule::{generate, Algorithm, Request};
+use crate::time::Ratio;
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// The one-line payload: the 8-byte call header and 48 bytes fill one 56-byte line.
+const ONE_LINE: usize = 48;
+/// The short stream: exactly the receiver's read-ahead in full lines.
+const BURST: usize = SLIP * 56 - 8;
+/// The two long streamed sizes: both many ring capacities long (the sustained regime).
+const STREAM: [usize; 2] = [16 << 10, 256 << 10];
+/// The three single-copy sizes: one chunk, a chunk's worth, and a payload past the caches.
+const DIRECT: [usize; 3] = [4 << 10, 64 << 10, 1 << 20];
+/// Measurements per slice: one line, burst, two long streams, three single copies.
+const SIZES: [(usize, bool); 7] = [
+    (ONE_LINE, false),
+    (BURST, false),
+    (STREAM[0], false),
+    (STREAM[1], false),
+    (DIRECT[0], true),
+    (DIRECT[1], true),
+    (DIRECT[2], true),
+];
+/// Aim of one measurement's duration, ns.
+const AIM_NS: f64 = 300_000.0;
+/// Raw round trips per slice.
+const RAW_TRIPS: u64 = 200;
+
+/// Stream lines of a `bytes`-byte broadcast (header and payload in 56-byte lines).
+fn lines(bytes: usize) -> f64 {
+    (8 + bytes).div_ceil(56) as f64
+}
+
+/// The runtime probe of one pair of PUs.
+pub(crate) struct RuntimeProbe {
+    team: Team,
+    stream: Comm,
+    direct: Comm,
+    chunk: usize,
+    /// Programs rooted at rank 0 and rank 1.
+    programs: [Program; 2],
+    /// Per slice: raw hop, one line, burst line, line, direct, copy, large copy; with the weight.
+    samples: Vec<([f64; 7], f64)>,
+    /// Repetitions per measurement (in `SIZES` order), adapted per slice.
+    reps: [u64; 7],
+    /// Whether the warm-up slice (whose repetitions were a guess) is behind.
+    warm: bool,
+}
+
+impl RuntimeProbe {
+    /// A probe on the PUs of OS indices `a` and `b`.
+    pub(crate) fn new(a: usize, b: usize) -> Result<RuntimeProbe, CalibrateError> {
+        let team = Team::with_cores(vec![a, b])?;
+        let stream = Comm::with_options(
+            2,
+            CommOptions {
+                direct_min_bytes: usize::MAX,
+                ..CommOptions::default()
+            },
+        )
+        .map_err(|e| CalibrateError::Probe(e.to_string()))?;
+        let direct_options = CommOptions {
+            direct_min_bytes: 1,
+            ..CommOptions::default()
+        };
+        let chunk = direct_options.direct_chunk_bytes;
+        let direct = Comm::with_options(2, direct_options)
+            .map_err(|e| CalibrateError::Probe(e.to_string()))?;
+        let model = Model::from(Postal::new(Ratio::ONE).map_err(probe)?);
+        let program = |root: u32| -> Result<Program, CalibrateError> {
+            let s = generate(&Request::broadcast(Algorithm::Binomial, 2, 1, root), &model)
+                .map_err(probe)?;
+            Program::compile(&s).map_err(probe)
+        };
+        Ok(RuntimeProbe {
+            team,
+            stream,
+            direct,
+            chunk,
+            programs: [program(0)?, program(1)?],
+            samples: Vec::new(),
+            reps: [64, 16, 4, 2, 8, 4, 2],
+            warm: false,
+        })
+    }
+
+    /// One slice: a raw hop, then each size's ping-pong broadcasts; the first slice only warms up.
+    pub(crate) fn step(&mut self, clock: f64) -> Result<(), CalibrateError> {
+        let t0 = Instant::now();
+        let raw = self.raw_hop(clock)?;
+        let mut t = [0.0; 7];
+        for (i, &(bytes, direct)) in SIZES.iter().enumerate() {
+            t[i] = self.pingpong(direct, bytes, self.reps[i], clock)?;
+            self.reps[i] = ((AIM_NS / t[i].max(1.0)) as u64).clamp(2, 4096);
+        }
+        let burst = (t[1] - t[0]) / (lines(BURST) - 1.0);
+        let line = (t[3] - t[2]) / (lines(STREAM[1]) - lines(STREAM[0]));
+        let copy = (t[5] - t[4]) / (DIRECT[1] - DIRECT[0]) as f64;
+        let large = (t[6] - t[5]) / (DIRECT[2] - DIRECT[1]) as f64;
+        let weight = t0.elapsed().as_secs_f64();
+        if self.warm {
+            self.samples
+                .push(([raw, t[0], burst, line, t[4], copy, large], weight));
+        }
+        self.warm = true;
+        Ok(())
+    }
+
+    /// The measured quantities as a profile entry; `None` before any recorded slice.
+    pub(crate) fn calibration(&self) -> Option<RuntimeCalibration> {
+        if self.samples.is_empty() {
+            return None;
+        }
+        let dist = |k: usize| {
+            let v: Vec<(f64, f64)> = self.samples.iter().map(|(s, w)| (s[k], *w)).collect();
+            let mut d = distribution(&v);
+            d.settled = v.len() >= 10;
+            d
+        };
+        Some(RuntimeCalibration {
+            one_line_ns: dist(1),
+            burst_line_ns: dist(2),
+            burst_lines: SLIP as u64,
+            line_ns: dist(3),
+            stream_bytes: STREAM.map(|b| b as u64),
+            direct_ns: dist(4),
+            copy_ns_per_byte: dist(5),
+            copy_large_ns_per_byte: dist(6),
+            direct_bytes: DIRECT.map(|b| b as u64),
+            chunk_bytes: self.chunk as u64,
+        })
+    }
+
+    /// One-way ns of a raw atomic ping-pong on one line between the two workers.
+    fn raw_hop(&mut self, clock: f64) -> Result<f64, CalibrateError> {
+        let flag = CachePadded::new(AtomicU64::new(0));
+        let mut states = [(), ()];
+        let out = self.team.run_with(&mut states, |ctx, ()| {
+            let me = ctx.rank() as u64;
+            let start = Instant::now();
+            for i in 0..RAW_TRIPS {
+                let (wait_for, write) = (2 * i + me, 2 * i + me + 1);
+                let mut spins = 0u32;
+                while flag.load(Ordering::Acquire) != wait_for {
+                    spins = spins.wrapping_add(1);
+                    if spins % 4096 == 0 {
+                        std::thread::yield_now();
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                }
+                flag.store(write, Ordering::Release);
+            }
+            start.elapsed().as_nanos() as f64
+        });
+        Ok(((out[0] - clock) / (2 * RAW_TRIPS) as f64).max(0.0))
+    }
+
+    /// One-way ns of `reps` ping-pong broadcasts of `bytes` bytes, streamed or by single copy
+    /// (`direct`); the bytes are checked.
+    fn pingpong(
+        &mut self,
+        direct: bool,
+        bytes: usize,
+        reps: u64,
+        clock: f64,
+    ) -> Result<f64, CalibrateError> {
+        let comm = if direct {
+            &mut self.direct
+        } else {
+            &mut self.stream
+        };
+        let mut ranks = comm.ranks();
+        let programs = &self.programs;
+        let want: Vec<u8> = (0..bytes).map(|i| (i * 7 + 3) as u8).collect();
+        let out = self.team.run_with(&mut ranks, |ctx, c| {
+            let mut buf = if ctx.rank() == 0 {
+                want.clone()
+            } else {
+                vec![0; bytes]
+            };
+            // Untimed: takes the rings and warms the caches.
+            c.broadcast_with(&programs[0], &mut buf)?;
+            c.broadcast_with(&programs[1], &mut buf)?;
+            let start = Instant::now();
+            for _ in 0..reps {
+                c.broadcast_with(&programs[0], &mut buf)?;
+                c.broadcast_with(&programs[1], &mut buf)?;
+            }
+            let ns = start.elapsed().as_nanos() as f64;
+            Ok::<_, crate::runtime::CollectiveError>((ns, buf == want))
+        });
+        let mut t = 0.0;
+        for (rank, r) in out.into_iter().enumerate() {
+            let (ns, ok) = r.map_err(probe)?;
+            if !ok {
+                return Err(CalibrateError::Probe(format!(
+                    "runtime probe: rank {rank} holds wrong bytes after a {bytes}-byte broadcast"
+                )));
+            }
+            if rank == 0 {
+                t = ((ns - clock) / (2 * reps) as f64).max(0.0);
+            }
+        }
+        Ok(t)
+    }
+}
+
+fn probe(e: impl std::fmt::Display) -> CalibrateError {
+    CalibrateError::Probe(e.to_string())
+}

@@ -1,0 +1,392 @@
+//! A cost model of herald's own runtime, beside the papers' models (which stay exact and
+//! untouched): what a broadcast costs when the executor runs it, not what a LogGP machine would
+//! charge. The parameters are plain data, in integer picoseconds (femtoseconds per byte for the
+//! copy bandwidth), built from a calibrated [`Profile`]; the evaluation of a schedule under them
+//! is [`predict_runtime`](crate::sim::predict_runtime).
+//!
+//! What the model knows about the runtime (docs/fidelity.md names why each term is there):
+//!
+//! * **A call's fixed cost** (`call`): a collective call's header, program lookup, executor
+//!   set-up and end-of-call mark, measured as the one-way time of a one-line broadcast minus the
+//!   channel's one-way time and one line.
+//! * **Line streams** (`line`): the executor forwards line by line; a message of `k` lines
+//!   occupies its sender `k · line`, its first line arrives `hop` after it left, and a forwarding
+//!   rank cannot send a line before it holds it. Consecutive blocks on one edge are therefore
+//!   one long message (no per-block overhead), and pipelining happens at line granularity
+//!   whatever the block count. `line` is the *sustained* per-line cost of a long stream (ring
+//!   flow control included), measured through the runtime — not LogGP's `G`, which is fitted on
+//!   bursts of 1–16 lines.
+//! * **Single copy** ([`Transport::Direct`]): one descriptor line per chunk, and the receiver
+//!   copies the chunk from its sender's buffer at its own bandwidth (`copy`), then forwards a
+//!   descriptor of its copy; fixed cost `direct_call`.
+//! * **Separate messages** from one sender are `gap = max(g, o)` apart (the channel's LogP gap).
+//! * **Oversubscription**: with `k` threads per PU, a message waits on average `(k − 1)/2`
+//!   thread handoffs ([`Profile::switch_ns`]) for its receiver to be scheduled; ranks on one PU
+//!   share its time (their sending work is serialized), and a message between two ranks of one
+//!   PU costs one handoff instead of a hop.
+//!
+//! Where a level has no runtime measurement of its own, its runtime parameters are those of the
+//! level the hierarchical model assumed its LogGP parameters from, times the same factor
+//! ([`LevelSource::Assumed`]); a profile without runtime measurements at all (written before
+//! herald made them) falls back to LogGP: `line = 56·G`, no fixed call cost, no single copy.
+
+use super::{
+    Assumptions, Hier, Hierarchy, LevelCost, LevelSource, LogP, Pick, Profile, ProfileError,
+    RuntimeCalibration,
+};
+use crate::time::Ratio;
+
+/// How a broadcast's payload moves between ranks in herald's runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Transport {
+    /// Line by line through the rings (header and payload in 56-byte lines).
+    Stream,
+    /// Single copy: descriptors through the rings, each receiver copies from its sender.
+    Direct,
+}
+
+impl Transport {
+    /// `stream` or `direct`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Stream => "stream",
+            Transport::Direct => "direct",
+        }
+    }
+}
+
+impl std::fmt::Display for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where a level's runtime parameters came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuntimeSource {
+    /// Measured through the runtime on this level's pair.
+    Measured,
+    /// The runtime parameters of level `from` times `factor` (as the LogGP ones were).
+    Assumed {
+        /// The measured level.
+        from: String,
+        /// The multiplier.
+        factor: Ratio,
+    },
+    /// No runtime measurement: `line = 56·G` from the LogGP parameters, no single copy.
+    LogGp,
+}
+
+/// The runtime's costs between two ranks that meet at one level.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeLevel {
+    /// One-way time of a one-line message through a channel (`L + 2o`), ps.
+    pub hop_ps: u64,
+    /// Sender time between the starts of two separate messages (`max(g, o)`), ps.
+    pub gap_ps: u64,
+    /// Sender time per line of the first `burst_lines` lines of a message, ps.
+    pub burst_line_ps: u64,
+    /// Lines a receiver reads ahead (a message this short is read only once complete).
+    pub burst_lines: u64,
+    /// Sustained sender time per line of a long stream, ps.
+    pub line_ps: u64,
+    /// Single-copy time per payload byte, fs, for messages up to `copy_large_from` bytes;
+    /// `None`: single copy not modelled here.
+    pub copy_fs_per_byte: Option<u64>,
+    /// Single-copy time per byte beyond `copy_large_from` bytes of a message, fs.
+    pub copy_large_fs_per_byte: u64,
+    /// Bytes of a message from which `copy_large_fs_per_byte` applies.
+    pub copy_large_from: u64,
+    /// Where the values came from.
+    pub source: RuntimeSource,
+}
+
+impl RuntimeLevel {
+    /// Sender time of a message of `lines` lines, ps: the first `burst_lines` at
+    /// `burst_line_ps`, the rest at `line_ps`.
+    pub fn stream_ps(&self, lines: u64) -> u64 {
+        let burst = lines.min(self.burst_lines);
+        burst * self.burst_line_ps + (lines - burst) * self.line_ps
+    }
+
+    /// Receiver time to copy a `bytes`-byte message by single copy, ps (`None` if single copy is
+    /// not modelled).
+    pub fn copy_ps(&self, bytes: u64) -> Option<u64> {
+        let small = self.copy_fs_per_byte?;
+        let near = bytes.min(self.copy_large_from);
+        let fs = near * small + (bytes - near) * self.copy_large_fs_per_byte;
+        Some(fs.div_ceil(1000))
+    }
+}
+
+/// The runtime's cost model of one machine (module docs).
+#[derive(Debug, Clone)]
+pub struct RuntimeCosts {
+    /// The rank → PU map and the level each pair meets at; `None`: one level for all pairs.
+    hier: Option<Hier>,
+    /// PUs the ranks cycle over.
+    pus: u32,
+    /// Per hierarchy level; `None` where no two ranks meet.
+    levels: Vec<Option<RuntimeLevel>>,
+    /// A streamed call's fixed cost, ps.
+    call_ps: u64,
+    /// A single-copy call's fixed cost, ps; `None`: single copy not modelled.
+    direct_call_ps: Option<u64>,
+    /// One-way handoff between two threads of one PU, ps.
+    switch_ps: u64,
+    /// Payload bytes per single-copy descriptor.
+    chunk_bytes: u64,
+}
+
+/// ns → ps, rounded; negative → 0.
+fn ps(ns: f64) -> u64 {
+    if ns.is_finite() && ns > 0.0 {
+        (ns * 1000.0).round() as u64
+    } else {
+        0
+    }
+}
+
+/// An exact ratio (ns) → ps, rounded.
+fn ratio_ps(r: Ratio) -> u64 {
+    ps(r.to_f64())
+}
+
+/// The runtime measurement of the profile's level `name`, if any.
+fn measured<'p>(profile: &'p Profile, name: &str) -> Option<&'p RuntimeCalibration> {
+    profile
+        .measured_levels()
+        .find(|l| l.name == name)
+        .and_then(|l| l.runtime.as_ref())
+}
+
+/// A level's runtime costs: the channel's hop and gap from its LogGP parameters, and the line
+/// and copy costs from `runtime` (times `factor`), or `56·G` without it.
+fn level_costs(
+    lp: &LogP,
+    runtime: Option<&RuntimeCalibration>,
+    factor: f64,
+    source: RuntimeSource,
+    pick: Pick,
+) -> RuntimeLevel {
+    let hop_ps = ratio_ps(lp.l()) + 2 * ratio_ps(lp.o());
+    let gap_ps = ratio_ps(lp.g().max(lp.o()));
+    let fs = |ns_per_byte: f64| ps(ns_per_byte * factor * 1000.0);
+    match runtime {
+        Some(r) => RuntimeLevel {
+            hop_ps,
+            gap_ps,
+            burst_line_ps: ps(r.burst_line_ns.pick(pick) * factor).max(1),
+            burst_lines: r.burst_lines.max(1),
+            line_ps: ps(r.line_ns.pick(pick) * factor).max(1),
+            copy_fs_per_byte: Some(fs(r.copy_ns_per_byte.pick(pick))),
+            copy_large_fs_per_byte: fs(r.copy_large_ns_per_byte.pick(pick)),
+            copy_large_from: r.direct_bytes[1],
+            source,
+        },
+        None => {
+            let line_ps = ps(lp.big_g().to_f64() * 56.0).max(1);
+            RuntimeLevel {
+                hop_ps,
+                gap_ps,
+                burst_line_ps: line_ps,
+                burst_lines: 1,
+                line_ps,
+                copy_fs_per_byte: None,
+                copy_large_fs_per_byte: 0,
+                copy_large_from: u64::MAX,
+                source: RuntimeSource::LogGp,
+            }
+        }
+    }
+}
+
+impl RuntimeCosts {
+    /// The runtime's costs on `hierarchy` (ranks in compact order, cycling when there are more
+    /// ranks than PUs) from `profile`, each quantity picked by `pick`.
+    ///
+    /// # Errors
+    /// [`ProfileError`] if the profile makes no hierarchical LogGP model of `hierarchy`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use herald::{*, model::{RuntimeCosts, Pick}};
+    /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+    /// let profile = Profile::from_json_forced(&text)?;
+    /// let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+    /// let costs = RuntimeCosts::from_profile(&profile, &h, Pick::Dominant)?;
+    /// assert!(costs.between(0, 1).unwrap().hop_ps > 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_profile(
+        profile: &Profile,
+        hierarchy: &Hierarchy,
+        pick: Pick,
+    ) -> Result<RuntimeCosts, ProfileError> {
+        let cpus = hierarchy.os_indices().to_vec();
+        let assume = Assumptions {
+            pick,
+            ..Assumptions::default()
+        };
+        match Hier::from_profile(profile, hierarchy.clone(), &cpus, &assume) {
+            Ok(hier) => Ok(RuntimeCosts::hierarchical(profile, hier, pick)),
+            Err(e) => RuntimeCosts::flat(profile, hierarchy, pick).ok_or(e),
+        }
+    }
+
+    /// Per level of `hier`, from the profile's runtime measurements where it has them.
+    fn hierarchical(profile: &Profile, hier: Hier, pick: Pick) -> RuntimeCosts {
+        let mut levels = Vec::with_capacity(hier.levels().len());
+        for (d, level) in hier.levels().iter().enumerate() {
+            let Some(LevelCost::LogP(lp)) = level.cost else {
+                levels.push(None);
+                continue;
+            };
+            let (from, factor, source) = match &hier.sources()[d] {
+                LevelSource::Measured(name) => (name.as_str(), 1.0, RuntimeSource::Measured),
+                LevelSource::Assumed { from, factor } => (
+                    from.as_str(),
+                    factor.to_f64(),
+                    RuntimeSource::Assumed {
+                        from: from.clone(),
+                        factor: *factor,
+                    },
+                ),
+                _ => ("", 1.0, RuntimeSource::LogGp),
+            };
+            levels.push(Some(level_costs(
+                &lp,
+                measured(profile, from),
+                factor,
+                source,
+                pick,
+            )));
+        }
+        // The fixed costs: from the finest level measured through the runtime.
+        let finest = (0..hier.levels().len())
+            .rev()
+            .find_map(|d| match &hier.sources()[d] {
+                LevelSource::Measured(name) => measured(profile, name).map(|r| (d, r)),
+                _ => None,
+            })
+            .map(|(d, r)| (levels[d].clone().expect("a measured level has costs"), r));
+        let pus = hier.hierarchy().pu_count() as u32;
+        RuntimeCosts::assemble(profile, Some(hier), pus, levels, finest, pick)
+    }
+
+    /// One level for every pair: the coarsest measured level, as
+    /// [`oversubscribed_model`](crate::plan::oversubscribed_model) does when the hierarchy has
+    /// levels the profile cannot describe. `None` if the profile measured no level.
+    fn flat(profile: &Profile, hierarchy: &Hierarchy, pick: Pick) -> Option<RuntimeCosts> {
+        let lp = profile.measured_levels().next()?;
+        let logp = lp.logp(pick).ok()?;
+        let level = level_costs(
+            &logp,
+            lp.runtime.as_ref(),
+            1.0,
+            RuntimeSource::Measured,
+            pick,
+        );
+        let finest = lp.runtime.as_ref().map(|r| (level.clone(), r));
+        let pus = hierarchy.pu_count().max(1) as u32;
+        Some(RuntimeCosts::assemble(
+            profile,
+            None,
+            pus,
+            vec![Some(level)],
+            finest,
+            pick,
+        ))
+    }
+
+    fn assemble(
+        profile: &Profile,
+        hier: Option<Hier>,
+        pus: u32,
+        levels: Vec<Option<RuntimeLevel>>,
+        finest: Option<(RuntimeLevel, &RuntimeCalibration)>,
+        pick: Pick,
+    ) -> RuntimeCosts {
+        let (call_ps, direct_call_ps, chunk_bytes) = match finest {
+            Some((l, r)) => {
+                // What a one-line message and a `direct_bytes[0]`-byte copy cost beyond the call.
+                let first = l.hop_ps + l.burst_line_ps;
+                let copy = l.copy_ps(r.direct_bytes[0]).unwrap_or(0);
+                (
+                    ps(r.one_line_ns.pick(pick)).saturating_sub(first),
+                    Some(ps(r.direct_ns.pick(pick)).saturating_sub(first + copy)),
+                    r.chunk_bytes.max(1),
+                )
+            }
+            None => (0, None, 64 << 10),
+        };
+        RuntimeCosts {
+            hier,
+            pus,
+            levels,
+            call_ps,
+            direct_call_ps,
+            switch_ps: profile.switch_ns.as_ref().map_or(0, |d| ps(d.pick(pick))),
+            chunk_bytes,
+        }
+    }
+
+    /// The costs between ranks `p` and `q` (`None` if they share a PU, or the level has no
+    /// parameters).
+    pub fn between(&self, p: u32, q: u32) -> Option<&RuntimeLevel> {
+        if self.pu(p) == self.pu(q) {
+            return None;
+        }
+        let level = self.hier.as_ref().map_or(0, |h| h.level_of(p, q));
+        self.levels.get(level).and_then(Option::as_ref)
+    }
+
+    /// The logical PU rank `r` runs on (ranks in compact order, cycling over the PUs).
+    pub fn pu(&self, r: u32) -> u32 {
+        match &self.hier {
+            Some(h) => h.pu(r),
+            None => r % self.pus,
+        }
+    }
+
+    /// The PUs the ranks cycle over.
+    pub fn pus(&self) -> u32 {
+        self.pus
+    }
+
+    /// The levels, machine first (`None` where no parameters are needed).
+    pub fn levels(&self) -> &[Option<RuntimeLevel>] {
+        &self.levels
+    }
+
+    /// A streamed call's fixed cost, ps.
+    pub fn call_ps(&self) -> u64 {
+        self.call_ps
+    }
+
+    /// A single-copy call's fixed cost, ps (`None`: not calibrated, single copy not modelled).
+    pub fn direct_call_ps(&self) -> Option<u64> {
+        self.direct_call_ps
+    }
+
+    /// One-way handoff between two threads of one PU, ps.
+    pub fn switch_ps(&self) -> u64 {
+        self.switch_ps
+    }
+
+    /// Payload bytes per single-copy descriptor.
+    pub fn chunk_bytes(&self) -> u64 {
+        self.chunk_bytes
+    }
+
+    /// Whether single copy is modelled (the profile measured it).
+    pub fn models_direct(&self) -> bool {
+        self.direct_call_ps.is_some()
+            && self
+                .levels
+                .iter()
+                .flatten()
+                .all(|l| l.copy_fs_per_byte.is_some())
+    }
+}

@@ -1,0 +1,132 @@
+//! Planning for herald's own runtime: the papers' models generate the candidates (every tree,
+//! block count and leaders split the planner knows, exactly as [`plan`](super::plan) does), and
+//! the runtime's cost model ([`RuntimeCosts`], [`predict_runtime`]) ranks each candidate under
+//! each transport — so the choice between streaming lines and single copy, per size, comes from
+//! calibrated numbers, not from a fixed threshold.
+
+use super::{
+    jobs_for_request, rank_with_schedules, runtime_model, Candidate, PlanError, PlanRequest,
+};
+use crate::model::{Hierarchy, Pick, Profile, RuntimeCosts, Transport};
+use crate::schedule::Schedule;
+use crate::sim::{predict_runtime, RuntimePrediction};
+
+/// One candidate moved by one transport, with the runtime's predicted time.
+#[derive(Debug, Clone)]
+pub struct RuntimeChoice {
+    /// The candidate (ranked by the papers' model in [`Candidate::makespan`]).
+    pub candidate: Candidate,
+    /// How the payload moves.
+    pub transport: Transport,
+    /// The runtime cost model's prediction.
+    pub predicted: RuntimePrediction,
+    /// The candidate's schedule from the requested root.
+    pub schedule: Schedule,
+}
+
+/// Candidates ranked by the runtime's predicted time, fastest first.
+#[derive(Debug, Clone)]
+pub struct RuntimePlan {
+    /// Every legal (candidate, transport), fastest first (ties by label, blocks, transport).
+    pub ranked: Vec<RuntimeChoice>,
+    /// Candidates that did not apply, with the reason.
+    pub rejected: Vec<(String, String)>,
+}
+
+impl RuntimePlan {
+    /// The winner.
+    pub fn best(&self) -> Option<&RuntimeChoice> {
+        self.ranked.first()
+    }
+}
+
+/// Ranks every candidate broadcast of `bytes` bytes from `root` among `n` ranks on `hierarchy`
+/// (ranks in compact order, cycling over the PUs when there are more ranks than PUs) by
+/// herald's runtime cost model under `profile`, each under every transport the profile
+/// measured (single copy only if it did, and only for payloads of more than one line).
+///
+/// # Errors
+/// [`PlanError::Profile`] if the profile makes no model of `hierarchy`; [`PlanError`] for a bad
+/// problem or when nothing applies.
+///
+/// # Examples
+///
+/// ```
+/// # use herald::{*, plan::plan_for_runtime, model::Transport};
+/// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+/// let profile = Profile::from_json_forced(&text)?;
+/// let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+/// let p = plan_for_runtime(&profile, &h, 4, 4096, 0)?;
+/// let best = p.best().unwrap();
+/// assert!(p.ranked.iter().all(|c| c.predicted.makespan_ps >= best.predicted.makespan_ps));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn plan_for_runtime(
+    profile: &Profile,
+    hierarchy: &Hierarchy,
+    n: u32,
+    bytes: u64,
+    root: u32,
+) -> Result<RuntimePlan, PlanError> {
+    let model = runtime_model(profile, hierarchy, n)?;
+    let costs = RuntimeCosts::from_profile(profile, hierarchy, Pick::Dominant)?;
+    rank_for_runtime(&model, &costs, n, bytes, root)
+}
+
+/// [`plan_for_runtime`] with the candidates' model and the runtime's costs given.
+///
+/// # Errors
+/// As [`plan_for_runtime`].
+pub fn rank_for_runtime(
+    model: &crate::model::Model,
+    costs: &RuntimeCosts,
+    n: u32,
+    bytes: u64,
+    root: u32,
+) -> Result<RuntimePlan, PlanError> {
+    let req = PlanRequest {
+        n,
+        root,
+        bytes,
+        blocks: None,
+    };
+    let jobs = jobs_for_request(model, &req)?;
+    let (candidates, mut rejected) = rank_with_schedules(&jobs, &req)?;
+    let transports: &[Transport] = if costs.models_direct() && bytes > 48 {
+        &[Transport::Stream, Transport::Direct]
+    } else {
+        &[Transport::Stream]
+    };
+    let mut ranked = Vec::with_capacity(candidates.len() * transports.len());
+    for (candidate, schedule) in candidates {
+        for &transport in transports {
+            match predict_runtime(&schedule, costs, bytes, transport) {
+                Ok(predicted) => ranked.push(RuntimeChoice {
+                    candidate: candidate.clone(),
+                    transport,
+                    predicted,
+                    schedule: schedule.clone(),
+                }),
+                Err(e) => rejected.push((
+                    format!("{} m={} {transport}", candidate.label, candidate.blocks),
+                    e.to_string(),
+                )),
+            }
+        }
+    }
+    ranked.sort_by(|a, b| {
+        let key = |c: &RuntimeChoice| {
+            (
+                c.predicted.makespan_ps,
+                c.candidate.label.clone(),
+                c.candidate.blocks,
+                c.transport,
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+    if ranked.is_empty() {
+        return Err(PlanError::Empty);
+    }
+    Ok(RuntimePlan { ranked, rejected })
+}

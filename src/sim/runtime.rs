@@ -1,0 +1,256 @@
+//! The time herald's runtime takes to execute a broadcast schedule, under the runtime's cost
+//! model ([`RuntimeCosts`]; its module docs list the rules). The papers' checker ([`check`](super::check))
+//! is untouched: this is a second, approximate clock for the planner and `herald fidelity`.
+//!
+//! The evaluation follows the executor: each rank makes its sends in its schedule order (the
+//! compiled program's order), a send starts when its sender is free and holds the block's first
+//! unit (line, or chunk under single copy), and the block flows as a ramp: unit `j` leaves no
+//! earlier than the sender holds it. Sends are processed in order of their start times (a
+//! discrete-event list schedule), which also serializes the sending work of ranks sharing a PU.
+
+use crate::model::{RuntimeCosts, Transport};
+use crate::schedule::{Collective, Schedule};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Payload bytes per 56-byte line after the 8-byte header of a streamed call (the header
+/// occupies the first 8 bytes of the stream).
+const LINE_PAYLOAD: u64 = 56;
+/// The call header's bytes at the start of a stream.
+const HEADER: u64 = 8;
+
+/// Why a schedule has no runtime prediction.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PredictError {
+    /// Only broadcasts are modelled.
+    #[error("the runtime cost model times broadcasts only, not {0}")]
+    NotBroadcast(&'static str),
+    /// The profile did not measure single copy.
+    #[error("the profile has no single-copy measurement: single copy is not modelled")]
+    NoDirect,
+    /// The costs name no level at all.
+    #[error("the runtime costs have no level")]
+    NoCosts,
+    /// A rank's next send is of a block it never receives (the runtime would wait forever).
+    #[error("rank {rank} sends block {block}, which it never receives")]
+    Stuck {
+        /// The rank.
+        rank: u32,
+        /// The block.
+        block: u32,
+    },
+}
+
+/// The runtime's predicted time of one broadcast.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuntimePrediction {
+    /// The transport assumed.
+    pub transport: Transport,
+    /// From the call until every rank holds every byte and made its last send, ps.
+    pub makespan_ps: u64,
+    /// From the call until the last rank holds the last byte, ps.
+    pub last_hold_ps: u64,
+}
+
+impl RuntimePrediction {
+    /// The makespan in ns.
+    pub fn makespan_ns(&self) -> f64 {
+        self.makespan_ps as f64 / 1000.0
+    }
+}
+
+/// What a rank holds of one block: when its first and its last unit arrived.
+#[derive(Debug, Clone, Copy)]
+struct Ramp {
+    first: u64,
+    last: u64,
+}
+
+/// Predicts the runtime's time for broadcast schedule `s` of `bytes` payload bytes moved by
+/// `transport` under `costs` (module docs).
+///
+/// # Errors
+/// [`PredictError`] for a schedule that is not a broadcast, single copy without its
+/// measurement, or a send of a block that never reaches its sender.
+///
+/// # Examples
+///
+/// ```
+/// # use herald::{*, model::{RuntimeCosts, Pick, Transport}, sim::predict_runtime};
+/// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+/// let profile = Profile::from_json_forced(&text)?;
+/// let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+/// let costs = RuntimeCosts::from_profile(&profile, &h, Pick::Dominant)?;
+/// let model = Model::from(Postal::new(Ratio::ONE)?);
+/// let one = generate(&Request::broadcast(Algorithm::Binomial, 2, 1, 0), &model)?;
+/// let eight = generate(&Request::broadcast(Algorithm::Binomial, 2, 8, 0), &model)?;
+/// // Lines are forwarded as they come: on one edge, 8 blocks cost what 1 block costs.
+/// let t1 = predict_runtime(&one, &costs, 4096, Transport::Stream)?;
+/// let t8 = predict_runtime(&eight, &costs, 4096, Transport::Stream)?;
+/// assert_eq!(t1.makespan_ps, t8.makespan_ps);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn predict_runtime(
+    s: &Schedule,
+    costs: &RuntimeCosts,
+    bytes: u64,
+    transport: Transport,
+) -> Result<RuntimePrediction, PredictError> {
+    let (root, blocks) = match s.collective() {
+        Collective::Broadcast { root, blocks } => (root, blocks.max(1)),
+        other => return Err(PredictError::NotBroadcast(other.name())),
+    };
+    let call = match transport {
+        Transport::Stream => costs.call_ps(),
+        Transport::Direct => {
+            if !costs.models_direct() {
+                return Err(PredictError::NoDirect);
+            }
+            costs.direct_call_ps().unwrap_or(0)
+        }
+    };
+    let n = s.n();
+    // Units per block and the payload bytes each unit carries (single copy: copied bytes).
+    let (units, unit_bytes): (Vec<u64>, Vec<u64>) = (0..blocks)
+        .map(|b| block_units(bytes, blocks, b, transport, costs.chunk_bytes()))
+        .unzip();
+    // Threads per PU: a message waits (k − 1)/2 handoffs for its receiver to run.
+    let k = u64::from(n).div_ceil(u64::from(costs.pus().max(1)));
+    let wait = (k.saturating_sub(1) * costs.switch_ps()) / 2;
+    let finest = costs.levels().iter().rev().flatten().next();
+    let sends: Vec<Vec<(u32, u32)>> = (0..n)
+        .map(|p| s.sends_of(p).map(|t| (t.to, t.what)).collect())
+        .collect();
+    let mut hold: Vec<Vec<Option<Ramp>>> = vec![vec![None; blocks as usize]; n as usize];
+    hold[root as usize] = vec![
+        Some(Ramp {
+            first: call,
+            last: call
+        });
+        blocks as usize
+    ];
+    let mut next = vec![0usize; n as usize];
+    // When each rank may start its next message (its last start plus the gap, or its last end).
+    let mut free = vec![call; n as usize];
+    let mut pu_free = vec![call; costs.pus().max(1) as usize];
+    // Single copy: when each rank's copying is done (a rank copies one chunk at a time).
+    let mut copy_free = vec![call; n as usize];
+    let mut end = call;
+    let mut heap: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
+    let ready =
+        |r: u32, next: &[usize], hold: &[Vec<Option<Ramp>>], free: &[u64], pu_free: &[u64]| {
+            let &(_, b) = sends[r as usize].get(next[r as usize])?;
+            let h = hold[r as usize][b as usize]?;
+            Some(
+                free[r as usize]
+                    .max(pu_free[costs.pu(r) as usize])
+                    .max(h.first),
+            )
+        };
+    for r in 0..n {
+        if let Some(t) = ready(r, &next, &hold, &free, &pu_free) {
+            heap.push(Reverse((t, r)));
+        }
+    }
+    while let Some(Reverse((key, r))) = heap.pop() {
+        let Some(start) = ready(r, &next, &hold, &free, &pu_free) else {
+            continue; // a stale entry
+        };
+        if start > key {
+            heap.push(Reverse((start, r)));
+            continue;
+        }
+        let (to, b) = sends[r as usize][next[r as usize]];
+        let h = hold[r as usize][b as usize].expect("ready");
+        let u = units[b as usize];
+        // Two ranks of one PU: a handoff instead of a hop, at the finest level's other costs.
+        let (level, hop) = match costs.between(r, to) {
+            Some(l) => (l, l.hop_ps + wait),
+            None => (
+                finest.ok_or(PredictError::NoCosts)?,
+                costs.switch_ps() + wait,
+            ),
+        };
+        let (sent_last, first, last) = match transport {
+            Transport::Stream => {
+                let sent_last = (start + level.stream_ps(u)).max(h.last + level.line_ps);
+                // The receiver reads once the line `burst_lines` ahead (or the last) is written.
+                let first = start + level.stream_ps(u.min(level.burst_lines)) + hop;
+                (sent_last, first, sent_last + hop)
+            }
+            Transport::Direct => {
+                // One descriptor line per chunk; the receiver copies chunk by chunk.
+                let copy = level
+                    .copy_ps(unit_bytes[b as usize])
+                    .ok_or(PredictError::NoDirect)?;
+                let per_unit = copy.div_ceil(u);
+                let line = level.burst_line_ps;
+                let sent_last = (start + u * line).max(h.last + line);
+                let first = (start + line + hop).max(copy_free[to as usize]) + per_unit;
+                let last = (sent_last + hop + per_unit).max(first + (u - 1) * per_unit);
+                copy_free[to as usize] = last;
+                (sent_last, first, last)
+            }
+        };
+        let ramp = Ramp { first, last };
+        let slot = &mut hold[to as usize][b as usize];
+        let newly = slot.is_none();
+        *slot = Some(match *slot {
+            Some(old) if old.first <= ramp.first => old,
+            _ => ramp,
+        });
+        free[r as usize] = (start + level.gap_ps).max(sent_last);
+        let pu = costs.pu(r) as usize;
+        pu_free[pu] = pu_free[pu].max(start) + (sent_last - start).min(level.stream_ps(u));
+        end = end.max(sent_last).max(last);
+        next[r as usize] += 1;
+        if let Some(t) = ready(r, &next, &hold, &free, &pu_free) {
+            heap.push(Reverse((t, r)));
+        }
+        if newly && to != r {
+            if let Some(t) = ready(to, &next, &hold, &free, &pu_free) {
+                heap.push(Reverse((t, to)));
+            }
+        }
+    }
+    for r in 0..n {
+        if let Some(&(_, b)) = sends[r as usize].get(next[r as usize]) {
+            return Err(PredictError::Stuck { rank: r, block: b });
+        }
+    }
+    let last_hold = hold
+        .iter()
+        .flatten()
+        .map(|h| h.map_or(call, |h| h.last))
+        .max()
+        .unwrap_or(call);
+    Ok(RuntimePrediction {
+        transport,
+        makespan_ps: end.max(last_hold),
+        last_hold_ps: last_hold,
+    })
+}
+
+/// Units (lines or chunks) of block `b` of a `bytes`-byte payload in `blocks` blocks, and the
+/// payload bytes of the block, as the runtime frames them.
+fn block_units(bytes: u64, blocks: u32, b: u32, transport: Transport, chunk: u64) -> (u64, u64) {
+    let blocks = u64::from(blocks.max(1));
+    let b = u64::from(b);
+    match transport {
+        Transport::Stream => {
+            // The stream `header ‖ payload` in 56-byte lines, cut into blocks of whole lines.
+            let total = (HEADER + bytes).div_ceil(LINE_PAYLOAD);
+            let per_block = total.div_ceil(blocks).max(1);
+            let start = (b * per_block).min(total);
+            let lines = (total - start).min(per_block).max(1);
+            (lines, (lines * LINE_PAYLOAD).min(bytes))
+        }
+        Transport::Direct => {
+            let per_block = bytes.div_ceil(blocks).max(1);
+            let start = (b * per_block).min(bytes);
+            let len = (bytes - start).min(per_block);
+            (len.div_ceil(chunk.max(1)).max(1), len)
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! The runtime's cost model (issue 17, part 1): every expectation here is derived by hand from
+//! the model's stated rules and the calibration's definitions (module docs of
+//! `herald::model::RuntimeCosts`), never copied from the model's output.
+
+mod common {
+    pub(crate) mod watch;
+}
+
+use common::watch::watchdog;
+use herald::{
+    generate,
+    model::{Distribution, Mode, Pick, RuntimeCalibration, RuntimeCosts, Transport},
+    plan::plan_for_runtime,
+    runtime::{DefaultSchedule, Planned},
+    schedule::Collective,
+    sim::{predict_runtime, PredictError},
+    time::TimeBase,
+    Algorithm, Comm, CommOptions, Model, Postal, Profile, Ratio, Request, Schedule, Team,
+    TopologySource,
+};
+
+/// The test profile's `l3` level (tests/data/profile-2core.json, dominant modes): `L = 20`,
+/// `o_s = 30`, `o_r = 25`, `g = 40` ns, `G = 0.25` ns/byte; thread handoff 800 ns.
+const HOP_PS: u64 = (20 + 30 + 25) * 1000;
+const GAP_PS: u64 = 40 * 1000; // max(g, (o_s + o_r)/2)
+const SWITCH_PS: u64 = 800 * 1000;
+
+fn one(v: f64) -> Distribution {
+    Distribution {
+        median: v,
+        p10: v,
+        p90: v,
+        samples: 1,
+        modes: vec![Mode {
+            center: v,
+            p10: v,
+            p90: v,
+            share: 1.0,
+            samples: 1,
+        }],
+        settled: true,
+    }
+}
+
+fn base() -> Profile {
+    let text = std::fs::read_to_string("tests/data/profile-2core.json").unwrap();
+    Profile::from_json_forced(&text).unwrap()
+}
+
+/// Runtime measurements: a one-line broadcast `one_line` ns; `burst` ns per line up to 16 lines,
+/// `line` ns per line beyond; single copy `direct` ns for 4 KiB, then `copy` ns per byte up to
+/// 64 KiB and `large` ns per byte beyond.
+#[derive(Clone, Copy)]
+struct Rt {
+    one_line: f64,
+    burst: f64,
+    line: f64,
+    direct: f64,
+    copy: f64,
+    large: f64,
+}
+
+const RT: Rt = Rt {
+    one_line: 300.0,
+    burst: 9.5,
+    line: 9.5,
+    direct: 2000.0,
+    copy: 0.05,
+    large: 0.05,
+};
+
+/// The test profile with runtime measurements `rt` on `l3`.
+fn profile(rt: Rt) -> Profile {
+    let mut p = base();
+    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    l3.runtime = Some(RuntimeCalibration {
+        one_line_ns: one(rt.one_line),
+        burst_line_ns: one(rt.burst),
+        burst_lines: 16,
+        line_ns: one(rt.line),
+        stream_bytes: [16 << 10, 256 << 10],
+        direct_ns: one(rt.direct),
+        copy_ns_per_byte: one(rt.copy),
+        copy_large_ns_per_byte: one(rt.large),
+        direct_bytes: [4 << 10, 64 << 10, 1 << 20],
+        chunk_bytes: 64 << 10,
+    });
+    p
+}
+
+/// `cores` cores under one L3 (so every pair meets at the measured level).
+fn machine(cores: usize) -> herald::Hierarchy {
+    TopologySource::from_options(Some(&format!("l3:1 core:{cores} pu:1")), None)
+        .unwrap()
+        .load()
+        .unwrap()
+}
+
+fn tree(a: Algorithm, n: u32, blocks: u32) -> Schedule {
+    let model = Model::from(Postal::new(Ratio::ONE).unwrap());
+    generate(&Request::broadcast(a, n, blocks, 0), &model).unwrap()
+}
+
+/// Stream lines of a `bytes`-byte broadcast: an 8-byte header, then the payload, 56 bytes a line.
+fn lines(bytes: u64) -> u64 {
+    (8 + bytes).div_ceil(56)
+}
+
+fn predict(p: &Profile, h: &herald::Hierarchy, s: &Schedule, bytes: u64, t: Transport) -> u64 {
+    let costs = RuntimeCosts::from_profile(p, h, Pick::Dominant).unwrap();
+    predict_runtime(s, &costs, bytes, t).unwrap().makespan_ps
+}
+
+#[test]
+fn two_ranks_reproduce_the_calibration_points() {
+    // The model is fitted on 2-rank broadcasts; on 2 ranks it must give them back.
+    let rt = Rt {
+        burst: 16.0,
+        line: 9.5,
+        copy: 0.05,
+        large: 0.2,
+        ..RT
+    };
+    let p = profile(rt);
+    let h = machine(2);
+    let s = tree(Algorithm::Binomial, 2, 1);
+    let stream = |b: u64| predict(&p, &h, &s, b, Transport::Stream);
+    assert_eq!(stream(48), 300_000);
+    // The short stream: 16 full lines.
+    let burst = 16 * 56 - 8;
+    assert_eq!(lines(burst), 16);
+    assert_eq!(stream(burst) - stream(48), 15 * 16_000);
+    // The sustained line cost: the difference of two long streams.
+    let (s1, s2) = (16u64 << 10, 256u64 << 10);
+    assert_eq!(stream(s2) - stream(s1), (lines(s2) - lines(s1)) * 9_500);
+    // Single copy: 2 µs for 4 KiB, 50 ps per byte to 64 KiB, 200 ps per byte beyond (1 ps of
+    // rounding per chunk).
+    let direct = |b: u64| predict(&p, &h, &s, b, Transport::Direct);
+    let close = |got: u64, want: u64, b: u64| {
+        assert!(
+            got.abs_diff(want) <= b.div_ceil(64 << 10),
+            "{b}: {got} vs {want}"
+        );
+    };
+    close(direct(4096), 2_000_000, 4096);
+    close(direct(64 << 10) - direct(4096), 60 * 1024 * 50, 64 << 10);
+    close(
+        direct(1 << 20) - direct(64 << 10),
+        960 * 1024 * 200,
+        1 << 20,
+    );
+}
+
+#[test]
+fn blocks_on_one_edge_cost_one_message() {
+    let h = machine(2);
+    let t = |p: &Profile, m: u32| {
+        predict(
+            p,
+            &h,
+            &tree(Algorithm::Binomial, 2, m),
+            4096,
+            Transport::Stream,
+        )
+    };
+    // 4096 bytes are 74 lines: up to 8 blocks of ≥ 4 lines keep the sender busy longer than the
+    // 40 ns gap between two messages, so with one cost per line the blocks cost what one
+    // message costs.
+    let p = profile(RT);
+    for m in [2, 4, 8] {
+        assert_eq!(t(&p, 1), t(&p, m), "{m} blocks");
+    }
+    // 64 blocks of 1–2 lines: now each message waits out the gap, 64 gaps in all.
+    assert_eq!(t(&p, 64), t(&p, 1) - 74 * 9_500 + 63 * GAP_PS + 9_500);
+    // Short messages pay the burst rate on every line: 8 blocks of ≤ 10 lines pay it on all
+    // 74 lines, one message on its first 16.
+    let p = profile(Rt { burst: 20.0, ..RT });
+    assert_eq!(t(&p, 8) - t(&p, 1), (74 - 16) * (20_000 - 9_500));
+}
+
+#[test]
+fn a_chain_pipelines_line_by_line() {
+    // Rank i forwards line j once it holds line j + 16 (or the message's last): the last of L
+    // lines reaches rank n − 1 after (n − 1) hops and L + (n − 2)·min(L, 16) line times.
+    let p = profile(RT);
+    let call = 300_000 - HOP_PS - 9_500;
+    for n in [3u32, 4] {
+        let h = machine(4);
+        for bytes in [48u64, 500, 4096, 100_000] {
+            let l = lines(bytes);
+            let want =
+                call + u64::from(n - 1) * HOP_PS + (l + u64::from(n - 2) * l.min(16)) * 9_500;
+            let got = predict(
+                &p,
+                &h,
+                &tree(Algorithm::Chain, n, 1),
+                bytes,
+                Transport::Stream,
+            );
+            assert_eq!(got, want, "n = {n}, {bytes} bytes");
+        }
+    }
+}
+
+#[test]
+fn a_star_spaces_its_messages_by_the_gap() {
+    // One-line messages from the root, max(gap, line) apart; the last child holds its line a
+    // line time and a hop after its message started.
+    let p = profile(RT);
+    let call = 300_000 - HOP_PS - 9_500;
+    let h = machine(4);
+    let got = predict(&p, &h, &tree(Algorithm::Star, 4, 1), 48, Transport::Stream);
+    assert_eq!(got, call + 2 * GAP_PS.max(9_500) + 9_500 + HOP_PS);
+}
+
+#[test]
+fn oversubscribed_ranks_wait_for_handoffs() {
+    // 4 ranks on 2 PUs: 2 threads per PU, each message waits (2 − 1)/2 handoffs on average.
+    // A chain 0 → 1 → 2 → 3 alternates PUs, so every hop crosses them.
+    let p = profile(RT);
+    let call = 300_000 - HOP_PS - 9_500;
+    let h = machine(2);
+    let hop = HOP_PS + SWITCH_PS / 2;
+    let got = predict(&p, &h, &tree(Algorithm::Chain, 4, 1), 48, Transport::Stream);
+    assert_eq!(got, call + 3 * hop + 3 * 9_500);
+    // Binomial from 0 on 4 ranks sends 0 → 2 first: both on PU 0, a handoff instead of a hop.
+    let s = tree(Algorithm::Binomial, 4, 1);
+    let first: Vec<u32> = s.sends_of(0).map(|t| t.to).collect();
+    assert_eq!(first, [2, 1]);
+    let got = predict(&p, &h, &s, 48, Transport::Stream);
+    // 0 → 2 (handoff), then 0 → 1 (hop) a gap later, and 2 → 3 once 2 holds the line.
+    let handoff = SWITCH_PS + SWITCH_PS / 2;
+    let via_2 = call + 9_500 + handoff + 9_500 + hop;
+    let via_1 = call + GAP_PS + 9_500 + hop;
+    assert_eq!(got, via_2.max(via_1));
+}
+
+#[test]
+fn without_runtime_measurements_the_model_falls_back_to_loggp() {
+    let p = base();
+    let h = machine(2);
+    let s = tree(Algorithm::Binomial, 2, 1);
+    // Lines at 56 · G = 14 ns, no fixed cost: one line is a line time and a hop.
+    assert_eq!(predict(&p, &h, &s, 48, Transport::Stream), 14_000 + HOP_PS);
+    let costs = RuntimeCosts::from_profile(&p, &h, Pick::Dominant).unwrap();
+    assert_eq!(
+        predict_runtime(&s, &costs, 1 << 20, Transport::Direct),
+        Err(PredictError::NoDirect)
+    );
+    let plan = plan_for_runtime(&p, &h, 2, 1 << 20, 0).unwrap();
+    assert!(plan.ranked.iter().all(|c| c.transport == Transport::Stream));
+}
+
+#[test]
+fn the_transport_follows_the_calibrated_numbers() {
+    let h = machine(2);
+    // Lines cost 9.5 ns per 56 bytes (0.17 ns/byte). A fast copy (0.02 ns/byte) wins large
+    // payloads and loses one-line ones to the cheaper stream call; a slow copy never wins.
+    let fast = Rt {
+        direct: 1000.0,
+        copy: 0.02,
+        large: 0.03,
+        ..RT
+    };
+    let best =
+        |rt: Rt, b: u64| plan_for_runtime(&profile(rt), &h, 2, b, 0).unwrap().ranked[0].transport;
+    assert_eq!(best(fast, 1 << 20), Transport::Direct);
+    assert_eq!(best(fast, 48), Transport::Stream);
+    let slow = Rt {
+        copy: 1.0,
+        large: 1.0,
+        ..fast
+    };
+    for b in [4096u64, 1 << 20, 4 << 20] {
+        assert_eq!(best(slow, b), Transport::Stream, "{b} bytes");
+    }
+    // Where the two cross, from the calibration's definitions: stream 300 + (L − 1)·9.5 ns,
+    // single copy 1000 + (B − 4096)·0.02 ns (below 64 KiB).
+    let stream = |b: u64| 300.0 + (lines(b) - 1) as f64 * 9.5;
+    let direct = |b: u64| 1000.0 + (b as f64 - 4096.0) * 0.02;
+    let cross = (49u64..64 << 10).find(|&b| direct(b) < stream(b)).unwrap();
+    assert_eq!(best(fast, cross + 56), Transport::Direct);
+    assert_eq!(best(fast, (cross - 56).max(49)), Transport::Stream);
+}
+
+#[test]
+fn a_planned_comm_moves_each_class_by_its_transport_byte_exact() {
+    watchdog(planned_transports);
+}
+
+fn planned_transports() {
+    // Single copy chosen for large classes, streams for small ones: both run, byte for byte.
+    let fast = Rt {
+        direct: 1000.0,
+        copy: 0.02,
+        large: 0.03,
+        ..RT
+    };
+    let planned = Planned::new(profile(fast), machine(2));
+    let options = CommOptions {
+        schedule: DefaultSchedule::Planned(planned),
+        ..CommOptions::default()
+    };
+    let (mut team, mut comm) = (
+        Team::new(3).unwrap(),
+        Comm::with_options(3, options).unwrap(),
+    );
+    let mut ranks = comm.ranks();
+    let sizes = [1usize, 48, 4096, 70_000, 1 << 20];
+    let got = team.run_with(&mut ranks, |_, c| {
+        sizes.iter().all(|&bytes| {
+            (0..3).all(|root| {
+                let want: Vec<u8> = (0..bytes).map(|i| (i * 13 + root) as u8).collect();
+                let mut buf = if c.rank() == root {
+                    want.clone()
+                } else {
+                    vec![0; bytes]
+                };
+                c.broadcast(root, &mut buf).unwrap();
+                buf == want
+            })
+        })
+    });
+    assert_eq!(got, [true; 3]);
+}
+
+#[test]
+fn only_broadcasts_are_timed() {
+    let p = profile(RT);
+    let h = machine(2);
+    let costs = RuntimeCosts::from_profile(&p, &h, Pick::Dominant).unwrap();
+    let mut b = Schedule::builder(2, Collective::Reduce { root: 0 }, TimeBase::UNIT).unwrap();
+    b.push(0, 1, 0, 0);
+    let s = b.build().unwrap();
+    assert!(matches!(
+        predict_runtime(&s, &costs, 64, Transport::Stream),
+        Err(PredictError::NotBroadcast("reduce"))
+    ));
+}

@@ -7,17 +7,18 @@
 //! * one block down a tree — the same sends, at the same times, as the general placement
 //!   (`place`) of the tree's send orders, written out here independently.
 
+mod common {
+    pub(crate) mod models;
+}
+
+use common::models::{logp_models, r};
 use herald::{
     check, generate,
     model::{KPort, OnePort},
     schedule::{place, Orders},
-    Algorithm, Collective, CostModel, LogP, Model, Postal, Ratio, Request, Schedule,
+    Algorithm, Collective, CostModel, LogP, Model, Postal, Request, Schedule,
 };
 use proptest::prelude::*;
-
-fn r(x: u64) -> Ratio {
-    Ratio::integer(x)
-}
 
 fn logp(l: u64, o: u64, g: u64, big_g: u64, bytes: u64) -> Model {
     Model::from(
@@ -252,13 +253,7 @@ type Children = Box<dyn Fn(u32) -> Vec<u32>>;
 fn model() -> impl Strategy<Value = Model> {
     prop_oneof![
         (1u64..9).prop_map(|l| Model::from(Postal::new(r(l)).unwrap())),
-        (0u64..12, 0u64..5, 0u64..6, 0u64..3, 1u64..6).prop_filter_map(
-            "L + 2o > 0",
-            |(l, o, g, big_g, bytes)| LogP::new(r(l), r(o), r(g), r(big_g))
-                .and_then(|m| m.with_bytes(bytes))
-                .ok()
-                .map(Model::from)
-        ),
+        logp_models(6),
         Just(Model::from(OnePort)),
     ]
 }

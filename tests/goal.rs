@@ -334,10 +334,7 @@ fn combining_exports_carry_the_combine_as_calc() {
     }
     // all-to-all: tags are origin·items + item
     let s = generate(
-        &Request {
-            items: Some(2),
-            ..Request::broadcast(Algorithm::AllToAll, 5, 1, 0)
-        },
+        &Request::new(Algorithm::AllToAll, 5, Collective::AllToAll { items: 2 }),
         &model,
     )
     .unwrap();

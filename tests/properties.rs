@@ -1,6 +1,11 @@
 //! Property tests: every generated schedule is legal and complete under its model, replays
 //! legally, survives JSON, and the checker rejects schedules corrupted on purpose.
 
+mod common {
+    pub(crate) mod models;
+}
+
+use common::models::classic_trees;
 use herald::{
     check, generate,
     schedule::ScheduleBuilder,
@@ -34,15 +39,7 @@ fn model() -> impl Strategy<Value = Model> {
 
 /// Every algorithm that applies to `model` with `m` blocks.
 fn algorithms(model: &Model, m: u32) -> Vec<Algorithm> {
-    let mut v = vec![
-        Algorithm::Binomial,
-        Algorithm::Binary,
-        Algorithm::Knomial { radix: 3 },
-        Algorithm::Knomial { radix: 5 },
-        Algorithm::Chain,
-        Algorithm::Star,
-        Algorithm::ScatterAllgather,
-    ];
+    let mut v = classic_trees();
     if m == 1 {
         v.push(Algorithm::Optimal);
         v.push(match model {

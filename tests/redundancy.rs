@@ -3,6 +3,11 @@
 //! is sent to the root. Checked for every broadcast generator under every model it applies to,
 //! by counting receptions directly (not through the checker).
 
+mod common {
+    pub(crate) mod models;
+}
+
+use common::models::{classic_trees, logp_models, r};
 use herald::{
     generate,
     model::{FatTree, FatTreeCapacity, Hier, HierLevel, KPort, LevelCost, LevelKind, OnePort},
@@ -13,17 +18,11 @@ use proptest::prelude::*;
 
 /// Every broadcast generator (parameters that matter most), whatever the model.
 fn broadcast_algorithms() -> Vec<Algorithm> {
-    vec![
+    let mut v = classic_trees();
+    v.extend([
         Algorithm::Optimal,
         Algorithm::Bcast,
         Algorithm::Bp,
-        Algorithm::Binomial,
-        Algorithm::Binary,
-        Algorithm::Knomial { radix: 3 },
-        Algorithm::Knomial { radix: 5 },
-        Algorithm::Chain,
-        Algorithm::Star,
-        Algorithm::ScatterAllgather,
         Algorithm::Repeat,
         Algorithm::Pack,
         Algorithm::Pipeline,
@@ -39,7 +38,8 @@ fn broadcast_algorithms() -> Vec<Algorithm> {
         Algorithm::Pipelined,
         Algorithm::Leaders,
         Algorithm::Earliest,
-    ]
+    ]);
+    v
 }
 
 /// The receptions of `s` per (rank, block); `Err` names the first redundant or misdirected one.
@@ -75,10 +75,6 @@ fn receptions_are_exact(s: &Schedule) -> Result<(), String> {
     Ok(())
 }
 
-fn r(x: u64) -> Ratio {
-    Ratio::integer(x)
-}
-
 /// A small hierarchy: two packages of two caches of `cores` cores.
 fn hier(cores: usize, logp: bool) -> Model {
     let h = Hierarchy::uniform(&[
@@ -111,13 +107,7 @@ fn model() -> impl Strategy<Value = Model> {
         (1u64..8, 1u64..4).prop_map(|(a, b)| Model::from(
             Postal::new(Ratio::new(a * b + b - 1, b).unwrap()).unwrap()
         )),
-        (0u64..12, 0u64..5, 0u64..6, 0u64..3, 1u64..9).prop_filter_map(
-            "L + 2o > 0",
-            |(l, o, g, big_g, bytes)| LogP::new(r(l), r(o), r(g), r(big_g))
-                .and_then(|m| m.with_bytes(bytes))
-                .ok()
-                .map(Model::from)
-        ),
+        logp_models(9),
         Just(Model::from(OnePort)),
         (1u32..4).prop_map(|k| Model::from(KPort::new(k).unwrap())),
         prop_oneof![

@@ -98,16 +98,18 @@ mod fit;
 mod modes;
 mod probes;
 mod runtime_probe;
+mod settle;
 
 pub use fit::{capacity_from_curve, fit_prtt, FitError, LogGpFit, PrttPoint};
 pub use modes::{distribution, find_modes};
+pub use probes::{clock_overhead, clock_resolution, spin_for};
+pub use settle::{Settling, QUANTITIES, STABLE_CHECKS};
 
 use crate::model::{
-    host_name, Capacity, Distribution, Hierarchy, LevelProfile, Profile, TopologyLevel,
-    TopologySummary, PROFILE_SCHEMA,
+    host_name, Capacity, Distribution, Hierarchy, LevelProfile, Profile, TopologySummary,
+    PROFILE_SCHEMA,
 };
 use crate::runtime::RuntimeError;
-use modes::modes_agree;
 use probes::{Pair, SliceData, SlicePlan};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -207,22 +209,6 @@ pub struct Progress {
     pub unsettled: Vec<String>,
 }
 
-/// The quantities recorded per slice, in profile key order.
-const KEYS: [&str; 8] = [
-    "raw_hop_ns",
-    "one_way_ns",
-    "L_ns",
-    "o_s_ns",
-    "o_r_ns",
-    "g_ns",
-    "G_ns_per_byte",
-    "lambda",
-];
-/// Absolute tolerance of the settling check per key (relative tolerance is 3 %).
-const ABS_TOL: [f64; 8] = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.01, 0.05];
-/// Consecutive agreeing checks that make a key settled.
-const STABLE_CHECKS: u32 = 3;
-
 /// The state of one measured level.
 struct Probe {
     depth: usize,
@@ -230,20 +216,13 @@ struct Probe {
     /// herald's runtime measured through its own calls on the same pair.
     runtime: runtime_probe::RuntimeProbe,
     os: [usize; 2],
-    samples: Vec<[f64; 8]>,
-    weights: Vec<f64>,
+    samples: Settling,
     discarded: usize,
     last: Option<SliceData>,
     reps: u32,
-    previous: Vec<Vec<crate::model::Mode>>,
-    stable: [u32; 8],
 }
 
 impl Probe {
-    fn settled(&self, k: usize) -> bool {
-        self.stable[k] >= STABLE_CHECKS
-    }
-
     fn plan(&self, opts: &CalibrateOptions, clock: f64) -> SlicePlan {
         let (delay, wait) = match &self.last {
             Some(last) => last
@@ -288,17 +267,19 @@ impl Probe {
             .all(|(&gap, &d)| gap.is_finite() && gap < d);
         if warm && valid {
             if let Ok(fit) = fit_prtt(opts.n, &data.points) {
-                self.samples.push([
-                    data.raw_hop,
-                    fit.one_way,
-                    fit.l,
-                    fit.o_s,
-                    fit.o_r,
-                    fit.g,
-                    fit.big_g_byte,
-                    fit.lambda,
-                ]);
-                self.weights.push(took.as_secs_f64());
+                self.samples.push(
+                    [
+                        data.raw_hop,
+                        fit.one_way,
+                        fit.l,
+                        fit.o_s,
+                        fit.o_r,
+                        fit.g,
+                        fit.big_g_byte,
+                        fit.lambda,
+                    ],
+                    took.as_secs_f64(),
+                );
             } else {
                 self.discarded += 1;
             }
@@ -307,50 +288,6 @@ impl Probe {
         }
         self.last = Some(data);
         Ok(())
-    }
-
-    fn weighted(&self, k: usize) -> Vec<(f64, f64)> {
-        self.samples
-            .iter()
-            .zip(&self.weights)
-            .map(|(s, &w)| (s[k], w))
-            .collect()
-    }
-
-    /// Recomputes the modes of every key and updates the settling counters.
-    fn check_settled(&mut self) {
-        let current: Vec<Vec<crate::model::Mode>> = (0..KEYS.len())
-            .map(|k| find_modes(&self.weighted(k)))
-            .collect();
-        for k in 0..KEYS.len() {
-            let enough = self.samples.len() >= 10 && current[k].iter().all(|m| m.samples >= 3);
-            let agree = self
-                .previous
-                .get(k)
-                .is_some_and(|p| modes_agree(p, &current[k], 0.03, ABS_TOL[k]));
-            self.stable[k] = if enough && agree {
-                self.stable[k] + 1
-            } else {
-                0
-            };
-        }
-        self.previous = current;
-    }
-
-    fn unsettled(&self, name: &str) -> Vec<String> {
-        (0..KEYS.len())
-            .filter(|&k| !self.settled(k))
-            .map(|k| format!("{name}.{}", KEYS[k]))
-            .collect()
-    }
-
-    fn distribution(&self, k: usize) -> Option<Distribution> {
-        if self.samples.is_empty() {
-            return None;
-        }
-        let mut d = distribution(&self.weighted(k));
-        d.settled = self.settled(k);
-        Some(d)
     }
 }
 
@@ -498,13 +435,10 @@ pub fn calibrate(
                     pair: Pair::new(os[0], os[1])?,
                     runtime: runtime_probe::RuntimeProbe::new(os[0], os[1])?,
                     os,
-                    samples: Vec::new(),
-                    weights: Vec::new(),
+                    samples: Settling::default(),
                     discarded: 0,
                     last: None,
                     reps: 4,
-                    previous: Vec::new(),
-                    stable: [0; 8],
                 },
             ));
         }
@@ -527,12 +461,12 @@ pub fn calibrate(
         since_check += 1;
         if since_check >= 10 {
             since_check = 0;
-            probes.iter_mut().for_each(|(_, p)| p.check_settled());
+            probes.iter_mut().for_each(|(_, p)| p.samples.check());
         }
         let elapsed = start.elapsed();
         let unsettled: Vec<String> = probes
             .iter()
-            .flat_map(|(i, p)| p.unsettled(&levels[*i].name))
+            .flat_map(|(i, p)| p.samples.unsettled(&levels[*i].name))
             .collect();
         progress(&Progress {
             elapsed,
@@ -549,7 +483,9 @@ pub fn calibrate(
     for (i, p) in &probes {
         let level = &mut levels[*i];
         debug_assert_eq!(level.depth, p.depth);
-        let d: Vec<Option<Distribution>> = (0..KEYS.len()).map(|k| p.distribution(k)).collect();
+        let d: Vec<Option<Distribution>> = (0..QUANTITIES.len())
+            .map(|k| p.samples.distribution(k))
+            .collect();
         let mut d = d.into_iter();
         level.raw_hop_ns = d.next().flatten();
         level.one_way_ns = d.next().flatten();
@@ -561,7 +497,7 @@ pub fn calibrate(
         level.lambda = d.next().flatten();
         level.slices = p.samples.len();
         level.runtime = p.runtime.calibration();
-        unsettled.extend(p.unsettled(&level.name));
+        unsettled.extend(p.samples.unsettled(&level.name));
         let mut notes = Vec::new();
         if p.discarded > 0 {
             notes.push(format!(
@@ -585,7 +521,7 @@ pub fn calibrate(
         duration_s: duration.as_secs_f64(),
         clock_overhead_ns: clock,
         clock_resolution_ns: Some(probes::clock_resolution()),
-        topology: summary(h),
+        topology: TopologySummary::of(h),
         levels,
         unsettled,
         switch_ns: (!switch.is_empty()).then(|| {
@@ -594,32 +530,6 @@ pub fn calibrate(
             d
         }),
     })
-}
-
-fn summary(h: &Hierarchy) -> TopologySummary {
-    let levels: Vec<TopologyLevel> = h
-        .levels()
-        .iter()
-        .map(|l| TopologyLevel {
-            name: l.name(),
-            count: l.len(),
-            pus_per_node: l.pus_per_node(),
-        })
-        .collect();
-    let summary = levels
-        .iter()
-        .map(|l| match l.pus_per_node {
-            Some(p) => format!("{} {}×{}", l.name, l.count, p),
-            None => format!("{} {}", l.name, l.count),
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
-    TopologySummary {
-        pus: h.pu_count(),
-        os_indices: h.os_indices().to_vec(),
-        summary,
-        levels,
-    }
 }
 
 /// The current UTC time as RFC 3339 with whole seconds (`2026-11-22T14:59:05Z`; `humantime`).

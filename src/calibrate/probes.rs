@@ -24,7 +24,13 @@ fn since(t0: Instant) -> f64 {
 /// The clock's resolution: the greatest common divisor of the differences of consecutive
 /// `Instant::now()` calls, in ns (10 ns on the development VM: every interval it times is a
 /// multiple of 10 ns, so short single intervals are quantized).
-pub(crate) fn clock_resolution() -> f64 {
+///
+/// # Examples
+///
+/// ```
+/// assert!(herald::calibrate::clock_resolution() >= 1.0);
+/// ```
+pub fn clock_resolution() -> f64 {
     fn gcd(a: u128, b: u128) -> u128 {
         if b == 0 {
             a
@@ -43,7 +49,13 @@ pub(crate) fn clock_resolution() -> f64 {
 }
 
 /// The cost of one clock read: the median difference of consecutive `Instant::now()` calls.
-pub(crate) fn clock_overhead() -> f64 {
+///
+/// # Examples
+///
+/// ```
+/// assert!(herald::calibrate::clock_overhead().is_finite());
+/// ```
+pub fn clock_overhead() -> f64 {
     let mut diffs = Vec::with_capacity(20_001);
     let mut last = Instant::now();
     for _ in 0..20_001 {
@@ -55,8 +67,14 @@ pub(crate) fn clock_overhead() -> f64 {
 }
 
 /// Spins for at least `ns` nanoseconds; returns the time actually spun (first to last read).
+///
+/// # Examples
+///
+/// ```
+/// assert!(herald::calibrate::spin_for(1000.0) >= 1000.0);
+/// ```
 #[inline]
-fn spin_for(ns: f64) -> f64 {
+pub fn spin_for(ns: f64) -> f64 {
     let t0 = Instant::now();
     loop {
         let e = since(t0);

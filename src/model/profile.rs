@@ -280,6 +280,46 @@ pub struct TopologySummary {
     pub levels: Vec<TopologyLevel>,
 }
 
+impl TopologySummary {
+    /// The summary of `h`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use herald::model::{Hierarchy, LevelKind::*, TopologySummary};
+    /// let h = Hierarchy::uniform(&[(Package, 2), (Core, 4), (Pu, 1)])?;
+    /// let s = TopologySummary::of(&h);
+    /// assert_eq!(s.pus, 8);
+    /// assert_eq!(s.levels.len(), h.levels().len());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn of(h: &super::Hierarchy) -> TopologySummary {
+        let levels: Vec<TopologyLevel> = h
+            .levels()
+            .iter()
+            .map(|l| TopologyLevel {
+                name: l.name(),
+                count: l.len(),
+                pus_per_node: l.pus_per_node(),
+            })
+            .collect();
+        let summary = levels
+            .iter()
+            .map(|l| match l.pus_per_node {
+                Some(p) => format!("{} {}×{}", l.name, l.count, p),
+                None => format!("{} {}", l.name, l.count),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        TopologySummary {
+            pus: h.pu_count(),
+            os_indices: h.os_indices().to_vec(),
+            summary,
+            levels,
+        }
+    }
+}
+
 /// A calibrated machine profile (see the module docs for the JSON and the conversions).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Profile {

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 /// Errors compiling or running a program.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProgramError {
     /// The collective is not one the runtime executes.
     #[error("the runtime executes broadcast schedules, not {0}")]
@@ -584,18 +585,14 @@ pub struct Spread {
 }
 
 impl Spread {
-    /// Median, p10 and p90 of `samples` (nearest rank); `None` if empty.
+    /// Median, p10 and p90 of `samples` (nearest rank, [`crate::stats`]'s one quantile rule);
+    /// `None` if empty.
     pub fn of(samples: &[Duration]) -> Option<Spread> {
-        if samples.is_empty() {
-            return None;
-        }
-        let mut v = samples.to_vec();
-        v.sort_unstable();
-        let at = |q: f64| v[((q * (v.len() - 1) as f64).round() as usize).min(v.len() - 1)];
+        let s = crate::stats::Summary::of(samples)?;
         Some(Spread {
-            median: at(0.5),
-            p10: at(0.1),
-            p90: at(0.9),
+            median: s.median,
+            p10: s.p10,
+            p90: s.p90,
         })
     }
 }

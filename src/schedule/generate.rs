@@ -66,8 +66,12 @@ pub enum Algorithm {
     AllreducePaper,
     /// All-to-all broadcast of `items` items per processor (Karp et al. §5.1).
     AllToAll,
-    /// Summation of `operands` operands, Algorithm S(t) (Karp et al. Theorem 4.1).
-    Summation,
+    /// Summation of `operands` operands, Algorithm S(t) (Karp et al. Theorem 4.1), to
+    /// processor 0.
+    Summation {
+        /// The operand count `N ≥ 1`, or `None` for one per processor (`N = n`).
+        operands: Option<u64>,
+    },
     /// Bar-Noy & Ho's k-tree algorithm: `k` spanning trees, one level per round (k-port).
     KTree,
     /// The rotation algorithm: `⌈m/k⌉ + ⌈log_{k+1} n⌉` rounds (k-port).
@@ -119,6 +123,9 @@ impl fmt::Display for Algorithm {
             Algorithm::Dtree { d } | Algorithm::Fibonacci { d: Some(d) } => {
                 write!(f, "{name}({d})")
             }
+            Algorithm::Summation {
+                operands: Some(operands),
+            } => write!(f, "{name}({operands})"),
             _ => f.write_str(name),
         }
     }
@@ -143,35 +150,85 @@ impl FromStr for Algorithm {
     }
 }
 
-/// What to generate: an algorithm for `n` processors — a broadcast of `m` blocks from `root`,
-/// or the collective the algorithm names (reduce to `root`, allreduce, all-to-all of `items`
-/// items, summation of `operands` operands).
+/// What to generate: an algorithm, a processor count and the collective to perform, which
+/// must be the one the algorithm's generator produces ([`Generator::produces`]).
+///
+/// The algorithm's own parameters (a k-nomial radix, a DTREE degree, a summation's operand
+/// count) are in the [`Algorithm`]; the problem's (root, blocks, items) are in the
+/// [`Collective`].
+///
+/// [`Generator::produces`]: super::registry::Generator::produces
+///
+/// # Examples
+///
+/// ```
+/// use herald::{generate, Algorithm, Collective, Model, Postal, Request};
+/// let model = Model::from(Postal::new("2".parse()?)?);
+/// let req = Request::new(Algorithm::AllToAll, 4, Collective::AllToAll { items: 2 });
+/// assert_eq!(generate(&req, &model)?.collective(), Collective::AllToAll { items: 2 });
+/// // The collective must be the algorithm's.
+/// let wrong = Request::new(Algorithm::Binomial, 4, Collective::Allreduce);
+/// assert!(generate(&wrong, &model).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {
-    /// The generator.
+    /// The generator, with its parameters.
     pub algorithm: Algorithm,
     /// Processor count.
     pub n: u32,
-    /// Blocks (broadcast).
-    pub m: u32,
-    /// Root (broadcast, reduce).
-    pub root: u32,
-    /// Items per processor (all-to-all; default 1).
-    pub items: Option<u32>,
-    /// Operands (summation; default `n`).
-    pub operands: Option<u64>,
+    /// The collective to perform (with its root, blocks or items).
+    pub collective: Collective,
 }
 
 impl Request {
-    /// A broadcast request (also fine for reduce and allreduce).
-    pub fn broadcast(algorithm: Algorithm, n: u32, m: u32, root: u32) -> Request {
+    /// `algorithm` performing `collective` on `n` processors.
+    pub fn new(algorithm: Algorithm, n: u32, collective: Collective) -> Request {
         Request {
             algorithm,
             n,
-            m,
-            root,
-            items: None,
-            operands: None,
+            collective,
+        }
+    }
+
+    /// A broadcast of `m` blocks from `root`; for an algorithm that performs another collective,
+    /// that collective at the same root (a reduce to `root`, an allreduce, a prefix, an
+    /// all-to-all of one item per processor), so one call serves a sweep over every algorithm.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use herald::{Algorithm, Collective, Request};
+    /// let r = Request::broadcast(Algorithm::Binomial, 8, 3, 1);
+    /// assert_eq!(r.collective, Collective::Broadcast { root: 1, blocks: 3 });
+    /// let r = Request::broadcast(Algorithm::Reduce, 8, 1, 1);
+    /// assert_eq!(r.collective, Collective::Reduce { root: 1 });
+    /// ```
+    pub fn broadcast(algorithm: Algorithm, n: u32, m: u32, root: u32) -> Request {
+        use super::registry::Produces;
+        let collective = match algorithm.generator().produces {
+            Produces::Broadcast => Collective::Broadcast { root, blocks: m },
+            Produces::Reduce => Collective::Reduce { root },
+            Produces::Allreduce => Collective::Allreduce,
+            Produces::AllToAll => Collective::AllToAll { items: 1 },
+            Produces::Prefix => Collective::Prefix,
+        };
+        Request::new(algorithm, n, collective)
+    }
+
+    /// Blocks of a broadcast (1 for the other collectives).
+    pub fn blocks(&self) -> u32 {
+        match self.collective {
+            Collective::Broadcast { blocks, .. } => blocks,
+            _ => 1,
+        }
+    }
+
+    /// The root of a broadcast or reduce (0 for the other collectives).
+    pub fn root(&self) -> u32 {
+        match self.collective {
+            Collective::Broadcast { root, .. } | Collective::Reduce { root } => root,
+            _ => 0,
         }
     }
 }
@@ -194,16 +251,11 @@ impl Request {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn generate(req: &Request, model: &Model) -> Result<Schedule, ScheduleError> {
-    let &Request { n, m, root, .. } = req;
-    let collective = Collective::Broadcast { root, blocks: m };
-    // validates n, m and the root before any work
+    // validates n, the root, blocks and items before any work
     drop(Schedule::builder(
-        n,
-        collective,
+        req.n,
+        req.collective,
         crate::time::TimeBase::UNIT,
     )?);
-    match model {
-        Model::Hier(h) => super::hier::generate(req, h),
-        _ => super::registry::build(req, model),
-    }
+    super::registry::build(req, model)
 }

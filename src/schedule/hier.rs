@@ -137,18 +137,12 @@ fn rules(model: &Hier, n: u32) -> Result<PairTiming, ScheduleError> {
     Ok(model.pair_timing(n, model.time_base()?)?)
 }
 
-/// Generates `req` under the hierarchical model: the classic trees and scatter-allgather
-/// (placed under per-pair costs, ranks rotated so the root is rank 0 of the tree),
-/// [`Algorithm::Leaders`] with the default spec ([`default_leaders`]) and
-/// [`Algorithm::Earliest`].
-pub(super) fn generate(req: &Request, model: &Hier) -> Result<Schedule, ScheduleError> {
-    let Request {
-        algorithm,
-        n,
-        m,
-        root,
-        ..
-    } = *req;
+/// The classic trees and scatter-allgather under the hierarchical model (the registry's
+/// `classic` generator there): placed under per-pair costs, ranks rotated so the root is rank 0
+/// of the tree; the chain (and DTREE(1)) in closed form where no boundary capacity applies.
+/// The registry validates the radix and degree before.
+pub(super) fn classic(req: &Request, model: &Hier) -> Result<Schedule, ScheduleError> {
+    let (algorithm, n, m, root) = (req.algorithm, req.n, req.blocks(), req.root());
     if let Algorithm::Chain | Algorithm::Dtree { d: 1 } = algorithm {
         // the closed form under per-pair costs, where no boundary capacity applies
         let pairs = rules(model, n)?;
@@ -161,25 +155,13 @@ pub(super) fn generate(req: &Request, model: &Hier) -> Result<Schedule, Schedule
             }
         }
     }
-    let orders = match algorithm {
-        Algorithm::Leaders => {
-            return leaders(model, n, m, root, &default_leaders(model, n)?);
-        }
-        Algorithm::Earliest => return earliest_arrival(model, n, m, root),
-        Algorithm::Knomial { radix } if radix < 2 => {
-            return Err(not(algorithm, "the radix of a k-nomial tree is at least 2"))
-        }
-        Algorithm::Dtree { d: 0 } => {
-            return Err(not(algorithm, "the degree of DTREE(d) is at least 1"))
-        }
-        _ => classic::orders(algorithm, n, m)?.ok_or_else(|| {
-            not(
-                algorithm,
-                "under the hierarchical model: binomial, knomial, binary, dtree, chain, star, \
-                 scatter-allgather, leaders, earliest",
-            )
-        })?,
-    };
+    let orders = classic::orders(algorithm, n, m)?.ok_or_else(|| {
+        not(
+            algorithm,
+            "under the hierarchical model: binomial, knomial, binary, dtree, chain, star, \
+             scatter-allgather, leaders, earliest",
+        )
+    })?;
     let rotated = Orders::from_fn(n, |p, out| {
         let rel = (u64::from(p) + u64::from(n) - u64::from(root)) % u64::from(n);
         let abs = |v: u32| ((u64::from(v) + u64::from(root)) % u64::from(n)) as u32;

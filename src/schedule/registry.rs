@@ -86,8 +86,7 @@ pub struct Generator {
     pub algorithm: Algorithm,
     /// The variants the planner tries (empty: not a planner candidate).
     sweep: fn(&Sweep) -> Vec<Algorithm>,
-    /// Builds the schedule under a flat model (the hierarchical model has one generator for
-    /// every algorithm it takes, in `schedule::hier`).
+    /// Builds the schedule (under any model in `models`).
     build: fn(&Request, &Model) -> Result<Schedule, ScheduleError>,
 }
 
@@ -111,6 +110,20 @@ impl Generator {
     }
 }
 
+impl Produces {
+    /// Whether `collective` is what these schedules perform.
+    pub fn performs(self, collective: &Collective) -> bool {
+        matches!(
+            (self, collective),
+            (Produces::Broadcast, Collective::Broadcast { .. })
+                | (Produces::Reduce, Collective::Reduce { .. })
+                | (Produces::Allreduce, Collective::Allreduce)
+                | (Produces::AllToAll, Collective::AllToAll { .. })
+                | (Produces::Prefix, Collective::Prefix)
+        )
+    }
+}
+
 const FLAT: &[&str] = &["postal", "logp", "oneport", "kport"];
 const FLAT_HIER: &[&str] = &["postal", "logp", "oneport", "kport", "hier"];
 
@@ -126,7 +139,7 @@ fn not(req: &Request, why: &str) -> ScheduleError {
 }
 
 fn single(req: &Request, why: &str) -> Result<(), ScheduleError> {
-    if req.m == 1 {
+    if req.blocks() == 1 {
         Ok(())
     } else {
         Err(not(req, why))
@@ -138,9 +151,13 @@ fn timing(model: &Model) -> Result<crate::model::Timing, ScheduleError> {
 }
 
 /// The classic trees from root 0: a closed form when one exists, else their send orders placed
-/// under the model's rules; then rotated to the request's root.
+/// under the model's rules; then rotated to the request's root. Under the hierarchical model,
+/// placed under its per-pair costs (`schedule::hier`).
 fn classic(req: &Request, model: &Model) -> Result<Schedule, ScheduleError> {
-    let (n, m) = (req.n, req.m);
+    if let Model::Hier(h) = model {
+        return super::hier::classic(req, h);
+    }
+    let (n, m) = (req.n, req.blocks());
     let timing = timing(model)?;
     let s = match classic::closed_form(req.algorithm, n, m, &timing)? {
         Some(s) => s,
@@ -155,11 +172,11 @@ fn classic(req: &Request, model: &Model) -> Result<Schedule, ScheduleError> {
             )?
         }
     };
-    s.into_rooted(req.root)
+    s.into_rooted(req.root())
 }
 
 fn optimal(req: &Request, model: &Model) -> Result<Schedule, ScheduleError> {
-    let (n, m) = (req.n, req.m);
+    let (n, m) = (req.n, req.blocks());
     let s = match model {
         Model::Postal(p) => {
             single(
@@ -179,7 +196,7 @@ fn optimal(req: &Request, model: &Model) -> Result<Schedule, ScheduleError> {
         Model::KPort(k) => super::kport::rotation(n, m, k)?,
         _ => return Err(not(req, "no algorithm is proven optimal under this model")),
     };
-    s.into_rooted(req.root)
+    s.into_rooted(req.root())
 }
 
 fn knomial(req: &Request, model: &Model) -> Result<Schedule, ScheduleError> {
@@ -195,7 +212,7 @@ fn dtree(req: &Request, model: &Model) -> Result<Schedule, ScheduleError> {
     match (req.algorithm, model) {
         (Algorithm::Dtree { d: 0 }, _) => Err(not(req, "the degree of DTREE(d) is at least 1")),
         (Algorithm::Dtree { d }, Model::Postal(p)) => {
-            super::multi::dtree(req.n, req.m, d, p)?.into_rooted(req.root)
+            super::multi::dtree(req.n, req.blocks(), d, p)?.into_rooted(req.root())
         }
         _ => classic(req, model),
     }
@@ -205,7 +222,7 @@ fn postal_multi(req: &Request, model: &Model) -> Result<Schedule, ScheduleError>
     let Model::Postal(p) = model else {
         return Err(not(req, "defined for the postal model"));
     };
-    super::multi::generate(req.algorithm, req.n, req.m, p)?.into_rooted(req.root)
+    super::multi::generate(req.algorithm, req.n, req.blocks(), p)?.into_rooted(req.root())
 }
 
 fn kport(req: &Request, model: &Model) -> Result<Schedule, ScheduleError> {
@@ -213,17 +230,17 @@ fn kport(req: &Request, model: &Model) -> Result<Schedule, ScheduleError> {
         return Err(not(req, "defined for the k-port model (--model kport)"));
     };
     let s = match req.algorithm {
-        Algorithm::KTree => super::kport::ktree(req.n, req.m, k)?,
-        _ => super::kport::rotation(req.n, req.m, k)?,
+        Algorithm::KTree => super::kport::ktree(req.n, req.blocks(), k)?,
+        _ => super::kport::rotation(req.n, req.blocks(), k)?,
     };
-    s.into_rooted(req.root)
+    s.into_rooted(req.root())
 }
 
 fn fat_tree(req: &Request, model: &Model) -> Result<Schedule, ScheduleError> {
     let Model::FatTree(t) = model else {
         return Err(not(req, "defined for the ideal fat-tree (--model fattree)"));
     };
-    let (n, m, root) = (req.n, req.m, req.root);
+    let (n, m, root) = (req.n, req.blocks(), req.root());
     match req.algorithm {
         // Sparse-Broadcast moves copies through leaves that receive the block again later
         // (Bilardi et al.'s Algorithm 2); herald keeps each leaf's first reception only.
@@ -244,20 +261,31 @@ fn fat_tree(req: &Request, model: &Model) -> Result<Schedule, ScheduleError> {
 fn logp_collective(req: &Request, model: &Model) -> Result<Schedule, ScheduleError> {
     use super::logp_collectives as lc;
     let (n, t) = (req.n, timing(model)?);
-    match req.algorithm {
-        Algorithm::Reduce => lc::reduce(n, req.root, &t),
-        Algorithm::Allreduce => lc::allreduce(n, &t),
-        Algorithm::AllreducePaper => lc::allreduce_paper(n, &t),
-        Algorithm::AllToAll => lc::alltoall(n, req.items.unwrap_or(1), &t),
-        _ => {
-            let operands = req.operands.unwrap_or(u64::from(n));
+    match (req.algorithm, req.collective) {
+        (Algorithm::Reduce, _) => lc::reduce(n, req.root(), &t),
+        (Algorithm::Allreduce, _) => lc::allreduce(n, &t),
+        (Algorithm::AllreducePaper, _) => lc::allreduce_paper(n, &t),
+        (Algorithm::AllToAll, Collective::AllToAll { items }) => lc::alltoall(n, items, &t),
+        (Algorithm::Summation { operands }, _) if req.root() == 0 => {
+            let operands = operands.unwrap_or(u64::from(n));
             Ok(lc::summation(n, operands, &t)?.schedule().clone())
         }
+        _ => Err(not(req, "Algorithm S(t) sums at processor 0 (--root 0)")),
     }
 }
 
-fn hier_only(req: &Request, _: &Model) -> Result<Schedule, ScheduleError> {
-    Err(not(req, "defined for the hierarchical model"))
+/// The hierarchical model's own generators: leaders with the default spec, earliest arrival.
+fn hier(req: &Request, model: &Model) -> Result<Schedule, ScheduleError> {
+    let Model::Hier(h) = model else {
+        return Err(not(req, "defined for the hierarchical model"));
+    };
+    let (n, m, root) = (req.n, req.blocks(), req.root());
+    match req.algorithm {
+        Algorithm::Leaders => {
+            super::hier::leaders(h, n, m, root, &super::hier::default_leaders(h, n)?)
+        }
+        _ => super::hier::earliest_arrival(h, n, m, root),
+    }
 }
 
 /// A registry entry (the table below stays one line of metadata per generator).
@@ -302,13 +330,13 @@ static GENERATORS: &[Generator] = &[
     entry("pack", &[], "Bar-Noy & Kipnis' PACK: BCAST of one long message", Broadcast, &["postal"], A::Pack, |s| if s.m > 1 { vec![A::Pack] } else { vec![] }, postal_multi),
     entry("pipeline", &[], "Bar-Noy & Kipnis' PIPELINE-1/2: BCAST of a stream of blocks", Broadcast, &["postal"], A::Pipeline, |s| if s.m > 1 { vec![A::Pipeline] } else { vec![] }, postal_multi),
     entry("dtree", &[], "DTREE(d): the almost-full d-ary tree, blocks pipelined (--d)", Broadcast, FLAT_HIER, A::Dtree { d: 2 }, |s| Sweep::wide_trees(s.lambda).into_iter().filter(|a| matches!(a, A::Dtree { .. })).collect(), dtree),
-    entry("greedy", &[], "multi-block schedule built greedily on the exact model", Broadcast, FLAT, A::Greedy, |s| if s.m > 1 && u64::from(s.n) * u64::from(s.n) * u64::from(s.m) <= 1 << 22 { vec![A::Greedy] } else { vec![] }, |r, m| super::multi::greedy(r.n, r.m, m)?.into_rooted(r.root)),
-    entry("fibonacci", &[], "Bruck, Cypher & Ho's generalized Fibonacci trees (--d trees)", Broadcast, &["oneport"], A::Fibonacci { d: None }, |_| vec![A::Fibonacci { d: None }], |r, _| match r.algorithm { A::Fibonacci { d } => super::fibonacci::generate(r.n, r.m, d)?.into_rooted(r.root), _ => unreachable!("registered for fibonacci") }),
+    entry("greedy", &[], "multi-block schedule built greedily on the exact model", Broadcast, FLAT, A::Greedy, |s| if s.m > 1 && u64::from(s.n) * u64::from(s.n) * u64::from(s.m) <= 1 << 22 { vec![A::Greedy] } else { vec![] }, |r, m| super::multi::greedy(r.n, r.blocks(), m)?.into_rooted(r.root())),
+    entry("fibonacci", &[], "Bruck, Cypher & Ho's generalized Fibonacci trees (--d trees)", Broadcast, &["oneport"], A::Fibonacci { d: None }, |_| vec![A::Fibonacci { d: None }], |r, _| match r.algorithm { A::Fibonacci { d } => super::fibonacci::generate(r.n, r.blocks(), d)?.into_rooted(r.root()), _ => unreachable!("registered for fibonacci") }),
     entry("reduce", &[], "reduction to the root by time reversal (Karp et al. §4)", Reduce, FLAT, A::Reduce, none, logp_collective),
     entry("allreduce", &[], "allreduce with combining, every P (Karp et al. §5.2 generalized)", Allreduce, FLAT, A::Allreduce, none, logp_collective),
     entry("allreduce-paper", &[], "Theorem 5.1's allreduce exactly as stated", Allreduce, FLAT, A::AllreducePaper, none, logp_collective),
     entry("alltoall", &[], "all-to-all broadcast of --items items per processor (Karp et al. §5.1)", AllToAll, FLAT, A::AllToAll, none, logp_collective),
-    entry("summation", &[], "summation of --operands operands, Algorithm S(t)", Reduce, FLAT, A::Summation, none, logp_collective),
+    entry("summation", &[], "summation of --operands operands, Algorithm S(t)", Reduce, FLAT, A::Summation { operands: None }, none, logp_collective),
     entry("ktree", &["k-tree"], "Bar-Noy & Ho's k-tree algorithm", Broadcast, &["kport"], A::KTree, |_| vec![A::KTree], kport),
     entry("rotation", &[], "the rotation algorithm, ⌈m/k⌉ + ⌈log_{k+1} n⌉ rounds", Broadcast, &["kport"], A::Rotation, |_| vec![A::Rotation], kport),
     entry("broadcast", &[], "Bilardi et al.'s Broadcast on the ideal fat-tree", Broadcast, &["fattree"], A::FatBroadcast, |_| vec![A::FatBroadcast], fat_tree),
@@ -316,8 +344,8 @@ static GENERATORS: &[Generator] = &[
     entry("pipelined", &[], "the pipelined fat-tree broadcast (§3.3)", Broadcast, &["fattree"], A::Pipelined, |_| vec![A::Pipelined], fat_tree),
     entry("product", &[], "the fat-tree product (reduce): the time-reversed Broadcast", Reduce, &["fattree"], A::Product, none, fat_tree),
     entry("prefix", &[], "the fat-tree prefix: up-sweep and down-sweep", Prefix, &["fattree"], A::Prefix, none, fat_tree),
-    entry("leaders", &[], "leaders per node of the hierarchy, a tree per stage", Broadcast, &["hier"], A::Leaders, none, hier_only),
-    entry("earliest", &[], "the greedy earliest-arrival tree on per-pair costs", Broadcast, &["hier"], A::Earliest, |_| vec![A::Earliest], hier_only),
+    entry("leaders", &[], "leaders per node of the hierarchy, a tree per stage", Broadcast, &["hier"], A::Leaders, none, hier),
+    entry("earliest", &[], "the greedy earliest-arrival tree on per-pair costs", Broadcast, &["hier"], A::Earliest, |_| vec![A::Earliest], hier),
 ];
 
 /// Every registered generator.
@@ -349,9 +377,16 @@ pub(super) fn of(algorithm: Algorithm) -> &'static Generator {
         .expect("every Algorithm variant is registered")
 }
 
-/// Builds `req` under a flat (non-hierarchical) model with the registered generator.
+/// Builds `req` under `model` with the registered generator, if the generator applies to the
+/// model and performs the request's collective.
 pub(super) fn build(req: &Request, model: &Model) -> Result<Schedule, ScheduleError> {
     let g = of(req.algorithm);
+    if !g.produces.performs(&req.collective) {
+        return Err(not(
+            req,
+            &format!("performs {:?}, not {}", g.produces, req.collective.name()),
+        ));
+    }
     if !g.applies_to(model) {
         return Err(not(
             req,

@@ -332,16 +332,7 @@ impl FtChecker<'_> {
     /// Rule 5 for combining collectives: contribution sets in time order.
     fn contributions(&mut self, sends: &[Transfer]) -> Result<(Ticks, Vec<Ticks>), CheckError> {
         let n = self.schedule.n() as usize;
-        if n > 4096 {
-            return Err(CheckError::TooLarge(format!(
-                "combining collectives are checked for n ≤ 4096, not {n}"
-            )));
-        }
-        let words = n.div_ceil(64);
-        let mut sets = vec![0u64; n * words];
-        for p in 0..n {
-            sets[p * words + p / 64] |= 1 << (p % 64);
-        }
+        let (words, mut sets) = super::own_contributions(n)?;
         let mut last = vec![0 as Ticks; n];
         let mut carried: Vec<Vec<u64>> = vec![Vec::new(); sends.len()];
         let mut pending: BinaryHeap<Reverse<(Ticks, usize)>> = BinaryHeap::new();

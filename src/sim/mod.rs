@@ -315,3 +315,25 @@ pub fn replay(schedule: &Schedule, model: &dyn CostModel) -> Result<Schedule, Sc
         &timing,
     )
 }
+
+/// Most processors a combining collective is checked for (its contribution sets are `n²` bits).
+const MAX_COMBINING: usize = 4096;
+
+/// Each processor's contribution set at the start of a combining collective: `n` bit sets of
+/// `words` words (returned), processor `p` holding its own contribution `p` alone.
+///
+/// # Errors
+/// [`CheckError::TooLarge`] above [`MAX_COMBINING`] processors.
+fn own_contributions(n: usize) -> Result<(usize, Vec<u64>), CheckError> {
+    if n > MAX_COMBINING {
+        return Err(CheckError::TooLarge(format!(
+            "combining collectives are checked for n ≤ {MAX_COMBINING}, not {n}"
+        )));
+    }
+    let words = n.div_ceil(64);
+    let mut sets = vec![0u64; n * words];
+    for p in 0..n {
+        sets[p * words + p / 64] |= 1 << (p % 64);
+    }
+    Ok((words, sets))
+}

@@ -261,16 +261,7 @@ impl Checker<'_> {
         mut completion: Option<&mut [Ticks]>,
     ) -> Result<Ticks, CheckError> {
         let n = self.schedule.n() as usize;
-        if n > 4096 {
-            return Err(CheckError::TooLarge(format!(
-                "combining collectives are checked for n ≤ 4096, not {n}"
-            )));
-        }
-        let words = n.div_ceil(64);
-        let mut sets = vec![0u64; n * words];
-        for p in 0..n {
-            sets[p * words + p / 64] |= 1 << (p % 64);
-        }
+        let (words, mut sets) = crate::sim::own_contributions(n)?;
         let mut last_change = vec![0 as Ticks; n];
         let mut order: Vec<(Ticks, u32, u32)> = Vec::with_capacity(self.schedule.len());
         for p in 0..n as u32 {

@@ -6,10 +6,12 @@
 //! seconds, separate long runs would compare different modes.
 
 use crate::bench_loops as loops;
+use crate::output::{
+    BenchJson, BenchModeJson, BenchRunJson, BenchSizeJson, Figures, Keyed, Spread,
+};
 use crate::CliError;
 use crossbeam::utils::CachePadded;
 use herald::{runtime::channel, Comm, Team};
-use serde_json::{json, Map, Value};
 use std::hint::spin_loop;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -50,12 +52,6 @@ pub(crate) struct BenchArgs {
     json: bool,
 }
 
-/// Median, p10, p90 of `v` (nearest rank, `herald::stats`); NaN for no finite values.
-fn spread(v: &[f64]) -> (f64, f64, f64) {
-    herald::stats::Summary::of_f64(v)
-        .map_or((f64::NAN, f64::NAN, f64::NAN), |s| (s.median, s.p10, s.p90))
-}
-
 /// A contestant: runs one slice on the team and returns its figure.
 type Contestant<'a> = (&'static str, Box<dyn FnMut(&mut Team) -> f64 + 'a>);
 
@@ -75,17 +71,14 @@ fn interleave(team: &mut Team, slices: usize, cs: &mut [Contestant<'_>]) -> Vec<
 }
 
 /// Records `name` (median) and `name_p10`, `name_p90`.
-fn put(map: &mut Map<String, Value>, name: &str, v: &[f64]) {
-    let (m, p10, p90) = spread(v);
-    map.insert(name.into(), json!(m));
-    map.insert(format!("{name}_p10"), json!(p10));
-    map.insert(format!("{name}_p90"), json!(p90));
+fn put(figures: &mut Figures, name: &str, v: &[f64]) {
+    figures.0.push((name.to_owned(), Spread::of(v)));
 }
 
 /// The figures again, per mode of the raw hop: the VM's core-to-core latency is bimodal, so
 /// every slice is assigned to the nearest mode of the slices' raw-hop times (herald's mode
 /// finder) and each series is summarized per mode. Ratios are never averaged across modes.
-fn by_mode(raw: &[f64], series: &[(&str, Vec<f64>)]) -> Value {
+fn by_mode(raw: &[f64], series: &[(&str, Vec<f64>)]) -> Vec<BenchModeJson> {
     let samples: Vec<(f64, f64)> = raw.iter().map(|&x| (x, 1.0)).collect();
     let modes = herald::calibrate::find_modes(&samples);
     let nearest = |x: f64| {
@@ -97,54 +90,56 @@ fn by_mode(raw: &[f64], series: &[(&str, Vec<f64>)]) -> Value {
             .unwrap_or(0)
     };
     let owner: Vec<usize> = raw.iter().map(|&x| nearest(x)).collect();
-    let rows: Vec<Value> = modes
+    modes
         .iter()
         .enumerate()
         .map(|(i, mode)| {
-            let mut m = Map::new();
-            m.insert("raw_ns_center".into(), json!(mode.center));
-            m.insert("share".into(), json!(mode.share));
             let mine: Vec<usize> = (0..raw.len()).filter(|&s| owner[s] == i).collect();
-            m.insert("slices".into(), json!(mine.len()));
+            let mut figures = Figures::default();
             for (name, v) in series {
                 let vals: Vec<f64> = mine.iter().map(|&s| v[s]).collect();
                 if !vals.is_empty() {
-                    put(&mut m, name, &vals);
+                    put(&mut figures, name, &vals);
                 }
             }
-            Value::Object(m)
+            BenchModeJson {
+                raw_ns_center: mode.center,
+                share: mode.share,
+                slices: mine.len(),
+                figures,
+            }
         })
-        .collect();
-    Value::Array(rows)
+        .collect()
 }
 
 /// Records into `out` each contestant's figures (`v` by contestant, as [`interleave`] returns
 /// them), the per-slice ratios `(name, a, b)` = contestant `a` / contestant `b`, and, when
 /// `raw` names the raw-hop contestant, the contestants `per_mode` and every ratio per mode.
 fn record(
-    out: &mut Map<String, Value>,
     cs: &[Contestant<'_>],
     v: &[Vec<f64>],
     ratio_of: &[(&str, usize, usize)],
     raw: Option<usize>,
     per_mode: &[usize],
-) {
+) -> BenchRunJson {
+    let mut out = BenchRunJson::default();
     for (c, v) in cs.iter().zip(v) {
-        put(out, c.0, v);
+        put(&mut out.figures, c.0, v);
     }
     let rs: Vec<(&str, Vec<f64>)> = ratio_of
         .iter()
         .map(|&(name, a, b)| (name, ratios(&v[a], &v[b])))
         .collect();
     for (name, r) in &rs {
-        put(out, name, r);
+        put(&mut out.figures, name, r);
     }
     if let Some(raw) = raw {
         let mut series: Vec<(&str, Vec<f64>)> =
             per_mode.iter().map(|&i| (cs[i].0, v[i].clone())).collect();
         series.extend(rs);
-        out.insert("modes".into(), by_mode(&v[raw], &series));
+        out.modes = Some(by_mode(&v[raw], &series));
     }
+    out
 }
 
 fn ratios(a: &[f64], b: &[f64]) -> Vec<f64> {
@@ -360,8 +355,7 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
     }
     let mut team =
         Team::new(if a.what == What::Bcast64 { a.ranks } else { 2 }).map_err(CliError::usage)?;
-    let mut out = Map::new();
-    match a.what {
+    let out = match a.what {
         What::Hop => {
             let mut cs: Vec<Contestant<'_>> = vec![
                 ("raw_ns", Box::new(|t: &mut Team| raw_hop(t, HOPS))),
@@ -399,7 +393,7 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 ("rtrb_ratio_raw", 2, 0),
                 ("ff_ratio_raw", 4, 0),
             ];
-            record(&mut out, &cs, &v, &ratio_of, Some(0), &[1, 2, 4]);
+            BenchJson::Run(record(&cs, &v, &ratio_of, Some(0), &[1, 2, 4]))
         }
         What::Stream => {
             let mut cs: Vec<Contestant<'_>> = vec![
@@ -440,7 +434,7 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 ("ratio_arrayqueue", 0, 2),
                 ("ratio_ff", 0, 3),
             ];
-            record(&mut out, &cs, &v, &ratio_of, Some(4), &[0, 1, 3]);
+            BenchJson::Run(record(&cs, &v, &ratio_of, Some(4), &[0, 1, 3]))
         }
         What::Bcast => {
             let pool = rayon::ThreadPoolBuilder::new()
@@ -448,6 +442,7 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 .build()
                 .map_err(CliError::usage)?;
             let mut comm = Comm::new(2).map_err(CliError::usage)?;
+            let mut out = Keyed(vec![]);
             // 48 B: header and payload in one line (issue 18's ≤ 1.3 × flag target); 4 KiB …
             // 4 MiB: against the cross-core copy (≤ 1.1 ×).
             let sizes: [(&str, usize, u64); 7] = [
@@ -489,7 +484,6 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
                     ),
                 ];
                 let v = interleave(&mut team, a.slices, &mut cs);
-                let mut m = Map::new();
                 let ratio_of = [
                     ("ratio_raw", 1, 0),
                     ("ratio_rayon", 2, 1),
@@ -497,13 +491,13 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
                     ("herald_over_flag", 1, 4),
                     ("herald_over_xcopy", 1, 5),
                 ];
-                record(&mut m, &cs, &v, &ratio_of, Some(0), &[1]);
-                m.insert(
-                    "rayon_note".into(),
-                    json!("rayon is a round trip per call, as measured"),
-                );
-                out.insert(label.into(), Value::Object(m));
+                let size = BenchSizeJson {
+                    run: record(&cs, &v, &ratio_of, Some(0), &[1]),
+                    rayon_note: "rayon is a round trip per call, as measured",
+                };
+                out.0.push((label.to_owned(), size));
             }
+            BenchJson::Sizes(out)
         }
         What::Bcast64 => {
             let algorithm: herald::Algorithm = a.algo.parse().map_err(CliError::usage)?;
@@ -531,67 +525,16 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
             ];
             let v = interleave(&mut team, a.slices, &mut cs);
             let ratio_of = [("ratio_star", 0, 2), ("ratio_star_acked", 1, 2)];
-            record(&mut out, &cs, &v, &ratio_of, None, &[]);
-            out.insert("algorithm".into(), json!(a.algo));
-            out.insert("ranks".into(), json!(a.ranks));
+            BenchJson::Team {
+                run: record(&cs, &v, &ratio_of, None, &[]),
+                algorithm: a.algo.clone(),
+                ranks: a.ranks,
+            }
         }
-    }
+    };
     if a.json {
-        println!("{}", Value::Object(out));
+        crate::output::print(&out)
     } else {
-        print_table(&Value::Object(out), 0);
-    }
-    Ok(())
-}
-
-/// Prints `name  median  (p10 … p90)` per figure, nested objects and modes indented.
-fn print_table(v: &Value, indent: usize) {
-    let pad = " ".repeat(indent);
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                if k.ends_with("_p10") || k.ends_with("_p90") {
-                    continue;
-                }
-                match x {
-                    Value::Number(n) => {
-                        let f = |key: String| m.get(&key).and_then(Value::as_f64);
-                        let med = n.as_f64().unwrap_or(f64::NAN);
-                        match (f(format!("{k}_p10")), f(format!("{k}_p90"))) {
-                            (Some(lo), Some(hi)) => println!(
-                                "{pad}{k:<24} {:>14}  ({} … {})",
-                                num(med),
-                                num(lo),
-                                num(hi)
-                            ),
-                            _ => println!("{pad}{k:<24} {:>14}", num(med)),
-                        }
-                    }
-                    Value::String(t) => println!("{pad}{k:<24} {t}"),
-                    other => {
-                        println!("{pad}{k}:");
-                        print_table(other, indent + 2);
-                    }
-                }
-            }
-        }
-        Value::Array(rows) => {
-            for (i, row) in rows.iter().enumerate() {
-                println!("{pad}mode {}:", i + 1);
-                print_table(row, indent + 2);
-            }
-        }
-        other => println!("{pad}{other}"),
-    }
-}
-
-/// A figure with three significant digits (large rates in scientific-free plain form).
-fn num(x: f64) -> String {
-    if x.abs() >= 1e6 {
-        format!("{:.1} M", x / 1e6)
-    } else if x.abs() >= 100.0 {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.3}")
+        crate::print_out(&out.text())
     }
 }

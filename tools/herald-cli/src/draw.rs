@@ -6,10 +6,12 @@
 //! 3. `compare` — every applicable algorithm's makespan against the lower bound, as bars, or
 //!    against `n` as lines, in [`compare`].
 //!
-//! Trees and timelines are composed with the `svg` crate, charts with plotters' SVG backend
-//! (without its `ttf` feature: plotters then only estimates text widths, and the text itself is
-//! left to the viewer's fonts). [`raster`] renders the SVG with resvg and the system fonts.
+//! Every picture is composed with the `svg` crate (the charts' axes and keys in [`chart`]), so
+//! its elements carry classes (`node`, `edge`, `send`, `msg`, …) that tests and style sheets
+//! can select; the text is left to the viewer's fonts. [`raster`] renders the SVG with resvg
+//! and the system fonts.
 
+mod chart;
 mod compare;
 mod raster;
 mod timeline;
@@ -170,26 +172,6 @@ const MAKESPAN_COLOUR: &str = "#d62728";
 fn colour(i: usize) -> String {
     let (r, g, b) = PALETTE[i % PALETTE.len()];
     format!("#{r:02x}{g:02x}{b:02x}")
-}
-
-/// Palette entry `i` (cycling) as a plotters colour.
-fn rgb(i: usize) -> plotters::style::RGBColor {
-    let (r, g, b) = PALETTE[i % PALETTE.len()];
-    plotters::style::RGBColor(r, g, b)
-}
-
-/// A plotters drawing error (into a string buffer it can only be a bug) as a failure.
-fn draw_error(e: impl std::fmt::Display) -> CliError {
-    CliError::Failed(format!("cannot draw: {e}"))
-}
-
-/// Where a plotters legend swatch 20 px long breaks: a gap for a dashed line, none for solid.
-fn swatch_gap(dashed: bool) -> (i32, i32) {
-    if dashed {
-        (7, 13)
-    } else {
-        (10, 10)
-    }
 }
 
 /// The model and its parameters as a caption (`postal λ = 5/2`).

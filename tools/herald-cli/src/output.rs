@@ -1,4 +1,5 @@
-//! The `--json` outputs of `herald schedule`, `sim`, `check`, `plan`, `topo` and `run`, typed:
+//! The `--json` outputs of `herald schedule`, `sim`, `check`, `plan`, `topo`, `run`, `stress`
+//! and `bench`, typed:
 //! each field is one JSON key (docs/cli-json.md lists them with their meaning).
 
 use herald::{CostModel, Model, Report};
@@ -302,4 +303,236 @@ pub(crate) struct TopoJson {
     pub(crate) ranks: usize,
     /// Each rank map by name: the OS CPU of each rank.
     pub(crate) maps: BTreeMap<String, Vec<usize>>,
+}
+
+/// `herald stress --json` (and, as text, its report).
+#[derive(Debug, Serialize)]
+pub(crate) struct StressJson {
+    pub(crate) ranks: usize,
+    /// Wall-clock seconds the run took.
+    pub(crate) seconds: f64,
+    pub(crate) seed: u64,
+    /// Whether panics were injected (`--panics`).
+    pub(crate) panics: bool,
+    pub(crate) epochs: u64,
+    pub(crate) panic_epochs: u64,
+    pub(crate) panics_fired: u64,
+    pub(crate) calls_verified: u64,
+    pub(crate) errors_surfaced: u64,
+    pub(crate) unexpected_errors: u64,
+    pub(crate) corruptions: u64,
+    pub(crate) hangs: u64,
+    /// What the first corrupted call received, if any.
+    pub(crate) first_corruption: Option<String>,
+}
+
+impl StressJson {
+    /// The report as text.
+    pub(crate) fn text(&self) -> String {
+        let mut s = format!(
+            "herald stress: {} ranks, {:.1} s, seed {:#x}, panics {}\n",
+            self.ranks,
+            self.seconds,
+            self.seed,
+            if self.panics { "on" } else { "off" }
+        );
+        s += &format!(
+            "  epochs            {} ({} with a panic planned, {} fired)\n",
+            self.epochs, self.panic_epochs, self.panics_fired
+        );
+        for (label, v) in [
+            ("calls verified", self.calls_verified),
+            ("errors surfaced", self.errors_surfaced),
+            ("unexpected errors", self.unexpected_errors),
+            ("corruptions", self.corruptions),
+            ("hangs", self.hangs),
+        ] {
+            s += &format!("  {label:<17} {v}\n");
+        }
+        if let Some(what) = &self.first_corruption {
+            s += &format!("  first corruption: {what}\n");
+        }
+        s
+    }
+}
+
+/// A figure's median, 10th and 90th percentile (nearest rank; NaN — JSON `null` — for no
+/// finite samples).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Spread {
+    pub(crate) median: f64,
+    pub(crate) p10: f64,
+    pub(crate) p90: f64,
+}
+
+impl Spread {
+    /// The spread of the finite values of `v` (`herald::stats`).
+    pub(crate) fn of(v: &[f64]) -> Spread {
+        herald::stats::Summary::of_f64(v).map_or(
+            Spread {
+                median: f64::NAN,
+                p10: f64::NAN,
+                p90: f64::NAN,
+            },
+            |s| Spread {
+                median: s.median,
+                p10: s.p10,
+                p90: s.p90,
+            },
+        )
+    }
+}
+
+/// Figures by name, in order: each is three JSON keys, `name` (the median), `name_p10` and
+/// `name_p90`.
+#[derive(Debug, Default)]
+pub(crate) struct Figures(pub(crate) Vec<(String, Spread)>);
+
+impl Serialize for Figures {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(3 * self.0.len()))?;
+        for (name, f) in &self.0 {
+            map.serialize_entry(name, &f.median)?;
+            map.serialize_entry(&format!("{name}_p10"), &f.p10)?;
+            map.serialize_entry(&format!("{name}_p90"), &f.p90)?;
+        }
+        map.end()
+    }
+}
+
+/// Values `(key, value)` serialized as one JSON object, in order.
+#[derive(Debug)]
+pub(crate) struct Keyed<T>(pub(crate) Vec<(String, T)>);
+
+impl<T: Serialize> Serialize for Keyed<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+    }
+}
+
+/// A figure with three significant digits (large rates in plain form).
+fn figure(x: f64) -> String {
+    if x.abs() >= 1e6 {
+        format!("{:.1} M", x / 1e6)
+    } else if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+impl Figures {
+    /// `name  median  (p10 … p90)`, a line each.
+    fn text(&self, pad: &str) -> String {
+        self.0
+            .iter()
+            .map(|(name, f)| {
+                format!(
+                    "{pad}{name:<24} {:>14}  ({} … {})\n",
+                    figure(f.median),
+                    figure(f.p10),
+                    figure(f.p90)
+                )
+            })
+            .collect()
+    }
+}
+
+/// The figures of the slices that ran in one mode of the raw hop's latency.
+#[derive(Debug, Serialize)]
+pub(crate) struct BenchModeJson {
+    /// The mode's centre (ns one-way).
+    pub(crate) raw_ns_center: f64,
+    /// Its share of the slices' weight.
+    pub(crate) share: f64,
+    /// Slices assigned to it.
+    pub(crate) slices: usize,
+    #[serde(flatten)]
+    pub(crate) figures: Figures,
+}
+
+/// One interleaved run of contestants: their figures and ratios, and the same per latency mode.
+#[derive(Debug, Default, Serialize)]
+pub(crate) struct BenchRunJson {
+    #[serde(flatten)]
+    pub(crate) figures: Figures,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) modes: Option<Vec<BenchModeJson>>,
+}
+
+impl BenchRunJson {
+    fn text(&self, pad: &str) -> String {
+        let mut s = self.figures.text(pad);
+        for (i, m) in self.modes.iter().flatten().enumerate() {
+            s += &format!("{pad}mode {}:\n", i + 1);
+            let pad = format!("{pad}    ");
+            s += &format!(
+                "{pad}{:<24} {:>14}\n",
+                "raw_ns_center",
+                figure(m.raw_ns_center)
+            );
+            s += &format!("{pad}{:<24} {:>14}\n", "share", figure(m.share));
+            s += &format!("{pad}{:<24} {:>14}\n", "slices", m.slices);
+            s += &m.figures.text(&pad);
+        }
+        s
+    }
+}
+
+/// One payload size of `herald bench bcast`.
+#[derive(Debug, Serialize)]
+pub(crate) struct BenchSizeJson {
+    #[serde(flatten)]
+    pub(crate) run: BenchRunJson,
+    /// What rayon's figure means.
+    pub(crate) rayon_note: &'static str,
+}
+
+/// `herald bench --json`.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum BenchJson {
+    /// `hop`, `stream`.
+    Run(BenchRunJson),
+    /// `bcast`: by payload size (`48B`, …, `4MiB`).
+    Sizes(Keyed<BenchSizeJson>),
+    /// `bcast64`.
+    Team {
+        #[serde(flatten)]
+        run: BenchRunJson,
+        algorithm: String,
+        ranks: usize,
+    },
+}
+
+impl BenchJson {
+    /// The figures as text: a line each, per size and per mode indented.
+    pub(crate) fn text(&self) -> String {
+        match self {
+            BenchJson::Run(run) => run.text(""),
+            BenchJson::Sizes(sizes) => sizes
+                .0
+                .iter()
+                .map(|(label, size)| {
+                    format!(
+                        "{label}:\n{}  {:<24} {}\n",
+                        size.run.text("  "),
+                        "rayon_note",
+                        size.rayon_note
+                    )
+                })
+                .collect(),
+            BenchJson::Team {
+                run,
+                algorithm,
+                ranks,
+            } => format!(
+                "{}{:<24} {algorithm}\n{:<24} {ranks}\n",
+                run.text(""),
+                "algorithm",
+                "ranks"
+            ),
+        }
+    }
 }

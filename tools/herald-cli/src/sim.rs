@@ -229,11 +229,17 @@ impl ProblemArgs {
 
     /// The request these flags describe, for `algorithm`.
     pub(crate) fn request(&self, algorithm: Algorithm) -> Request {
-        Request {
-            items: self.items,
-            operands: self.operands,
-            ..Request::broadcast(algorithm, self.n, self.m, self.root)
+        let algorithm = match algorithm {
+            Algorithm::Summation { .. } => Algorithm::Summation {
+                operands: self.operands,
+            },
+            a => a,
+        };
+        let mut req = Request::broadcast(algorithm, self.n, self.m, self.root);
+        if let (Collective::AllToAll { .. }, Some(items)) = (req.collective, self.items) {
+            req.collective = Collective::AllToAll { items };
         }
+        req
     }
 }
 
@@ -249,16 +255,11 @@ pub(crate) struct ScheduleArgs {
     json: bool,
 }
 
-/// Arguments of `herald sim`.
+/// Arguments of `herald sim`: those of `herald schedule` and how to check.
 #[derive(Debug, clap::Args)]
 pub(crate) struct SimArgs {
     #[command(flatten)]
-    model: ModelArgs,
-    #[command(flatten)]
-    problem: ProblemArgs,
-    /// Print one JSON object.
-    #[arg(long)]
-    json: bool,
+    base: ScheduleArgs,
     /// Compare every applicable algorithm (one row each; with --json, a list).
     #[arg(long, conflicts_with = "algo")]
     compare: bool,
@@ -519,7 +520,7 @@ pub(crate) fn compare_candidates(
 
 /// `herald sim --compare`.
 fn compare(a: &SimArgs, model: &Model) -> Result<(), CliError> {
-    let p = &a.problem;
+    let p = &a.base.problem;
     let mut rows = vec![];
     let mut lower_bound = None;
     for algorithm in compare_candidates(model, p.n, p.m)? {
@@ -535,7 +536,7 @@ fn compare(a: &SimArgs, model: &Model) -> Result<(), CliError> {
         rows.push((algorithm, report));
     }
     let lb = lower_bound.ok_or_else(|| CliError::Usage("no algorithm applies".into()))?;
-    if a.json {
+    if a.base.json {
         let list: Vec<ReportJson> = rows
             .iter()
             .map(|(alg, r)| ReportJson::of(model, &alg.to_string(), r, p.m))
@@ -585,7 +586,7 @@ pub(crate) fn generate_checked(
 
 /// `herald sim`.
 pub(crate) fn sim(a: &SimArgs) -> Result<(), CliError> {
-    let model = a.model.model()?;
+    let model = a.base.model.model()?;
     if a.compare {
         return compare(a, &model);
     }
@@ -593,10 +594,10 @@ pub(crate) fn sim(a: &SimArgs) -> Result<(), CliError> {
         queue_arrivals: a.queue_arrivals,
         ..CheckOptions::default()
     };
-    let c = choose(&model, &a.problem, options)?;
+    let c = choose(&model, &a.base.problem, options)?;
     let (generated, checked) = c.timings;
-    if a.json {
-        let mut v = ReportJson::of(&model, &algorithm_name(&c), &c.report, a.problem.m);
+    if a.base.json {
+        let mut v = ReportJson::of(&model, &algorithm_name(&c), &c.report, a.base.problem.m);
         if !c.candidates.is_empty() {
             v.candidates = Some(
                 c.candidates

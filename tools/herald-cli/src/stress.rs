@@ -11,6 +11,7 @@
 //! and can check its own result independently (a reduction is recomputed sequentially, in rank
 //! order, on every rank).
 
+use crate::output::StressJson;
 use crate::CliError;
 use bytemuck::{Pod, Zeroable};
 use herald::runtime::fault::{self, Point};
@@ -20,7 +21,6 @@ use herald::{
 };
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use serde_json::json;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -492,7 +492,13 @@ struct Shared {
 }
 
 /// Prints the report.
-fn report(args: &StressArgs, seed: u64, start: Instant, shared: &Shared, hangs: u64) {
+fn report(
+    args: &StressArgs,
+    seed: u64,
+    start: Instant,
+    shared: &Shared,
+    hangs: u64,
+) -> Result<(), CliError> {
     let counts = &shared.counts;
     let c = |a: &AtomicU64| Counts::get(a);
     let first = shared
@@ -500,46 +506,25 @@ fn report(args: &StressArgs, seed: u64, start: Instant, shared: &Shared, hangs: 
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .clone();
+    let out = StressJson {
+        ranks: args.ranks,
+        seconds: start.elapsed().as_secs_f64(),
+        seed,
+        panics: args.panics,
+        epochs: c(&counts.epochs),
+        panic_epochs: c(&counts.panic_epochs),
+        panics_fired: c(&counts.panics_fired),
+        calls_verified: c(&counts.calls_verified),
+        errors_surfaced: c(&counts.errors_surfaced),
+        unexpected_errors: c(&counts.unexpected_errors),
+        corruptions: c(&counts.corruptions),
+        hangs,
+        first_corruption: first,
+    };
     if args.json {
-        println!(
-            "{}",
-            json!({
-                "ranks": args.ranks,
-                "seconds": start.elapsed().as_secs_f64(),
-                "seed": seed,
-                "panics": args.panics,
-                "epochs": c(&counts.epochs),
-                "panic_epochs": c(&counts.panic_epochs),
-                "panics_fired": c(&counts.panics_fired),
-                "calls_verified": c(&counts.calls_verified),
-                "errors_surfaced": c(&counts.errors_surfaced),
-                "unexpected_errors": c(&counts.unexpected_errors),
-                "corruptions": c(&counts.corruptions),
-                "hangs": hangs,
-                "first_corruption": first,
-            })
-        );
-        return;
-    }
-    println!(
-        "herald stress: {} ranks, {:.1} s, seed {seed:#x}, panics {}",
-        args.ranks,
-        start.elapsed().as_secs_f64(),
-        if args.panics { "on" } else { "off" }
-    );
-    println!(
-        "  epochs            {} ({} with a panic planned, {} fired)",
-        c(&counts.epochs),
-        c(&counts.panic_epochs),
-        c(&counts.panics_fired)
-    );
-    println!("  calls verified    {}", c(&counts.calls_verified));
-    println!("  errors surfaced   {}", c(&counts.errors_surfaced));
-    println!("  unexpected errors {}", c(&counts.unexpected_errors));
-    println!("  corruptions       {}", c(&counts.corruptions));
-    println!("  hangs             {hangs}");
-    if let Some(what) = first {
-        println!("  first corruption: {what}");
+        crate::output::print(&out)
+    } else {
+        crate::print_out(&out.text())
     }
 }
 
@@ -594,7 +579,7 @@ pub(crate) fn run(args: &StressArgs) -> Result<(), CliError> {
                 if now != last {
                     (last, since) = (now, Instant::now());
                 } else if since.elapsed() > limit {
-                    report(&args, seed, start, &shared, 1);
+                    let _ = report(&args, seed, start, &shared, 1);
                     eprintln!(
                         "herald: no call finished for {:.0} s: hung (seed {seed:#x})",
                         args.hang_seconds
@@ -644,7 +629,7 @@ pub(crate) fn run(args: &StressArgs) -> Result<(), CliError> {
     }
     stop.store(true, Ordering::Relaxed);
     let _ = watchdog.join();
-    report(args, seed, start, &shared, 0);
+    report(args, seed, start, &shared, 0)?;
     if let Some(e) = failure {
         return Err(e);
     }

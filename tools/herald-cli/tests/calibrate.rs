@@ -1,25 +1,16 @@
 //! `herald calibrate`: exit codes and one-line errors on bad input, stored profiles, and the
 //! shape (never the speed) of a real `--quick` run under a watchdog.
 
+mod common;
+
+use common::herald;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn herald(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_herald"))
-        .args(args)
-        .output()
-        .expect("herald runs")
-}
-
 /// Asserts exit code 2 with exactly one line on stderr (no panic) and returns that line.
 fn bad_input(args: &[&str]) -> String {
-    let out = herald(args);
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    err
+    String::from_utf8_lossy(&common::bad_input(args).stderr).into_owned()
 }
 
 fn temp(name: &str) -> PathBuf {

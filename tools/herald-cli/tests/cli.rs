@@ -1,36 +1,9 @@
 //! The `herald` binary: output shape, exit codes, one-line errors.
 
-use std::process::{Command, Output};
+mod common;
 
-/// Runs `herald` with `args`.
-fn herald(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_herald"))
-        .args(args)
-        .output()
-        .expect("herald runs")
-}
-
-/// Parses stdout as one JSON object.
-fn json(out: &Output) -> serde_json::Value {
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
-}
-
-/// Asserts exit code 2 with exactly one line on stderr and no panic.
-fn bad_input(args: &[&str]) {
-    let out = herald(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
-    assert!(
-        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
-        "{err}"
-    );
-}
+use common::{bad_input, herald, json};
+use std::process::Output;
 
 #[test]
 fn sim_json_has_the_documented_keys() {

@@ -1,8 +1,10 @@
 //! `herald draw`: the SVGs parse, trees have a node per processor, timelines an arrow per
 //! send, PNGs decode at the SVG's size, bad flags exit 2 with one line.
 
+mod common;
+
+use common::herald;
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 /// The Fig. 1 problem of the postal paper: n = 14, λ = 5/2.
 const FIG1: &[&str] = &["--model", "postal", "--lambda", "5/2", "-n", "14"];
@@ -11,14 +13,6 @@ const LOGP: &[&str] = &[
     "--model", "logp", "--L", "6", "--o", "2", "--g", "4", "-n", "16", "-m", "3", "--algo",
     "binomial",
 ];
-
-/// Runs `herald` with `args`.
-fn herald(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_herald"))
-        .args(args)
-        .output()
-        .expect("herald runs")
-}
 
 /// `herald draw <problem> --view <view> <extra>`, SVG on stdout.
 fn draw(problem: &[&str], view: &str, extra: &[&str]) -> String {
@@ -76,11 +70,7 @@ fn sends(problem: &[&str]) -> usize {
 fn bad_input(args: &[&str]) {
     let mut all = vec!["draw"];
     all.extend_from_slice(args);
-    let out = herald(&all);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{all:?}: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{all:?}: {err}");
-    assert!(!err.contains("panicked"), "{err}");
+    common::bad_input(&all);
 }
 
 /// A scratch file for this test binary.

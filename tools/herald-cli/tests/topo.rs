@@ -1,34 +1,16 @@
 //! `herald topo`: output shape, rank maps, exit code 2 with one line on stderr for bad input.
 
-use std::process::{Command, Output};
+mod common;
 
-fn herald(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_herald"))
-        .args(args)
-        .output()
-        .expect("herald runs")
-}
+use common::{herald, run_json};
 
 fn data(name: &str) -> String {
     format!("{}/../../tests/data/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = herald(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
-}
-
+/// [`common::bad_input`], and nothing on stdout.
 fn bad_input(args: &[&str]) {
-    let out = herald(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
-    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    let out = common::bad_input(args);
     assert!(out.stdout.is_empty(), "{args:?}");
 }
 
@@ -49,7 +31,7 @@ fn smoke() {
 
 #[test]
 fn synthetic_json() {
-    let v = json(&[
+    let v = run_json(&[
         "topo",
         "--synthetic",
         "pack:2 numa:2 l3:4 core:8 pu:2",
@@ -87,7 +69,7 @@ fn synthetic_json() {
 #[test]
 fn xml_and_list_map() {
     let xml = data("two-socket-smt.xml");
-    let v = json(&[
+    let v = run_json(&[
         "topo",
         "--xml",
         &xml,
@@ -103,7 +85,7 @@ fn xml_and_list_map() {
         v["maps"]["list:0,2,1,3"],
         serde_json::json!([0, 2, 1, 3, 0, 2])
     );
-    let v = json(&[
+    let v = run_json(&[
         "topo", "--xml", &xml, "--json", "--map", "scatter", "-n", "4",
     ]);
     assert_eq!(v["maps"]["scatter"], serde_json::json!([0, 4, 2, 6]));

@@ -49,9 +49,13 @@ use crate::cluster::Cluster;
 use crate::error::Error;
 use crate::p2p::Channel;
 use crate::world::World;
+use herald::stats::median;
 use herald::{
-    calibrate::{distribution, find_modes, fit_prtt, PrttPoint},
-    model::{Distribution, LevelProfile, Mode, TopologyLevel, TopologySummary, PROFILE_SCHEMA},
+    calibrate::{
+        clock_overhead, clock_resolution, distribution, fit_prtt, spin_for, PrttPoint, Settling,
+        QUANTITIES,
+    },
+    model::{Distribution, LevelProfile, TopologySummary, PROFILE_SCHEMA},
     Profile,
 };
 use mpi::collective::{CommunicatorCollectives, Root};
@@ -184,88 +188,10 @@ fn since(t0: Instant) -> f64 {
     t0.elapsed().as_nanos() as f64
 }
 
-/// The cost of one clock read (median of consecutive differences).
-fn clock_overhead() -> f64 {
-    let mut d = Vec::with_capacity(10_001);
-    let mut last = Instant::now();
-    for _ in 0..10_001 {
-        let now = Instant::now();
-        d.push(now.duration_since(last).as_nanos() as f64);
-        last = now;
-    }
-    median(&mut d)
-}
-
-/// The clock's step: the gcd of consecutive differences (ns).
-fn clock_resolution() -> f64 {
-    fn gcd(a: u128, b: u128) -> u128 {
-        if b == 0 {
-            a
-        } else {
-            gcd(b, a % b)
-        }
-    }
-    let (mut last, mut step) = (Instant::now(), 0u128);
-    for _ in 0..10_001 {
-        let now = Instant::now();
-        step = gcd(step, now.duration_since(last).as_nanos());
-        last = now;
-    }
-    step as f64
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    v[(v.len() - 1) / 2]
-}
-
-/// Spins at least `ns`; returns the time spun.
-fn spin_for(ns: f64) -> f64 {
-    let t0 = Instant::now();
-    loop {
-        let e = since(t0);
-        if e >= ns {
-            return e;
-        }
-    }
-}
-
-/// The quantities recorded per slice, in profile order.
-const KEYS: [&str; 8] = [
-    "raw_hop_ns",
-    "one_way_ns",
-    "L_ns",
-    "o_s_ns",
-    "o_r_ns",
-    "g_ns",
-    "G_ns_per_byte",
-    "lambda",
-];
-const ABS_TOL: [f64; 8] = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.01, 0.05];
-const STABLE_CHECKS: u32 = 3;
 /// Repetitions of every probe per slice at least (the slice keeps their medians).
 const MIN_REPS: u32 = 3;
 /// Rounds measured at least (the first slice of a level only warms up).
 const MIN_ROUNDS: usize = 3;
-
-/// Whether two mode lists agree (same count, centers within `rel` or `abs`).
-fn modes_agree(a: &[Mode], b: &[Mode], rel: f64, abs: f64) -> bool {
-    if a.len() != b.len() || a.is_empty() {
-        return false;
-    }
-    let sorted = |m: &[Mode]| {
-        let mut c: Vec<f64> = m.iter().map(|m| m.center).collect();
-        c.sort_by(f64::total_cmp);
-        c
-    };
-    sorted(a)
-        .iter()
-        .zip(sorted(b))
-        .all(|(x, y)| (x - y).abs() <= (rel * x.abs().max(y.abs())).max(abs))
-}
 
 /// One measured pair of ranks.
 #[derive(Debug)]
@@ -274,65 +200,13 @@ struct Probe {
     name: String,
     client: usize,
     server: usize,
-    /// Client only: per slice, the eight quantities, and the slice's duration.
-    samples: Vec<[f64; 8]>,
-    weights: Vec<f64>,
+    /// Client only: per slice, the eight quantities, weighted by the slice's duration.
+    samples: Settling,
     discarded: usize,
     /// Per size: the least positive PRTT(1,0,s) and gap seen so far (infinite: none yet), to
     /// plan the next slice.
     last: Option<Vec<(f64, f64)>>,
     reps: u32,
-    previous: Vec<Vec<Mode>>,
-    stable: [u32; 8],
-}
-
-impl Probe {
-    fn weighted(&self, k: usize) -> Vec<(f64, f64)> {
-        self.samples
-            .iter()
-            .zip(&self.weights)
-            .map(|(s, &w)| (s[k], w))
-            .collect()
-    }
-
-    fn check_settled(&mut self) {
-        let current: Vec<Vec<Mode>> = (0..KEYS.len())
-            .map(|k| find_modes(&self.weighted(k)))
-            .collect();
-        for k in 0..KEYS.len() {
-            let enough = self.samples.len() >= 10 && current[k].iter().all(|m| m.samples >= 3);
-            let agree = self
-                .previous
-                .get(k)
-                .is_some_and(|p| modes_agree(p, &current[k], 0.03, ABS_TOL[k]));
-            self.stable[k] = if enough && agree {
-                self.stable[k] + 1
-            } else {
-                0
-            };
-        }
-        self.previous = current;
-    }
-
-    fn settled(&self) -> bool {
-        self.stable.iter().all(|&s| s >= STABLE_CHECKS)
-    }
-
-    fn unsettled(&self) -> Vec<String> {
-        (0..KEYS.len())
-            .filter(|&k| self.stable[k] < STABLE_CHECKS)
-            .map(|k| format!("{}.{}", self.name, KEYS[k]))
-            .collect()
-    }
-
-    fn distribution(&self, k: usize) -> Option<Distribution> {
-        if self.samples.is_empty() {
-            return None;
-        }
-        let mut d = distribution(&self.weighted(k));
-        d.settled = self.stable[k] >= STABLE_CHECKS;
-        Some(d)
-    }
 }
 
 /// What a slice runs (sent by the client to the server as `f64`s).
@@ -408,8 +282,8 @@ fn client_slice(
     let mut gaps = Vec::with_capacity(sizes.len());
     for (i, &s) in sizes.iter().enumerate() {
         let col = |j: usize| {
-            let mut v: Vec<f64> = prtt[i].iter().map(|x| x[j]).collect();
-            median(&mut v)
+            let v: Vec<f64> = prtt[i].iter().map(|x| x[j]).collect();
+            median(&v)
         };
         let p = PrttPoint {
             lines: s,
@@ -463,7 +337,7 @@ fn server_slice(
         chan.recv(&mut buf[..0], client, TAG_DATA)?;
         chan.send(&buf[..0], client, TAG_DATA)?;
     }
-    let medians: Vec<f64> = o_r.iter_mut().map(|v| median(v)).collect();
+    let medians: Vec<f64> = o_r.iter().map(|v| median(v)).collect();
     chan.send(bytemuck::cast_slice(&medians), client, TAG_CTRL)?;
     Ok(())
 }
@@ -528,13 +402,10 @@ pub fn calibrate(
             name: h.level(depth).name(),
             client,
             server,
-            samples: Vec::new(),
-            weights: Vec::new(),
+            samples: Settling::default(),
             discarded: 0,
             last: None,
             reps: MIN_REPS,
-            previous: Vec::new(),
-            stable: [0; 8],
         })
         .collect();
     if probes.is_empty() {
@@ -606,10 +477,7 @@ pub fn calibrate(
                     });
                     // a slice whose fit is not finite (e.g. λ with no positive gap) is dropped
                     match sample.filter(|s| s.iter().all(|v| v.is_finite())) {
-                        Some(s) => {
-                            p.samples.push(s);
-                            p.weights.push(took.as_secs_f64());
-                        }
+                        Some(s) => p.samples.push(s, took.as_secs_f64()),
                         None => p.discarded += 1,
                     }
                 } else if warm {
@@ -658,12 +526,12 @@ pub fn calibrate(
             probes
                 .iter_mut()
                 .filter(|p| p.client == me)
-                .for_each(Probe::check_settled);
+                .for_each(|p| p.samples.check());
         }
         // Rank 0 decides, from the clients' settling and sample counts and its own clock.
         let mine = probes.iter().filter(|p| p.client == me);
         let flags = [
-            u8::from(mine.clone().all(Probe::settled)),
+            u8::from(mine.clone().all(|p| p.samples.all_settled())),
             u8::from(mine.clone().all(|p| p.samples.len() >= 2)),
         ];
         let mut all = [0u8; 2];
@@ -714,7 +582,9 @@ pub fn calibrate(
     let mut unsettled = Vec::new();
     for p in &probes {
         let level = if me == p.client {
-            let d: Vec<Option<Distribution>> = (0..KEYS.len()).map(|k| p.distribution(k)).collect();
+            let d: Vec<Option<Distribution>> = (0..QUANTITIES.len())
+                .map(|k| p.samples.distribution(k))
+                .collect();
             let pus = cluster.rank_pus();
             let hosts = cluster.hosts();
             let host = |r: usize| &hosts[cluster.host_of()[r]];
@@ -751,7 +621,7 @@ pub fn calibrate(
                 note: Some(note),
                 runtime: None,
             };
-            let lu = (lp, p.unsettled());
+            let lu = (lp, p.samples.unsettled(&p.name));
             if me == 0 {
                 Some(lu)
             } else {
@@ -826,23 +696,6 @@ fn profile(
     (levels, unsettled, switch_ns): (Vec<LevelProfile>, Vec<String>, Option<Distribution>),
 ) -> Profile {
     let h = cluster.hierarchy();
-    let tl: Vec<TopologyLevel> = h
-        .levels()
-        .iter()
-        .map(|l| TopologyLevel {
-            name: l.name(),
-            count: l.len(),
-            pus_per_node: l.pus_per_node(),
-        })
-        .collect();
-    let summary = tl
-        .iter()
-        .map(|l| match l.pus_per_node {
-            Some(p) => format!("{} {}×{}", l.name, l.count, p),
-            None => format!("{} {}", l.name, l.count),
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
     Profile {
         schema: PROFILE_SCHEMA,
         host: herald::model::host_name(),
@@ -859,12 +712,7 @@ fn profile(
         duration_s: duration.as_secs_f64(),
         clock_overhead_ns: clock,
         clock_resolution_ns: Some(resolution),
-        topology: TopologySummary {
-            pus: h.pu_count(),
-            os_indices: h.os_indices().to_vec(),
-            summary,
-            levels: tl,
-        },
+        topology: TopologySummary::of(h),
         levels,
         unsettled,
         switch_ns,

@@ -1,7 +1,8 @@
-//! Comparisons of every applicable algorithm, drawn with plotters: makespans as bars against
-//! the lower bound for one problem, or as lines against `n` for a range of processor counts.
+//! Comparisons of every applicable algorithm: makespans as bars against the lower bound for one
+//! problem, or as lines against `n` for a range of processor counts.
 
-use super::{draw_error, model_label, num, rgb, swatch_gap, time_unit, Picture, Problem, FONT};
+use super::chart::{self, key, page, polyline, Plot, Swatch};
+use super::{colour, model_label, px, time_unit, Picture, Problem};
 use crate::CliError;
 use herald::{
     generate,
@@ -9,9 +10,7 @@ use herald::{
     sim::{check_with, lower_bound, CheckOptions},
     Algorithm, Collective, CostModel, Model, Report, Request,
 };
-use plotters::coord::ranged1d::SegmentValue;
-use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use svg::node::element::{Circle, Group, Rectangle, Text};
 
 /// Most values of `n` a line chart evaluates.
 const MAX_POINTS: u32 = 200;
@@ -64,9 +63,8 @@ pub(super) fn bars(model: &Model, p: &Problem) -> Result<Picture, CliError> {
         (r.base().to_f64(t), r.format(t))
     });
     let ms = |r: &Report| r.base().to_f64(r.makespan());
-    // Worst at the bottom (segment 0), best on top.
-    rows.sort_by(|a, b| ms(&b.1).total_cmp(&ms(&a.1)));
-    let k = rows.len() as i32;
+    // Best on top.
+    rows.sort_by(|a, b| ms(&a.1).total_cmp(&ms(&b.1)));
     let longest = rows
         .iter()
         .map(|(s, _)| s.chars().count())
@@ -76,120 +74,99 @@ pub(super) fn bars(model: &Model, p: &Problem) -> Result<Picture, CliError> {
         .iter()
         .map(|(_, r)| ms(r))
         .fold(lb.as_ref().map_or(0.0, |l| l.0), f64::max);
-    let (width, height) = (960u32, 150 + 30 * k as u32);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(draw_error)?;
-        let blocks = if p.m > 1 {
-            format!(", m = {} blocks", p.m)
-        } else {
-            String::new()
-        };
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!(
-                    "Broadcast makespan by algorithm: {}, n = {}{blocks}",
-                    model_label(model),
-                    p.n
-                ),
-                (FONT, 18),
-            )
-            .margin(16)
-            .x_label_area_size(44)
-            .y_label_area_size((longest as u32 * 8 + 16).max(60))
-            // An integer range is inclusive here: segments 0 ..= k − 1.
-            .build_cartesian_2d(0f64..(max * 1.2).max(1e-9), (0..k - 1).into_segmented())
-            .map_err(draw_error)?;
-        let names: Vec<String> = rows.iter().map(|(s, _)| s.clone()).collect();
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(rows.len())
-            .y_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => names.get(*i as usize).cloned().unwrap_or_default(),
-                _ => String::new(),
-            })
-            .x_label_formatter(&|v| num(*v))
-            .x_desc(format!("makespan ({})", time_unit(model)))
-            .label_style((FONT, 13))
-            .axis_desc_style((FONT, 15))
-            .light_line_style(RGBColor(0xf0, 0xf0, 0xf0))
-            .max_light_lines(2)
-            .draw()
-            .map_err(draw_error)?;
-        let at_bound = |r: &Report| r.gap() == Some(0);
-        let classes: [(&str, RGBColor, bool); 2] = [
-            ("makespan", rgb(0), false),
-            ("makespan = lower bound", rgb(2), true),
-        ];
-        for (label, c, optimal) in classes {
-            let data: Vec<(i32, f64)> = rows
-                .iter()
-                .enumerate()
-                .filter(|(_, (_, r))| at_bound(r) == optimal)
-                .map(|(i, (_, r))| (i as i32, ms(r)))
-                .collect();
-            if data.is_empty() {
-                continue;
-            }
-            chart
-                .draw_series(
-                    Histogram::horizontal(&chart)
-                        .style(c.filled())
-                        .margin(5)
-                        .data(data),
-                )
-                .map_err(draw_error)?
-                .label(label)
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 18, y + 5)], c.filled()));
+    const ROW: f64 = 30.0;
+    let left = 16.0 + (longest as f64 * 8.0 + 16.0).max(60.0);
+    let (width, height) = (960.0, 150.0 + ROW * rows.len() as f64);
+    let plot = Plot {
+        left,
+        top: 56.0,
+        width: width - left - 24.0,
+        height: ROW * rows.len() as f64,
+        xs: (0.0, (max * 1.2).max(1e-9)),
+        ys: (0.0, 1.0),
+    };
+    let blocks = if p.m > 1 {
+        format!(", m = {} blocks", p.m)
+    } else {
+        String::new()
+    };
+    let title = format!(
+        "Broadcast makespan by algorithm: {}, n = {}{blocks}",
+        model_label(model),
+        p.n
+    );
+    let x_title = format!("makespan ({})", time_unit(model));
+    let mut doc = page(width, height, title).add(plot.axes(&x_title, None));
+    let classes = [
+        ("makespan", colour(0), false),
+        ("makespan = lower bound", colour(2), true),
+    ];
+    let mut bars = Group::new().set("class", "bars");
+    let mut labels = Group::new()
+        .set("class", "names")
+        .set("font-size", 13)
+        .set("text-anchor", "end");
+    let mut values = Group::new()
+        .set("class", "values")
+        .set("font-size", 12)
+        .set("fill", "#333");
+    for (i, (name, r)) in rows.iter().enumerate() {
+        let y = plot.top + ROW * i as f64;
+        let optimal = r.gap() == Some(0);
+        let end = plot.x(ms(r));
+        bars = bars.add(
+            Rectangle::new()
+                .set("x", px(plot.left))
+                .set("y", px(y + 5.0))
+                .set("width", px(end - plot.left))
+                .set("height", ROW - 10.0)
+                .set("fill", classes[usize::from(optimal)].1.as_str()),
+        );
+        labels = labels.add(
+            Text::new(name.as_str())
+                .set("x", px(plot.left - 8.0))
+                .set("y", px(y + ROW / 2.0 + 4.5)),
+        );
+        let mut label = r.format(r.makespan());
+        match r.gap() {
+            Some(g) if g > 0 => label += &format!("  (+{})", r.format(g)),
+            None if !r.legal() => label += "  (ILLEGAL)",
+            _ => {}
         }
-        let text = (FONT, 12)
-            .into_font()
-            .color(&RGBColor(0x33, 0x33, 0x33))
-            .pos(Pos::new(HPos::Left, VPos::Center));
-        chart
-            .draw_series(rows.iter().enumerate().map(|(i, (_, r))| {
-                let mut label = r.format(r.makespan());
-                match r.gap() {
-                    Some(g) if g > 0 => label += &format!("  (+{})", r.format(g)),
-                    None if !r.legal() => label += "  (ILLEGAL)",
-                    _ => {}
-                }
-                EmptyElement::at((ms(r), SegmentValue::CenterOf(i as i32)))
-                    + Text::new(label, (6, 0), text.clone())
-            }))
-            .map_err(draw_error)?;
-        if let Some((x, exact)) = lb {
-            let dark = RGBColor(0x22, 0x22, 0x22);
-            chart
-                .draw_series(DashedLineSeries::new(
-                    [(x, SegmentValue::Exact(0)), (x, SegmentValue::Last)],
-                    6,
-                    4,
-                    dark.stroke_width(2),
-                ))
-                .map_err(draw_error)?
-                .label(format!("lower bound {exact}"))
-                .legend(move |(x, y)| {
-                    let (a, b) = swatch_gap(true);
-                    let style = dark.stroke_width(2);
-                    EmptyElement::at((x, y))
-                        + PathElement::new([(0, 0), (a, 0)], style)
-                        + PathElement::new([(b, 0), (18, 0)], style)
-                });
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FONT, 13))
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(0xbb, 0xbb, 0xbb))
-            .draw()
-            .map_err(draw_error)?;
-        root.present().map_err(draw_error)?;
+        values = values.add(
+            Text::new(label)
+                .set("x", px(end + 6.0))
+                .set("y", px(y + ROW / 2.0 + 4.0)),
+        );
     }
-    Ok(Picture { svg })
+    doc = doc.add(bars).add(labels).add(values);
+    let mut entries: Vec<(Swatch, Vec<String>)> = classes
+        .iter()
+        .filter(|(_, _, optimal)| rows.iter().any(|(_, r)| (r.gap() == Some(0)) == *optimal))
+        .map(|(label, c, _)| (Swatch::Fill(c.clone()), vec![(*label).to_owned()]))
+        .collect();
+    if let Some((x, exact)) = lb {
+        let at = plot.x(x);
+        doc = doc.add(
+            chart::line(at, plot.top, at, plot.bottom(), "#222")
+                .set("stroke-width", 2)
+                .set("stroke-dasharray", "6 4"),
+        );
+        entries.push((
+            Swatch::Line("#222".into(), true),
+            vec![format!("lower bound {exact}")],
+        ));
+    }
+    let longest_entry = entries
+        .iter()
+        .flat_map(|(_, l)| l.iter().map(|t| t.chars().count()))
+        .max()
+        .unwrap_or(0);
+    let key_x = plot.left + plot.width - 56.0 - longest_entry as f64 * 7.0;
+    doc = doc.add(key(&entries, key_x, plot.top + 4.0, true));
+    Ok(Picture {
+        svg: doc.to_string(),
+    })
 }
 
 /// The values of `n` to evaluate: all of `lo..=hi`, or [`MAX_POINTS`] evenly spaced.
@@ -259,107 +236,78 @@ pub(super) fn lines(model: &Model, p: &Problem, (lo, hi): (u32, u32)) -> Result<
     let all = series.iter().map(|(_, v)| peak(v)).fold(0.0, f64::max);
     let bound_top = bound.iter().copied().fold(0.0, f64::max);
     let top = all.min((2.5 * bound_top).max(lowest)).max(bound_top) * 1.05;
-    let (width, height) = (1100u32, 640u32);
-    let legend_width = 260u32;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(draw_error)?;
-        let blocks = if p.m > 1 {
-            format!(", m = {} blocks", p.m)
-        } else {
-            String::new()
-        };
-        let root = root
-            .titled(
-                &format!(
-                    "Broadcast makespan against n: {}{blocks}",
-                    model_label(model)
-                ),
-                (FONT, 18),
-            )
-            .map_err(draw_error)?;
-        let (plot, key) = root.split_horizontally(width - legend_width);
-        let (x0, x1) = (f64::from(lo), f64::from(hi.max(lo + 1)));
-        let mut chart = ChartBuilder::on(&plot)
-            .margin(16)
-            .x_label_area_size(44)
-            .y_label_area_size(56)
-            .build_cartesian_2d(x0..x1, 0f64..top.max(1e-9))
-            .map_err(draw_error)?;
-        chart
-            .configure_mesh()
-            .x_label_formatter(&|v| num(*v))
-            .y_label_formatter(&|v| num(*v))
-            .x_desc("processors n")
-            .y_desc(format!("makespan ({})", time_unit(model)))
-            .label_style((FONT, 13))
-            .axis_desc_style((FONT, 15))
-            .light_line_style(RGBColor(0xf0, 0xf0, 0xf0))
-            .max_light_lines(2)
-            .draw()
-            .map_err(draw_error)?;
-        let dots = ns.len() <= 40;
-        for (i, (_, values)) in series.iter().enumerate() {
-            let c = rgb(i);
-            let points: Vec<Option<(f64, f64)>> = values
-                .iter()
-                .zip(&ns)
-                .map(|(v, &n)| v.map(|v| (f64::from(n), v)))
-                .collect();
-            for run in clip(&points, top) {
-                let line = LineSeries::new(run, c.stroke_width(2));
-                let line = if dots { line.point_size(2) } else { line };
-                chart.draw_series(line).map_err(draw_error)?;
-            }
-        }
-        let dark = RGBColor(0x22, 0x22, 0x22);
-        chart
-            .draw_series(DashedLineSeries::new(
-                ns.iter().zip(&bound).map(|(&n, &b)| (f64::from(n), b)),
-                6,
-                4,
-                dark.stroke_width(2),
-            ))
-            .map_err(draw_error)?;
-        // The key, outside the plot.
-        let font = (FONT, 13)
-            .into_text_style(&key)
-            .pos(Pos::new(HPos::Left, VPos::Center));
-        let mut y = 40;
-        let mut entry =
-            |style: ShapeStyle, lines: Vec<String>, dashed: bool| -> Result<(), CliError> {
-                if dashed {
-                    for x in [8, 20] {
-                        key.draw(&PathElement::new([(x, y), (x + 8, y)], style))
-                            .map_err(draw_error)?;
-                    }
-                } else {
-                    key.draw(&PathElement::new([(8, y), (32, y)], style))
-                        .map_err(draw_error)?;
-                }
-                for line in lines {
-                    key.draw(&Text::new(line, (40, y), font.clone()))
-                        .map_err(draw_error)?;
-                    y += 17;
-                }
-                y += 6;
-                Ok(())
-            };
-        for (i, (label, values)) in series.iter().enumerate() {
-            let mut lines = wrap(label, 30);
-            if peak(values) > top {
-                match lines.last_mut() {
-                    Some(last) if last.chars().count() <= 12 => *last += " (leaves the chart)",
-                    _ => lines.push("(leaves the chart)".to_owned()),
+    let (width, height, legend_width) = (1100.0, 640.0, 260.0);
+    let (x0, x1) = (f64::from(lo), f64::from(hi.max(lo + 1)));
+    let plot = Plot {
+        left: 88.0,
+        top: 56.0,
+        width: width - legend_width - 88.0 - 16.0,
+        height: height - 56.0 - 64.0,
+        xs: (x0, x1),
+        ys: (0.0, top.max(1e-9)),
+    };
+    let blocks = if p.m > 1 {
+        format!(", m = {} blocks", p.m)
+    } else {
+        String::new()
+    };
+    let title = format!(
+        "Broadcast makespan against n: {}{blocks}",
+        model_label(model)
+    );
+    let y_title = format!("makespan ({})", time_unit(model));
+    let mut doc = page(width, height, title).add(plot.axes("processors n", Some(&y_title)));
+    let dots = ns.len() <= 40;
+    let mut lines = Group::new().set("class", "series");
+    for (i, (_, values)) in series.iter().enumerate() {
+        let c = colour(i);
+        let points: Vec<Option<(f64, f64)>> = values
+            .iter()
+            .zip(&ns)
+            .map(|(v, &n)| v.map(|v| (f64::from(n), v)))
+            .collect();
+        for run in clip(&points, top) {
+            let run: Vec<(f64, f64)> = run.iter().map(|&(x, y)| (plot.x(x), plot.y(y))).collect();
+            lines = lines.add(polyline(&run, &c, false));
+            if dots {
+                for &(x, y) in &run {
+                    lines = lines.add(
+                        Circle::new()
+                            .set("cx", x)
+                            .set("cy", y)
+                            .set("r", 2)
+                            .set("fill", c.as_str()),
+                    );
                 }
             }
-            entry(rgb(i).stroke_width(2), lines, false)?;
         }
-        entry(dark.stroke_width(2), vec!["lower bound".to_owned()], true)?;
-        root.present().map_err(draw_error)?;
     }
-    Ok(Picture { svg })
+    let bound: Vec<(f64, f64)> = ns
+        .iter()
+        .zip(&bound)
+        .map(|(&n, &b)| (plot.x(f64::from(n)), plot.y(b)))
+        .collect();
+    doc = doc.add(lines).add(polyline(&bound, "#222", true));
+    // The key, outside the plot.
+    let mut entries: Vec<(Swatch, Vec<String>)> = vec![];
+    for (i, (label, values)) in series.iter().enumerate() {
+        let mut lines = wrap(label, 30);
+        if peak(values) > top {
+            match lines.last_mut() {
+                Some(last) if last.chars().count() <= 12 => *last += " (leaves the chart)",
+                _ => lines.push("(leaves the chart)".to_owned()),
+            }
+        }
+        entries.push((Swatch::Line(colour(i), false), lines));
+    }
+    entries.push((
+        Swatch::Line("#222".into(), true),
+        vec!["lower bound".to_owned()],
+    ));
+    doc = doc.add(key(&entries, width - legend_width, 40.0, false));
+    Ok(Picture {
+        svg: doc.to_string(),
+    })
 }
 
 /// The runs of `points` (`None`: no value) below `top`, cut where they cross it.

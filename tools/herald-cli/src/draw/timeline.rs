@@ -5,16 +5,13 @@
 //! (a lighter bar in the lower half of the receiver's row); an arrow (class `msg`) runs from the
 //! send's start to the moment its data is available. Bars and arrows are coloured by block.
 //! Above [`AGGREGATE_ABOVE`] processors the rows would be unreadable, and the picture is instead
-//! the number of informed processors over time, drawn with plotters.
+//! the number of informed processors over time.
 
-use super::{
-    colour, draw_error, nice_step, num, px, rgb, swatch_gap, Drawn, Picture, FONT, MAKESPAN_COLOUR,
-};
+use super::chart::{self, key, page, polyline, Plot, Swatch};
+use super::{colour, nice_step, num, px, Drawn, Picture, MAKESPAN_COLOUR};
 use crate::CliError;
 use herald::Ticks;
-use plotters::prelude::*;
 use svg::node::element::{Definitions, Group, Line, Marker, Path, Rectangle, Text};
-use svg::Document;
 
 /// Above this many processors the timeline is aggregated.
 pub(super) const AGGREGATE_ABOVE: u32 = 256;
@@ -102,17 +99,7 @@ fn rows(d: &Drawn) -> Picture {
                 ),
         );
     }
-    let mut doc = Document::new()
-        .set("width", width)
-        .set("height", height)
-        .set("viewBox", (0, 0, width, height))
-        .set("font-family", FONT)
-        .add(
-            Rectangle::new()
-                .set("width", "100%")
-                .set("height", "100%")
-                .set("fill", "white"),
-        )
+    let mut doc = chart::blank(width, height)
         .add(defs)
         .add(titles(d))
         .add(legend(d))
@@ -269,41 +256,21 @@ fn legend(d: &Drawn) -> Group {
     );
     g = item(
         g,
-        Group::new().add(
-            Line::new()
-                .set("x1", 0)
-                .set("y1", 0)
-                .set("x2", 24)
-                .set("y2", 0)
-                .set("stroke", blue)
-                .set("marker-end", "url(#arrow0)"),
-        ),
+        Group::new().add(chart::line(0.0, 0.0, 24.0, 0.0, &blue).set("marker-end", "url(#arrow0)")),
         "message: send start → data available".into(),
         270.0,
     );
     g = item(
         g,
-        Group::new().add(
-            Line::new()
-                .set("x1", 12)
-                .set("y1", -7)
-                .set("x2", 12)
-                .set("y2", 7)
-                .set("stroke", MAKESPAN_COLOUR)
-                .set("stroke-width", 2),
-        ),
+        Group::new()
+            .add(chart::line(12.0, -7.0, 12.0, 7.0, MAKESPAN_COLOUR).set("stroke-width", 2)),
         "makespan".into(),
         100.0,
     );
     g = item(
         g,
         Group::new().add(
-            Line::new()
-                .set("x1", 12)
-                .set("y1", -7)
-                .set("x2", 12)
-                .set("y2", 7)
-                .set("stroke", "#222")
+            chart::line(12.0, -7.0, 12.0, 7.0, "#222")
                 .set("stroke-dasharray", "4 3")
                 .set("stroke-width", 1.5),
         ),
@@ -485,106 +452,88 @@ fn aggregated(d: &Drawn) -> Result<Picture, CliError> {
     let ms = d.report.makespan();
     let lb = d.report.lower_bound();
     let end = d.units(ms.max(lb.unwrap_or(0))) * 1.04;
-    let (width, height) = (1000u32, 620u32);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(draw_error)?;
-        let blocks = if d.m > 1 {
-            format!(", m = {}", d.m)
-        } else {
-            String::new()
-        };
-        let title = format!(
-            "Timeline: {}, {}, n = {}{blocks} (aggregated above {} processors)",
-            d.algo, d.model, d.n, AGGREGATE_ABOVE
-        );
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, (FONT, 18))
-            .margin(16)
-            .x_label_area_size(48)
-            .y_label_area_size(64)
-            .build_cartesian_2d(0f64..end.max(1e-9), 0f64..d.n as f64 * 1.05)
-            .map_err(draw_error)?;
-        chart
-            .configure_mesh()
-            .x_label_formatter(&|v| num(*v))
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .x_desc(format!("time ({})", d.unit))
-            .y_desc("processors")
-            .label_style((FONT, 13))
-            .axis_desc_style((FONT, 15))
-            .light_line_style(RGBColor(0xf0, 0xf0, 0xf0))
-            .max_light_lines(2)
-            .draw()
-            .map_err(draw_error)?;
-        let top = d.n as f64 * 1.05;
-        let red = RGBColor(0xd6, 0x27, 0x28);
-        let dark = RGBColor(0x22, 0x22, 0x22);
-        let mut marks = vec![];
-        match lb {
-            Some(lb) if lb == ms => marks.push((
+    let (width, height) = (1000.0, 620.0);
+    let blocks = if d.m > 1 {
+        format!(", m = {}", d.m)
+    } else {
+        String::new()
+    };
+    let title = format!(
+        "Timeline: {}, {}, n = {}{blocks} (aggregated above {} processors)",
+        d.algo, d.model, d.n, AGGREGATE_ABOVE
+    );
+    let plot = Plot {
+        left: 88.0,
+        top: 56.0,
+        width: width - 88.0 - 24.0,
+        height: height - 56.0 - 64.0,
+        xs: (0.0, end.max(1e-9)),
+        ys: (0.0, f64::from(d.n) * 1.05),
+    };
+    let x_title = format!("time ({})", d.unit);
+    let mut doc = page(width, height, title).add(plot.axes(&x_title, Some("processors")));
+    let mut marks = vec![];
+    match lb {
+        Some(lb) if lb == ms => marks.push((
+            ms,
+            MAKESPAN_COLOUR,
+            false,
+            format!("makespan = lower bound = {}", d.exact(ms)),
+        )),
+        Some(lb) => {
+            marks.push((
                 ms,
-                red,
+                MAKESPAN_COLOUR,
                 false,
-                format!("makespan = lower bound = {}", d.exact(ms)),
-            )),
-            Some(lb) => {
-                marks.push((ms, red, false, format!("makespan {}", d.exact(ms))));
-                marks.push((lb, dark, true, format!("lower bound {}", d.exact(lb))));
-            }
-            None => marks.push((ms, red, false, format!("makespan {}", d.exact(ms)))),
+                format!("makespan {}", d.exact(ms)),
+            ));
+            marks.push((lb, "#222", true, format!("lower bound {}", d.exact(lb))));
         }
-        for (t, c, dashed, label) in marks {
-            let x = d.units(t);
-            let style = c.stroke_width(2);
-            let line = [(x, 0.0), (x, top)];
-            let drawn = if dashed {
-                chart.draw_series(DashedLineSeries::new(line, 6, 4, style))
-            } else {
-                chart.draw_series(LineSeries::new(line, style))
-            };
-            drawn
-                .map_err(draw_error)?
-                .label(label)
-                .legend(move |(x, y)| {
-                    let (a, b) = swatch_gap(dashed);
-                    EmptyElement::at((x, y))
-                        + PathElement::new([(0, 0), (a, 0)], style)
-                        + PathElement::new([(b, 0), (20, 0)], style)
-                });
-        }
-        let mut curves = vec![(
-            complete,
-            if d.m > 1 {
-                format!("processors holding all {} blocks", d.m)
-            } else {
-                "processors informed".to_owned()
-            },
-        )];
-        if d.m > 1 {
-            curves.push((first, "processors holding block 0".to_owned()));
-        }
-        for (i, (times, label)) in curves.into_iter().enumerate() {
-            let c = rgb(if i == 0 { 0 } else { 1 });
-            let points = steps(d, times, end);
-            chart
-                .draw_series(LineSeries::new(points, c.stroke_width(2)))
-                .map_err(draw_error)?
-                .label(label)
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], c.stroke_width(2)));
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, 13))
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(0xbb, 0xbb, 0xbb))
-            .draw()
-            .map_err(draw_error)?;
-        root.present().map_err(draw_error)?;
+        None => marks.push((
+            ms,
+            MAKESPAN_COLOUR,
+            false,
+            format!("makespan {}", d.exact(ms)),
+        )),
     }
-    Ok(Picture { svg })
+    let mut entries = vec![];
+    for (t, c, dashed, label) in marks {
+        let x = plot.x(d.units(t));
+        let line = chart::line(x, plot.top, x, plot.bottom(), c).set("stroke-width", 2);
+        doc = doc.add(if dashed {
+            line.set("stroke-dasharray", "6 4")
+        } else {
+            line
+        });
+        entries.push((Swatch::Line(c.to_owned(), dashed), vec![label]));
+    }
+    let mut curves = vec![(
+        complete,
+        if d.m > 1 {
+            format!("processors holding all {} blocks", d.m)
+        } else {
+            "processors informed".to_owned()
+        },
+    )];
+    if d.m > 1 {
+        curves.push((first, "processors holding block 0".to_owned()));
+    }
+    let mut lines = Group::new().set("class", "informed");
+    for (i, (times, label)) in curves.into_iter().enumerate() {
+        let c = colour(i);
+        let points: Vec<(f64, f64)> = steps(d, times, end)
+            .into_iter()
+            .map(|(x, y)| (plot.x(x), plot.y(y)))
+            .collect();
+        lines = lines.add(polyline(&points, &c, false));
+        entries.push((Swatch::Line(c, false), vec![label]));
+    }
+    doc = doc
+        .add(lines)
+        .add(key(&entries, plot.left + 12.0, plot.top + 8.0, true));
+    Ok(Picture {
+        svg: doc.to_string(),
+    })
 }
 
 /// The step curve "how many processors have reached their time by t".

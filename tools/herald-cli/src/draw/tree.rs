@@ -6,11 +6,10 @@
 //! nodes share a column only if one descends from the other, and then they are at least one
 //! latency apart. The postal paper's Fig. 1 (n = 14, λ = 5/2) is the reference picture.
 
-use super::{nice_step, num, px, Drawn, Picture, FONT};
+use super::{nice_step, num, px, Drawn, Picture};
 use crate::CliError;
 use herald::Ticks;
 use svg::node::element::{Circle, Group, Line, Text};
-use svg::Document;
 
 /// Width of a leaf column (px).
 const COLUMN: f64 = 56.0;
@@ -108,18 +107,7 @@ pub(super) fn draw(d: &Drawn) -> Result<Picture, CliError> {
     let x_of = |p: u32| LEFT + shift + COLUMN / 2.0 + cols[p as usize] * COLUMN;
     let y_of = |p: u32| top + scale * tree.at[p as usize].map(|t| d.units(t)).unwrap_or(never_y);
 
-    let mut doc = Document::new()
-        .set("width", width.ceil())
-        .set("height", height.ceil())
-        .set("viewBox", (0, 0, width.ceil(), height.ceil()))
-        .set("font-family", FONT)
-        .add(
-            svg::node::element::Rectangle::new()
-                .set("width", "100%")
-                .set("height", "100%")
-                .set("fill", "white"),
-        )
-        .add(title_group(&lines));
+    let mut doc = super::chart::blank(width, height).add(title_group(&lines));
     doc = doc.add(axis(d, top, span, scale, width));
 
     let mut edges = Group::new()

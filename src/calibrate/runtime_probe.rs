@@ -1,10 +1,10 @@
 //! Calibrating herald's runtime through its own operations (the cost model of
 //! [`RuntimeCosts`](crate::model::RuntimeCosts)): on one pair of PUs, 2-rank broadcasts with
-//! [`CommRank::broadcast_with`](crate::runtime::CommRank::broadcast_with), ping-pong with
-//! alternating roots (one broadcast = half a round trip, the time from the root's call until the
-//! other rank holds the data), streamed and by single copy. Each slice also times a raw atomic
-//! ping-pong on one line, so its samples fall into the latency mode they ran in, and every
-//! quantity is a weighted distribution over slices with modes, like the channel's parameters.
+//! [`CommRank::broadcast_with`](crate::runtime::CommRank::broadcast_with), timed barrier then
+//! one (from the root's call to the later return, fresh data on the root every time), streamed
+//! and by single copy. Each slice also times a raw atomic ping-pong on one line, so its samples
+//! fall into the latency mode they ran in, and every quantity is a weighted distribution over
+//! slices with modes, like the channel's parameters.
 
 use super::{distribution, CalibrateError};
 use crate::model::{Model, Postal, RuntimeCalibration};
@@ -35,7 +35,7 @@ const SIZES: [(usize, bool); 7] = [
     (DIRECT[2], true),
 ];
 /// Aim of one measurement's duration, ns.
-const AIM_NS: f64 = 300_000.0;
+const AIM_NS: f64 = 1_000_000.0;
 /// Raw round trips per slice.
 const RAW_TRIPS: u64 = 200;
 
@@ -50,7 +50,7 @@ pub(crate) struct RuntimeProbe {
     stream: Comm,
     direct: Comm,
     chunk: usize,
-    /// Programs rooted at rank 0 and rank 1.
+    /// The 2-rank broadcast from rank 0 (index 0) and from rank 1.
     programs: [Program; 2],
     /// Per slice: raw hop, one line, burst line, line, direct, copy, large copy; with the weight.
     samples: Vec<([f64; 7], f64)>,
@@ -97,13 +97,13 @@ impl RuntimeProbe {
         })
     }
 
-    /// One slice: a raw hop, then each size's ping-pong broadcasts; the first slice only warms up.
+    /// One slice: a raw hop, then each size's broadcasts; the first slice only warms up.
     pub(crate) fn step(&mut self, clock: f64) -> Result<(), CalibrateError> {
         let t0 = Instant::now();
         let raw = self.raw_hop(clock)?;
         let mut t = [0.0; 7];
         for (i, &(bytes, direct)) in SIZES.iter().enumerate() {
-            t[i] = self.pingpong(direct, bytes, self.reps[i], clock)?;
+            t[i] = self.broadcasts(direct, bytes, self.reps[i], clock)?;
             self.reps[i] = ((AIM_NS / t[i].max(1.0)) as u64).clamp(2, 4096);
         }
         let burst = (t[1] - t[0]) / (lines(BURST) - 1.0);
@@ -169,9 +169,13 @@ impl RuntimeProbe {
         Ok(((out[0] - clock) / (2 * RAW_TRIPS) as f64).max(0.0))
     }
 
-    /// One-way ns of `reps` ping-pong broadcasts of `bytes` bytes, streamed or by single copy
-    /// (`direct`); the bytes are checked.
-    fn pingpong(
+    /// The median ns of `reps` barrier-then-one broadcasts of `bytes` bytes from rank 0,
+    /// streamed or by single copy (`direct`): both ranks leave a barrier, rank 0 reads the
+    /// clock and broadcasts, each rank reads the clock when its call returns; one broadcast
+    /// takes from rank 0's start to the later return (what `herald fidelity` measures, and
+    /// what the model's makespan is). Rank 0 writes fresh data before every repetition
+    /// (untimed), so the payload crosses from its core each time. The bytes are checked.
+    fn broadcasts(
         &mut self,
         direct: bool,
         bytes: usize,
@@ -184,38 +188,53 @@ impl RuntimeProbe {
             &mut self.stream
         };
         let mut ranks = comm.ranks();
-        let programs = &self.programs;
-        let want: Vec<u8> = (0..bytes).map(|i| (i * 7 + 3) as u8).collect();
-        let out = self.team.run_with(&mut ranks, |ctx, c| {
-            let mut buf = if ctx.rank() == 0 {
-                want.clone()
-            } else {
-                vec![0; bytes]
-            };
-            // Untimed: takes the rings and warms the caches.
-            c.broadcast_with(&programs[0], &mut buf)?;
-            c.broadcast_with(&programs[1], &mut buf)?;
-            let start = Instant::now();
-            for _ in 0..reps {
-                c.broadcast_with(&programs[0], &mut buf)?;
-                c.broadcast_with(&programs[1], &mut buf)?;
+        let program = &self.programs[0];
+        let fill = |buf: &mut [u8], i: u64| {
+            let salt = (i * 13 + 5) as u8;
+            for (j, b) in buf.iter_mut().enumerate() {
+                *b = (j as u8).wrapping_mul(7) ^ salt;
             }
-            let ns = start.elapsed().as_nanos() as f64;
-            Ok::<_, crate::runtime::CollectiveError>((ns, buf == want))
+        };
+        let out = self.team.run_with(&mut ranks, |_, c| {
+            let me = c.rank();
+            let mut buf = vec![0; bytes];
+            // Untimed: takes the rings and warms the caches.
+            c.barrier()?;
+            c.broadcast_with(program, &mut buf)?;
+            let (mut starts, mut ends) = (Vec::new(), Vec::with_capacity(reps as usize));
+            for i in 0..reps {
+                if me == 0 {
+                    fill(&mut buf, i);
+                }
+                c.barrier()?;
+                if me == 0 {
+                    starts.push(Instant::now());
+                }
+                c.broadcast_with(program, &mut buf)?;
+                ends.push(Instant::now());
+            }
+            let mut want = vec![0; bytes];
+            fill(&mut want, reps - 1);
+            Ok::<_, crate::runtime::CollectiveError>((starts, ends, buf == want))
         });
-        let mut t = 0.0;
+        let mut records = Vec::with_capacity(2);
         for (rank, r) in out.into_iter().enumerate() {
-            let (ns, ok) = r.map_err(probe)?;
-            if !ok {
+            let r = r.map_err(probe)?;
+            if !r.2 {
                 return Err(CalibrateError::Probe(format!(
                     "runtime probe: rank {rank} holds wrong bytes after a {bytes}-byte broadcast"
                 )));
             }
-            if rank == 0 {
-                t = ((ns - clock) / (2 * reps) as f64).max(0.0);
-            }
+            records.push(r);
         }
-        Ok(t)
+        let times: Vec<f64> = (0..reps as usize)
+            .map(|i| {
+                let last = records[0].1[i].max(records[1].1[i]);
+                let ns = last.saturating_duration_since(records[0].0[i]).as_nanos() as f64;
+                (ns - clock).max(0.0)
+            })
+            .collect();
+        Ok(crate::stats::Summary::of_f64(&times).map_or(f64::NAN, |s| s.median))
     }
 }
 

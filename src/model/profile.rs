@@ -222,13 +222,14 @@ pub struct LevelProfile {
 }
 
 /// herald's runtime measured through its own operations on one pair of PUs: 2-rank broadcasts
-/// with [`CommRank::broadcast_with`](crate::runtime::CommRank::broadcast_with), ping-pong with
-/// alternating roots, one broadcast being half a round trip. Each quantity is a distribution
+/// with [`CommRank::broadcast_with`](crate::runtime::CommRank::broadcast_with), each timed from
+/// the root's call to the later return after a barrier, with fresh data written on the root
+/// before every repetition (the median of the repetitions per slice). Each quantity is a distribution
 /// over measurement slices, with modes, like the channel's parameters; the sizes behind each
 /// are recorded with it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RuntimeCalibration {
-    /// One-way time of a streamed broadcast of one line (48 payload bytes: the call's 8-byte
+    /// Time of a streamed broadcast of one line (48 payload bytes: the call's 8-byte
     /// header and the payload share one 56-byte line).
     pub one_line_ns: Distribution,
     /// Per-line cost of a short stream, from one line to `burst_lines` lines:

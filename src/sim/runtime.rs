@@ -180,10 +180,12 @@ pub fn predict_runtime(
                 (sent_last, first, sent_last + hop)
             }
             Transport::Direct => {
-                // One descriptor line per chunk; the receiver copies chunk by chunk.
-                let copy = level
-                    .copy_ps(unit_bytes[b as usize])
-                    .ok_or(PredictError::NoDirect)?;
+                // One descriptor line per chunk; the receiver copies chunk by chunk, at the
+                // per-byte cost of the whole payload's size (what the caches hold depends on
+                // the payload, not on how it is cut into blocks).
+                let whole = level.copy_ps(bytes).ok_or(PredictError::NoDirect)?;
+                let copy = (u128::from(whole) * u128::from(unit_bytes[b as usize])
+                    / u128::from(bytes.max(1))) as u64;
                 let per_unit = copy.div_ceil(u);
                 let line = level.burst_line_ps;
                 let sent_last = (start + u * line).max(h.last + line);

@@ -191,7 +191,7 @@ fn table(p: &Profile) -> String {
         if let Some(r) = &level.runtime {
             let c = |d: &Distribution, digits: usize| cell(&Some(d.clone()), digits);
             out.push_str(&format!(
-                "  runtime  through herald's own calls (2-rank broadcasts, ping-pong):\n    \
+                "  runtime  through herald's own calls (2-rank broadcasts, barrier then one):\n    \
                  one line {}\n    per line, first {} {}\n    \
                  per line, sustained {} ({}–{} B streams)\n    \
                  single copy {} for {} B, then {} ns/B to {} B, {} ns/B to {} B\n",

@@ -43,6 +43,14 @@ fn pattern(bytes: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
+/// Rewrites every byte of `buf` for repetition `i` of measurement `seed`.
+fn fresh(buf: &mut [u8], seed: u64, i: u64) {
+    let salt = (seed * 7 + i * 13 + 3) as u8;
+    for (j, b) in buf.iter_mut().enumerate() {
+        *b = (j as u8).wrapping_mul(31) ^ salt;
+    }
+}
+
 /// The stamp of repetition `i` of measurement `seed`: the first (up to) 8 bytes.
 fn stamp(buf: &mut [u8], seed: u64, i: u64) {
     let w = buf.len().min(8);
@@ -85,6 +93,11 @@ fn measure(
         let mut ok = true;
         for i in 0..k {
             if me == root {
+                // Fresh data every repetition, written on the root's core (untimed): what a
+                // broadcast of newly produced data moves. Rewriting only a stamp would leave
+                // the rest of the payload cached on every reader after the first repetition,
+                // and a single-copy read would then copy from its own cache.
+                fresh(&mut buf, seed, i);
                 stamp(&mut buf, seed, i);
             }
             c.barrier()?;
@@ -96,6 +109,7 @@ fn measure(
             ok &= stamped(&buf, seed, i);
         }
         let mut want = pattern(bytes, seed);
+        fresh(&mut want, seed, k - 1);
         stamp(&mut want, seed, k - 1);
         Ok((starts, ends, ok && buf == want))
     });

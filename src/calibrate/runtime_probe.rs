@@ -50,8 +50,8 @@ pub(crate) struct RuntimeProbe {
     stream: Comm,
     direct: Comm,
     chunk: usize,
-    /// The 2-rank broadcast from rank 0 (index 0) and from rank 1.
-    programs: [Program; 2],
+    /// The 2-rank broadcast from rank 0.
+    program: Program,
     /// Per slice: raw hop, one line, burst line, line, direct, copy, large copy; with the weight.
     samples: Vec<([f64; 7], f64)>,
     /// Repetitions per measurement (in `SIZES` order), adapted per slice.
@@ -71,26 +71,23 @@ impl RuntimeProbe {
                 ..CommOptions::default()
             },
         )
-        .map_err(|e| CalibrateError::Probe(e.to_string()))?;
+        .map_err(probe)?;
         let direct_options = CommOptions {
             direct_min_bytes: 1,
             ..CommOptions::default()
         };
         let chunk = direct_options.direct_chunk_bytes;
-        let direct = Comm::with_options(2, direct_options)
-            .map_err(|e| CalibrateError::Probe(e.to_string()))?;
+        let direct = Comm::with_options(2, direct_options).map_err(probe)?;
         let model = Model::from(Postal::new(Ratio::ONE).map_err(probe)?);
-        let program = |root: u32| -> Result<Program, CalibrateError> {
-            let s = generate(&Request::broadcast(Algorithm::Binomial, 2, 1, root), &model)
-                .map_err(probe)?;
-            Program::compile(&s).map_err(probe)
-        };
+        let schedule =
+            generate(&Request::broadcast(Algorithm::Binomial, 2, 1, 0), &model).map_err(probe)?;
+        let program = Program::compile(&schedule).map_err(probe)?;
         Ok(RuntimeProbe {
             team,
             stream,
             direct,
             chunk,
-            programs: [program(0)?, program(1)?],
+            program,
             samples: Vec::new(),
             reps: [64, 16, 4, 2, 8, 4, 2],
             warm: false,
@@ -188,7 +185,7 @@ impl RuntimeProbe {
             &mut self.stream
         };
         let mut ranks = comm.ranks();
-        let program = &self.programs[0];
+        let program = &self.program;
         let fill = |buf: &mut [u8], i: u64| {
             let salt = (i * 13 + 5) as u8;
             for (j, b) in buf.iter_mut().enumerate() {

@@ -3,10 +3,9 @@
 
 mod common;
 
-use common::herald;
+use common::{herald, herald_watched as with_watchdog};
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Asserts exit code 2 with exactly one line on stderr (no panic) and returns that line.
 fn bad_input(args: &[&str]) -> String {
@@ -95,28 +94,6 @@ fn mismatched_profiles_are_refused_unless_forced() {
         future.to_str().unwrap(),
     ]);
     assert!(out.status.success());
-}
-
-/// Runs `herald args…`, failing if it takes longer than `limit` (then it is killed).
-fn with_watchdog(args: &[&str], limit: Duration) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_herald"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("herald starts");
-    let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("herald {args:?} ran longer than {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]

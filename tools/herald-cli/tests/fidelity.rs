@@ -1,11 +1,12 @@
 //! `herald fidelity`: the shape of a tiny real run and invariants derived from its own rows
 //! (never its speed), under a watchdog; bad input exits 2 with one line.
 
+mod common;
+
+use common::{herald_watched as watched, json};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::io::Read;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn profile() -> String {
     format!(
@@ -14,62 +15,9 @@ fn profile() -> String {
     )
 }
 
-/// Runs `herald args…`, failing if it takes longer than `limit` (then it is killed). A hang
-/// detector, not a timing assertion.
-fn watched(args: &[&str], limit: Duration) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_herald"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("herald starts");
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = r.read_to_end(&mut v);
-            v
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().expect("stdout")));
-    let err = drain(Box::new(child.stderr.take().expect("stderr")));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("herald {args:?} ran longer than {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    Output {
-        status,
-        stdout: out.join().expect("stdout reader"),
-        stderr: err.join().expect("stderr reader"),
-    }
-}
-
-fn json(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
-}
-
-/// Asserts exit code 2 with exactly one line on stderr and no panic.
+/// Asserts exit code 2 with exactly one line on stderr and no panic (under a watchdog).
 fn bad_input(args: &[&str]) {
-    let out = watched(args, Duration::from_secs(120));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
-    assert!(
-        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
-        "{err}"
-    );
+    common::bad_input_with(watched(args, Duration::from_secs(120)), args);
 }
 
 fn f(v: &Value) -> f64 {

@@ -3,7 +3,26 @@
 mod common;
 
 use common::{bad_input, herald, json};
+use std::path::Path;
 use std::process::Output;
+
+/// Runs `herald` with the whitespace-separated words of `line`.
+fn herald_line(line: &str) -> Output {
+    herald(&line.split_whitespace().collect::<Vec<_>>())
+}
+
+/// [`bad_input`] on the whitespace-separated words of `line`.
+fn bad_line(line: &str) -> Output {
+    bad_input(&line.split_whitespace().collect::<Vec<_>>())
+}
+
+/// `check FILE` followed by the whitespace-separated words of `rest`: the arguments of one
+/// `herald check` run.
+fn check_args<'a>(file: &'a Path, rest: &'a str) -> Vec<&'a str> {
+    let mut a = vec!["check", file.to_str().expect("a UTF-8 temporary path")];
+    a.extend(rest.split_whitespace());
+    a
+}
 
 #[test]
 fn sim_json_has_the_documented_keys() {
@@ -59,60 +78,33 @@ fn auto_names_its_choice() {
 fn check_reads_a_hand_written_schedule() {
     let dir = std::env::temp_dir().join(format!("herald-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let good = dir.join("good.json");
-    std::fs::write(
-        &good,
-        r#"{"n": 3, "collective": {"kind": "broadcast", "root": 0, "blocks": 1},
-        "sends": [{"at": "0", "from": 0, "to": 1}, {"at": "1", "from": 0, "to": 2}]}"#,
-    )
-    .unwrap();
-    let v = json(&herald(&[
-        "check",
-        good.to_str().unwrap(),
-        "--model",
-        "postal",
-        "--lambda",
-        "3/2",
-        "--json",
-    ]));
+    // A 3-rank broadcast under postal λ = 3/2: rank 0 sends to 1 at 0, then `from` sends to 2
+    // at 1 (rank 1 is informed only at 3/2).
+    let check_postal = |name: &str, from: u32| {
+        let file = dir.join(name);
+        let text = format!(
+            r#"{{"n": 3, "collective": {{"kind": "broadcast", "root": 0, "blocks": 1}},
+            "sends": [{{"at": "0", "from": 0, "to": 1}}, {{"at": "1", "from": {from}, "to": 2}}]}}"#
+        );
+        std::fs::write(&file, text).unwrap();
+        json(&herald(&check_args(
+            &file,
+            "--model postal --lambda 3/2 --json",
+        )))
+    };
+    let v = check_postal("good.json", 0);
     assert_eq!(v["legal"], true);
     assert_eq!(v["makespan"], "5/2");
-    let bad = dir.join("bad.json");
-    std::fs::write(
-        &bad,
-        r#"{"n": 3, "collective": {"kind": "broadcast", "root": 0, "blocks": 1},
-        "sends": [{"at": "0", "from": 0, "to": 1}, {"at": "1", "from": 1, "to": 2}]}"#,
-    )
-    .unwrap();
-    let v = json(&herald(&[
-        "check",
-        bad.to_str().unwrap(),
-        "--model",
-        "postal",
-        "--lambda",
-        "3/2",
-        "--json",
-    ]));
+    let v = check_postal("bad.json", 1);
     assert_eq!(v["legal"], false);
     assert_eq!(v["violations"][0]["rule"], "causality");
     let broken = dir.join("broken.json");
     std::fs::write(&broken, "{\"n\": 3,").unwrap();
-    bad_input(&[
-        "check",
-        broken.to_str().unwrap(),
-        "--model",
-        "postal",
-        "--lambda",
-        "2",
-    ]);
-    bad_input(&[
-        "check",
-        dir.join("missing.json").to_str().unwrap(),
-        "--model",
-        "postal",
-        "--lambda",
-        "2",
-    ]);
+    bad_input(&check_args(&broken, "--model postal --lambda 2"));
+    bad_input(&check_args(
+        &dir.join("missing.json"),
+        "--model postal --lambda 2",
+    ));
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -179,17 +171,7 @@ fn run_verifies_every_byte_and_rejects_bad_input() {
     bad_input(&[
         "run", "--model", "postal", "--lambda", "2", "-n", "4", "--algo", "reduce",
     ]);
-    bad_input(&[
-        "run",
-        "--model",
-        "postal",
-        "--lambda",
-        "2",
-        "-n",
-        "4",
-        "--map",
-        "list:0,99999",
-    ]);
+    bad_line("run --model postal --lambda 2 -n 4 --map list:0,99999");
 }
 
 // ------------------------------------------------ herald plan, hierarchical model
@@ -203,21 +185,26 @@ fn profile() -> String {
 
 const SYNTH: &str = "pack:2 l3:2 core:4 pu:1";
 
+/// `plan --synthetic SYNTH -n N`, then `extra`.
+fn plan_args<'a>(n: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["plan", "--synthetic", SYNTH, "-n", n];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// `herald plan` on SYNTH with explicit postal levels, plus `extra` arguments.
 fn plan_levels(extra: &[&str]) -> Output {
-    let mut args = vec![
-        "plan",
-        "--synthetic",
-        SYNTH,
-        "-n",
+    let mut args = plan_args(
         "16",
-        "--level",
-        "numa=lambda=30",
-        "--level",
-        "package=lambda=6,w=1",
-        "--level",
-        "l3=lambda=2",
-    ];
+        &[
+            "--level",
+            "numa=lambda=30",
+            "--level",
+            "package=lambda=6,w=1",
+            "--level",
+            "l3=lambda=2",
+        ],
+    );
     args.extend_from_slice(extra);
     herald(&args)
 }
@@ -248,20 +235,17 @@ fn explicit_levels_rank_every_candidate() {
     assert!(text.contains("why: "), "{text}");
 }
 
-/// `herald plan --profile FIXTURE --force --synthetic SYNTH --json` plus `extra`, parsed.
-fn plan_profile_json(extra: &[&str]) -> serde_json::Value {
+/// `herald plan --profile FIXTURE --force --synthetic SYNTH` plus `extra`.
+fn plan_profile(extra: &[&str]) -> Output {
     let p = profile();
-    let mut args = vec![
-        "plan",
-        "--profile",
-        &p,
-        "--force",
-        "--synthetic",
-        SYNTH,
-        "--json",
-    ];
+    let mut args = vec!["plan", "--profile", &p, "--force", "--synthetic", SYNTH];
     args.extend_from_slice(extra);
-    json(&herald(&args))
+    herald(&args)
+}
+
+/// [`plan_profile`] with `--json` then `extra`, parsed.
+fn plan_profile_json(extra: &[&str]) -> serde_json::Value {
+    json(&plan_profile(&[&["--json"], extra].concat()))
 }
 
 #[test]
@@ -300,17 +284,7 @@ fn a_profile_also_ranks_for_the_runtime_and_plans_more_ranks_than_pus() {
     assert!(rows.iter().all(|r| r["transport"] == "stream"));
     // 24 ranks on the synthetic machine's 16 PUs: planned as the runtime would (threads
     // share PUs), not refused.
-    let p = profile();
-    let out = herald(&[
-        "plan",
-        "--profile",
-        &p,
-        "--force",
-        "--synthetic",
-        SYNTH,
-        "-n",
-        "24",
-    ]);
+    let out = plan_profile(&["-n", "24"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("threads share PUs"), "{text}");
@@ -322,15 +296,7 @@ fn bad_hierarchical_input_is_one_line_and_exit_2() {
     bad_input(&["plan", "--profile", &p, "--synthetic", SYNTH, "-n", "4"]); // other host
     bad_input(&["plan", "--profile", "/nonexistent.json", "-n", "4"]);
     bad_input(&["plan", "--synthetic", "pack:x", "-n", "4"]);
-    bad_input(&[
-        "plan",
-        "--synthetic",
-        SYNTH,
-        "-n",
-        "16",
-        "--level",
-        "l3=lambda=2",
-    ]);
+    bad_input(&plan_args("16", &["--level", "l3=lambda=2"]));
     for extra in [
         &["--level", "bogus"][..],
         &["--level", "nosuch=lambda=2"],
@@ -341,9 +307,7 @@ fn bad_hierarchical_input_is_one_line_and_exit_2() {
         &["--map", "nowhere"],
         &["--level", "l3=lambda=2", "--root", "9"],
     ] {
-        let mut args = vec!["plan", "--synthetic", SYNTH, "-n", "4"];
-        args.extend_from_slice(extra);
-        bad_input(&args);
+        bad_input(&plan_args("4", extra));
     }
 }
 
@@ -384,19 +348,9 @@ fn bench_rejects_bad_input() {
 
 #[test]
 fn stress_verifies_every_call_and_counts_injected_panics() {
-    let v = json(&herald(&[
-        "stress",
-        "--ranks",
-        "3",
-        "--seconds",
-        "3",
-        "--panics",
-        "--max-bytes",
-        "300000",
-        "--seed",
-        "7",
-        "--json",
-    ]));
+    let v = json(&herald_line(
+        "stress --ranks 3 --seconds 3 --panics --max-bytes 300000 --seed 7 --json",
+    ));
     assert_eq!(v["ranks"], 3);
     assert!(v["calls_verified"].as_u64().unwrap() > 0, "{v}");
     assert_eq!(v["corruptions"], 0, "{v}");
@@ -454,19 +408,10 @@ fn export_goal_states_its_parameters_and_checks_back() {
     assert!(half.contains("every parameter ×2"), "{half}");
     assert!(half.contains("-L 3 -o 1 -g 2 -G 0"), "{half}");
     // the file checks back under the same model: legal, as generated
-    let v = json(&herald(&[
-        "check",
-        file.to_str().unwrap(),
-        "--model",
-        "logp",
-        "--L",
-        "3",
-        "--o",
-        "1",
-        "--g",
-        "2",
-        "--json",
-    ]));
+    let v = json(&herald(&check_args(
+        &file,
+        "--model logp --L 3 --o 1 --g 2 --json",
+    )));
     assert_eq!(v["legal"], true, "{v}");
     assert_eq!(v["collective"], "broadcast");
     assert_eq!(v["m"], 3);
@@ -482,28 +427,17 @@ fn export_goal_states_its_parameters_and_checks_back() {
          rank 2 {\nl1: recv 1b from 1 tag 0\nl2: recv 1b from 1 tag 1\nl2 requires l1\n}\n",
     )
     .unwrap();
-    let args = |extra: &[&'static str]| {
-        let mut a = vec![
-            "check",
-            chain.to_str().unwrap(),
-            "--model",
-            "logp",
-            "--L",
-            "0",
-            "--o",
-            "2",
-            "--g",
-            "3",
-            "--json",
-        ];
-        a.extend_from_slice(extra);
-        json(&herald(&a))
-    };
-    let strict = args(&[]);
+    let strict = json(&herald(&check_args(
+        &chain,
+        "--model logp --L 0 --o 2 --g 3 --json",
+    )));
     assert_eq!(strict["legal"], false);
     assert_eq!(strict["goal"]["first_violation"]["rule"], "cpu-overlap");
     assert_eq!(strict["goal"]["busy_until"], "12");
-    let queued = args(&["--queue-arrivals"]);
+    let queued = json(&herald(&check_args(
+        &chain,
+        "--model logp --L 0 --o 2 --g 3 --json --queue-arrivals",
+    )));
     assert_eq!(queued["legal"], true, "{queued}");
     assert_eq!(queued["makespan"], "12");
     assert_eq!(queued["arrivals"], "queued");
@@ -514,18 +448,7 @@ fn export_goal_states_its_parameters_and_checks_back() {
         "num_ranks 2\nrank 1 {\nl1: recv 1b from 0 tag 0\n}\n",
     )
     .unwrap();
-    let out = herald(&[
-        "check",
-        stuck.to_str().unwrap(),
-        "--model",
-        "logp",
-        "--L",
-        "1",
-        "--o",
-        "1",
-        "--g",
-        "1",
-    ]);
+    let out = herald(&check_args(&stuck, "--model logp --L 1 --o 1 --g 1"));
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr)
@@ -536,42 +459,15 @@ fn export_goal_states_its_parameters_and_checks_back() {
     );
     let broken = dir.join("broken.goal");
     std::fs::write(&broken, "num_ranks 2\nrank 0 {\nl1: sned 1b to 1\n}\n").unwrap();
-    bad_input(&[
-        "check",
-        broken.to_str().unwrap(),
-        "--model",
-        "logp",
-        "--L",
-        "1",
-        "--o",
-        "1",
-        "--g",
-        "1",
-    ]);
-    bad_input(&[
-        "check",
-        chain.to_str().unwrap(),
-        "--model",
-        "logp",
-        "--L",
-        "1",
-        "--o",
-        "1",
-        "--g",
-        "1",
-        "--root",
-        "7",
-    ]);
-    bad_input(&[
-        "check",
-        chain.to_str().unwrap(),
-        "--format",
-        "xml",
-        "--model",
-        "postal",
-        "--lambda",
-        "2",
-    ]);
+    bad_input(&check_args(&broken, "--model logp --L 1 --o 1 --g 1"));
+    bad_input(&check_args(
+        &chain,
+        "--model logp --L 1 --o 1 --g 1 --root 7",
+    ));
+    bad_input(&check_args(
+        &chain,
+        "--format xml --model postal --lambda 2",
+    ));
     bad_input(&[
         "export", "--model", "kport", "--ports", "2", "-n", "4", "--algo", "binomial",
     ]);
@@ -580,22 +476,7 @@ fn export_goal_states_its_parameters_and_checks_back() {
 
 #[test]
 fn sim_times_generation_and_check_separately() {
-    let out = herald(&[
-        "sim",
-        "--model",
-        "logp",
-        "--L",
-        "10",
-        "--o",
-        "1",
-        "--g",
-        "1",
-        "-n",
-        "4096",
-        "--algo",
-        "binomial",
-        "--timings",
-    ]);
+    let out = herald_line("sim --model logp --L 10 --o 1 --g 1 -n 4096 --algo binomial --timings");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success());
     let line = text
@@ -607,76 +488,20 @@ fn sim_times_generation_and_check_separately() {
         "{line}"
     );
     assert!(text.contains("busy until"), "{text}");
-    let v = json(&herald(&[
-        "sim",
-        "--model",
-        "logp",
-        "--L",
-        "10",
-        "--o",
-        "1",
-        "--g",
-        "1",
-        "-n",
-        "64",
-        "--algo",
-        "binomial",
-        "--timings",
-        "--json",
-    ]));
+    let v = json(&herald_line(
+        "sim --model logp --L 10 --o 1 --g 1 -n 64 --algo binomial --timings --json",
+    ));
     assert!(v["timings"]["generate_s"].is_number() && v["timings"]["check_s"].is_number());
     // the LogGP rule is a named option
     let rule = |r: &'static str| {
-        json(&herald(&[
-            "sim",
-            "--model",
-            "logp",
-            "--L",
-            "5",
-            "--o",
-            "3",
-            "--g",
-            "2",
-            "--G",
-            "1",
-            "--msg-bytes",
-            "8",
-            "-n",
-            "3",
-            "--algo",
-            "star",
-            "--long-messages",
-            r,
-            "--json",
-        ]))["makespan"]
+        json(&herald_line(&format!(
+            "sim --model logp --L 5 --o 3 --g 2 --G 1 --msg-bytes 8 -n 3 --algo star \
+             --long-messages {r} --json"
+        )))["makespan"]
             .clone()
     };
     assert_eq!(rule("published"), "27");
     assert_eq!(rule("max-gap"), "25");
-    bad_input(&[
-        "sim",
-        "--model",
-        "logp",
-        "--L",
-        "5",
-        "--o",
-        "3",
-        "--g",
-        "2",
-        "-n",
-        "3",
-        "--long-messages",
-        "fast",
-    ]);
-    bad_input(&[
-        "sim",
-        "--model",
-        "postal",
-        "--lambda",
-        "2",
-        "-n",
-        "3",
-        "--long-messages",
-        "published",
-    ]);
+    bad_line("sim --model logp --L 5 --o 3 --g 2 -n 3 --long-messages fast");
+    bad_line("sim --model postal --lambda 2 -n 3 --long-messages published");
 }

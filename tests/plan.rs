@@ -7,6 +7,26 @@ use herald::{
 };
 use proptest::prelude::*;
 
+/// [`plan`] of a broadcast of `bytes` (in `blocks` blocks, or the planner's choice) from `root`
+/// to `n` ranks.
+fn plan_for(
+    model: &Model,
+    n: u32,
+    root: u32,
+    bytes: u64,
+    blocks: Option<u32>,
+) -> Result<herald::Plan, herald::PlanError> {
+    plan(
+        model,
+        &PlanRequest {
+            n,
+            root,
+            bytes,
+            blocks,
+        },
+    )
+}
+
 /// The broadcast tree's root fan-out of the planner's winner.
 fn root_fanout(model: &Model, a: Algorithm, n: u32, m: u32) -> usize {
     let s = generate(&Request::broadcast(a, n, m, 0), model).unwrap();
@@ -20,16 +40,7 @@ fn root_fanout(model: &Model, a: Algorithm, n: u32, m: u32) -> usize {
 fn lambda_one_gives_the_binomial_time() {
     let model = Model::from(Postal::new(Ratio::ONE).unwrap());
     for n in [2u32, 7, 64, 1000] {
-        let p = plan(
-            &model,
-            &PlanRequest {
-                n,
-                root: 0,
-                bytes: 64,
-                blocks: None,
-            },
-        )
-        .unwrap();
+        let p = plan_for(&model, n, 0, 64, None).unwrap();
         let best = p.best().unwrap();
         // ⌈log2 n⌉: the binomial tree's time, optimal at λ = 1 (Lemma 5 at λ = 1).
         let log = 32 - (n - 1).leading_zeros();
@@ -50,16 +61,7 @@ fn large_latency_gives_wide_trees() {
     // message takes 50 sends' time to arrive.
     let model = Model::from(Postal::new(Ratio::integer(50)).unwrap());
     let n = 40;
-    let p = plan(
-        &model,
-        &PlanRequest {
-            n,
-            root: 0,
-            bytes: 64,
-            blocks: None,
-        },
-    )
-    .unwrap();
+    let p = plan_for(&model, n, 0, 64, None).unwrap();
     let best = p.best().unwrap();
     assert!(
         root_fanout(&model, best.algorithm, n, 1) >= (n as usize - 1) * 3 / 4,
@@ -78,16 +80,7 @@ fn large_latency_gives_wide_trees() {
 fn many_blocks_go_pipelined_or_round_optimal() {
     // 1-port, 64 blocks to 100 ranks: the round-optimal schedule meets m − 1 + ⌈log2 n⌉.
     let model = Model::from(OnePort);
-    let p = plan(
-        &model,
-        &PlanRequest {
-            n: 100,
-            root: 0,
-            bytes: 0,
-            blocks: Some(64),
-        },
-    )
-    .unwrap();
+    let p = plan_for(&model, 100, 0, 0, Some(64)).unwrap();
     assert_eq!(p.best().unwrap().algorithm, Algorithm::Optimal);
     assert_eq!(p.best().unwrap().makespan, Ratio::integer(63 + 7));
     // LogGP with a large payload: cutting it into blocks beats one big message.
@@ -105,16 +98,7 @@ fn many_blocks_go_pipelined_or_round_optimal() {
 
 /// Under `model`, cutting 64 KiB into blocks beats every single-message candidate.
 fn blocks_pay_off(model: &Model, n: u32) {
-    let p = plan(
-        model,
-        &PlanRequest {
-            n,
-            root: 0,
-            bytes: 1 << 16,
-            blocks: None,
-        },
-    )
-    .unwrap();
+    let p = plan_for(model, n, 0, 1 << 16, None).unwrap();
     let best = p.best().unwrap();
     assert!(best.blocks > 1, "{best:?}");
     let single = p
@@ -135,7 +119,7 @@ proptest! {
     fn ranking_equals_brute_force(lambda_num in 2u64..20, n in 1u32..40, m in 1u32..4, root_seed in any::<u32>()) {
         let model = Model::from(Postal::new(Ratio::new(lambda_num, 2).unwrap()).unwrap());
         let root = root_seed % n;
-        let p = plan(&model, &PlanRequest { n, root, bytes: 64, blocks: Some(m) }).unwrap();
+        let p = plan_for(&model, n, root, 64, Some(m)).unwrap();
         let mut brute = vec![];
         for a in candidates(&model, n, m).unwrap() {
             let Ok(s) = generate(&Request::broadcast(a, n, m, root), &model) else { continue };
@@ -154,26 +138,8 @@ proptest! {
 #[test]
 fn bad_problems_are_typed_errors() {
     let model = Model::from(Postal::new(Ratio::ONE).unwrap());
-    assert!(plan(
-        &model,
-        &PlanRequest {
-            n: 0,
-            root: 0,
-            bytes: 1,
-            blocks: None
-        }
-    )
-    .is_err());
-    assert!(plan(
-        &model,
-        &PlanRequest {
-            n: 4,
-            root: 4,
-            bytes: 1,
-            blocks: None
-        }
-    )
-    .is_err());
+    assert!(plan_for(&model, 0, 0, 1, None).is_err());
+    assert!(plan_for(&model, 4, 4, 1, None).is_err());
 }
 
 // ------------------------------------------------------------- the hierarchical model
@@ -227,16 +193,7 @@ fn slow_packages_get_exactly_one_crossing_each() {
         let hier = packages(p as usize, 4, 30, Some(1));
         let model = Model::from(hier.clone());
         let n = 4 * p;
-        let plan = plan(
-            &model,
-            &PlanRequest {
-                n,
-                root,
-                bytes: 64,
-                blocks: None,
-            },
-        )
-        .unwrap();
+        let plan = plan_for(&model, n, root, 64, None).unwrap();
         let best = plan.best().unwrap();
         let s = schedule_of(&model, best, n, root).unwrap();
         let r = check(&s, &model).unwrap();
@@ -259,13 +216,7 @@ fn slow_packages_get_exactly_one_crossing_each() {
 
 /// The plan for `n` ranks, root 0, 64 bytes.
 fn plan_from_root_0(model: &Model, n: u32) -> herald::Plan {
-    let req = PlanRequest {
-        n,
-        root: 0,
-        bytes: 64,
-        blocks: None,
-    };
-    plan(model, &req).unwrap()
+    plan_for(model, n, 0, 64, None).unwrap()
 }
 
 #[test]
@@ -414,16 +365,7 @@ fn the_runtime_gets_a_schedule_from_a_profile() {
     let model = Model::from(
         Hier::from_profile(&profile, h, &cpus, &herald::model::Assumptions::default()).unwrap(),
     );
-    let p = plan(
-        &model,
-        &PlanRequest {
-            n: 16,
-            root: 3,
-            bytes: 4096,
-            blocks: None,
-        },
-    )
-    .unwrap();
+    let p = plan_for(&model, 16, 3, 4096, None).unwrap();
     assert_eq!(p.best(), Some(&c));
     let sized = herald::plan::candidate_model(&model, &c).unwrap();
     let r = check(&schedule_of(&model, &c, 16, 3).unwrap(), &sized).unwrap();

@@ -14,43 +14,32 @@ use herald::{
 
 /// Every (model, algorithm) pair with its block count.
 fn cases() -> Vec<(Model, Algorithm, u32)> {
+    use Algorithm::{
+        Binary, Binomial, Chain, Dtree, Fibonacci, Greedy, Knomial, Optimal, Pack, Pipeline,
+        Repeat, ScatterAllgather, Star,
+    };
     let postal = Model::from(Postal::new("5/2".parse().unwrap()).unwrap());
-    let logp = Model::from(
-        LogP::new(
-            Ratio::integer(6),
-            Ratio::integer(2),
-            Ratio::integer(4),
-            Ratio::ZERO,
-        )
-        .unwrap(),
-    );
+    let r = Ratio::integer;
+    let logp = Model::from(LogP::new(r(6), r(2), r(4), r(0)).unwrap());
     let oneport = Model::from(OnePort);
+    let trees = [
+        Binomial,
+        Binary,
+        Knomial { radix: 3 },
+        Chain,
+        Star,
+        ScatterAllgather,
+        Dtree { d: 3 },
+    ];
     let mut v = vec![];
     for (model, m) in [(&postal, 1), (&postal, 3), (&logp, 1), (&logp, 2)] {
-        for alg in [
-            Algorithm::Binomial,
-            Algorithm::Binary,
-            Algorithm::Knomial { radix: 3 },
-            Algorithm::Chain,
-            Algorithm::Star,
-            Algorithm::ScatterAllgather,
-            Algorithm::Dtree { d: 3 },
-        ] {
-            v.push((model.clone(), alg, m));
-        }
+        v.extend(trees.map(|alg| (model.clone(), alg, m)));
     }
-    v.push((postal.clone(), Algorithm::Optimal, 1));
-    v.push((logp.clone(), Algorithm::Optimal, 1));
-    for alg in [
-        Algorithm::Repeat,
-        Algorithm::Pack,
-        Algorithm::Pipeline,
-        Algorithm::Greedy,
-    ] {
-        v.push((postal.clone(), alg, 4));
-    }
-    v.push((oneport.clone(), Algorithm::Optimal, 5));
-    v.push((oneport.clone(), Algorithm::Fibonacci { d: Some(3) }, 2));
+    v.push((postal.clone(), Optimal, 1));
+    v.push((logp.clone(), Optimal, 1));
+    v.extend([Repeat, Pack, Pipeline, Greedy].map(|alg| (postal.clone(), alg, 4)));
+    v.push((oneport.clone(), Optimal, 5));
+    v.push((oneport.clone(), Fibonacci { d: Some(3) }, 2));
     v
 }
 

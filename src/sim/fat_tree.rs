@@ -349,12 +349,7 @@ impl FtChecker<'_> {
                 let q = sends[k].to as usize;
                 let bits = std::mem::take(&mut carried[k]);
                 let set = &mut sets[q * words..(q + 1) * words];
-                let dup = set.iter().zip(&bits).enumerate().find_map(|(w, (x, y))| {
-                    (x & y != 0).then(|| w * 64 + (x & y).trailing_zeros() as usize)
-                });
-                for (x, y) in set.iter_mut().zip(&bits) {
-                    *x |= y;
-                }
+                let dup = super::merge_contributions(set, &bits);
                 last[q] = a;
                 if let Some(x) = dup {
                     let detail = format!("receives the contribution of {x} again");

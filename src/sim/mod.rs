@@ -324,6 +324,24 @@ const MAX_COMBINING: usize = 4096;
 ///
 /// # Errors
 /// [`CheckError::TooLarge`] above [`MAX_COMBINING`] processors.
+/// The lowest rank in both contribution sets (one bit a rank, 64 ranks a word), if any.
+fn first_common(set: &[u64], bits: &[u64]) -> Option<u32> {
+    set.iter()
+        .zip(bits)
+        .enumerate()
+        .find_map(|(w, (x, y))| (x & y != 0).then(|| (w * 64) as u32 + (x & y).trailing_zeros()))
+}
+
+/// Adds the contributions `bits` to `set`; returns the lowest rank that was in both (counted
+/// twice), if any.
+fn merge_contributions(set: &mut [u64], bits: &[u64]) -> Option<u32> {
+    let dup = first_common(set, bits);
+    for (x, y) in set.iter_mut().zip(bits) {
+        *x |= y;
+    }
+    dup
+}
+
 fn own_contributions(n: usize) -> Result<(usize, Vec<u64>), CheckError> {
     if n > MAX_COMBINING {
         return Err(CheckError::TooLarge(format!(

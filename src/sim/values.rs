@@ -409,13 +409,8 @@ impl<T: Clone> State<T> {
             Operands::Commutative => {
                 let w = self.words;
                 let mine = &self.sets[q as usize * w..(q as usize + 1) * w];
-                match mine
-                    .iter()
-                    .zip(&c.set)
-                    .enumerate()
-                    .find(|(_, (x, y))| *x & *y != 0)
-                {
-                    Some((k, (x, y))) => Err(err_dup((k * 64) as u32 + (x & y).trailing_zeros())),
+                match super::first_common(mine, &c.set) {
+                    Some(rank) => Err(err_dup(rank)),
                     None => Ok(false),
                 }
             }

@@ -274,9 +274,13 @@ impl Checker<'_> {
         order.sort_unstable();
         let mut pending: BinaryHeap<Reverse<(Ticks, u32)>> = BinaryHeap::new();
         let mut carried: Vec<Vec<u64>> = vec![Vec::new(); self.schedule.len()];
-        for &(at, i, p) in &order {
-            while pending.peek().is_some_and(|Reverse((a, _))| *a <= at) {
-                let Reverse((a, k)) = pending.pop().expect("peeked");
+        // Each send in time order, then `None`: deliver everything still in flight.
+        for next in order.iter().map(Some).chain([None]) {
+            while let Some(&Reverse((a, k))) = pending.peek() {
+                if next.is_some_and(|&(at, _, _)| a > at) {
+                    break;
+                }
+                pending.pop();
                 self.arrive(
                     k as usize,
                     a,
@@ -286,22 +290,13 @@ impl Checker<'_> {
                     words,
                 );
             }
+            let Some(&(at, i, p)) = next else { break };
             let p = p as usize;
             carried[i as usize] = sets[p * words..(p + 1) * words].to_vec();
             pending.push(Reverse((
                 crate::time::add(at, self.tm(i as usize).latency)?,
                 i,
             )));
-        }
-        while let Some(Reverse((a, k))) = pending.pop() {
-            self.arrive(
-                k as usize,
-                a,
-                &mut sets,
-                &mut carried,
-                &mut last_change,
-                words,
-            );
         }
         let mut makespan = 0;
         let want = |q: usize, x: usize| -> Option<bool> {
@@ -366,12 +361,7 @@ impl Checker<'_> {
         let q = self.schedule.columns().2[k] as usize;
         let bits = std::mem::take(&mut carried[k]);
         let set = &mut sets[q * words..(q + 1) * words];
-        let dup = set.iter().zip(&bits).enumerate().find_map(|(w, (x, y))| {
-            (x & y != 0).then(|| w * 64 + (x & y).trailing_zeros() as usize)
-        });
-        for (x, y) in set.iter_mut().zip(&bits) {
-            *x |= y;
-        }
+        let dup = crate::sim::merge_contributions(set, &bits);
         last[q] = a;
         if let Some(x) = dup {
             let from = self.sender_of(k);

@@ -103,9 +103,7 @@ pub fn evaluate<T: Clone>(
             let held = spans[q];
             if commutative {
                 let set = &mut sets[q * words..(q + 1) * words];
-                if let Some(rank) = set.iter().zip(&bits).enumerate().find_map(|(w, (x, y))| {
-                    (x & y != 0).then(|| (w * 64) as u32 + (x & y).trailing_zeros())
-                }) {
+                if let Some(rank) = crate::sim::first_common(set, &bits) {
                     return Err(ValueError::DoubleCount {
                         at,
                         processor: q as u32,
@@ -156,15 +154,17 @@ pub fn evaluate<T: Clone>(
         }
         Ok(())
     };
-    for (k, s) in sends.iter().enumerate() {
+    // Each send in time order, then `None`: deliver everything still in flight.
+    for next in sends.iter().enumerate().map(Some).chain([None]) {
         deliver(
-            Some(s.at),
+            next.map(|(_, s)| s.at),
             &mut pending,
             &mut carried,
             &mut values,
             &mut spans,
             &mut sets,
         )?;
+        let Some((k, s)) = next else { break };
         let p = s.from as usize;
         let bits = if commutative {
             sets[p * words..(p + 1) * words].to_vec()
@@ -177,14 +177,6 @@ pub fn evaluate<T: Clone>(
                 .ok_or(TimeError::Overflow)?;
         pending.push(Reverse((arrival, k)));
     }
-    deliver(
-        None,
-        &mut pending,
-        &mut carried,
-        &mut values,
-        &mut spans,
-        &mut sets,
-    )?;
     for q in 0..n {
         let span = spans[q as usize];
         let ok = match collective {

@@ -101,15 +101,8 @@ fn broadcasts(world: &World, chan: &Channel) -> Result<usize, Failure> {
 fn combining(world: &World, chan: &Channel) -> Result<usize, Failure> {
     let n = world.size() as u32;
     let me = world.rank();
-    let logp = Model::from(
-        LogP::new(
-            Ratio::integer(6),
-            Ratio::integer(2),
-            Ratio::integer(4),
-            Ratio::ZERO,
-        )
-        .map_err(Error::herald)?,
-    );
+    let r = Ratio::integer;
+    let logp = Model::from(LogP::new(r(6), r(2), r(4), r(0)).map_err(Error::herald)?);
     let postal =
         Model::from(Postal::new("5/2".parse().map_err(Error::herald)?).map_err(Error::herald)?);
     let mut checked = 0;

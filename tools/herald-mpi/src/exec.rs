@@ -152,14 +152,7 @@ impl BroadcastPlan {
     /// [`Error::Usage`] if the plan is for another number of ranks; [`Error::P2p`] if a message
     /// fails (a peer died, timed out, or sent another size).
     pub fn run(&self, chan: &Channel, buf: &mut [u8]) -> Result<(), Error> {
-        let me = chan.rank();
-        if chan.size() != self.n() {
-            return Err(Error::Usage(format!(
-                "the schedule is for {} ranks, the communicator has {}",
-                self.n(),
-                chan.size()
-            )));
-        }
+        let me = ranks_match(self.n(), chan)?;
         let part = &self.parts[me];
         let ranges: Small<std::ops::Range<usize>> =
             block_ranges_iter(buf.len(), self.blocks).collect();
@@ -391,14 +384,7 @@ impl CombinePlan {
         scratch: &mut CombineScratch,
         value: &mut Vec<u64>,
     ) -> Result<(), Error> {
-        let me = chan.rank();
-        if chan.size() != self.n() {
-            return Err(Error::Usage(format!(
-                "the schedule is for {} ranks, the communicator has {}",
-                self.n(),
-                chan.size()
-            )));
-        }
+        let me = ranks_match(self.n(), chan)?;
         let ops = &self.ops[me];
         let recvs = ops
             .iter()
@@ -458,6 +444,20 @@ impl CombinePlan {
 pub struct CombineScratch {
     inbox: Vec<Vec<u64>>,
     accs: Vec<Vec<u64>>,
+}
+
+/// This rank's index in `chan`, if `chan` has the `n` ranks a schedule is for.
+///
+/// # Errors
+/// [`Error::Usage`] if it has another number of ranks.
+fn ranks_match(n: usize, chan: &Channel) -> Result<usize, Error> {
+    if chan.size() != n {
+        return Err(Error::Usage(format!(
+            "the schedule is for {n} ranks, the communicator has {}",
+            chan.size()
+        )));
+    }
+    Ok(chan.rank())
 }
 
 #[cfg(test)]
@@ -530,15 +530,8 @@ mod tests {
 
     #[test]
     fn combining_order_matches_herald_evaluate() {
-        let logp = Model::from(
-            LogP::new(
-                Ratio::integer(6),
-                Ratio::integer(2),
-                Ratio::integer(4),
-                Ratio::ZERO,
-            )
-            .unwrap(),
-        );
+        let r = Ratio::integer;
+        let logp = Model::from(LogP::new(r(6), r(2), r(4), r(0)).unwrap());
         let postal = Model::from(Postal::new("5/2".parse().unwrap()).unwrap());
         for model in [&logp, &postal] {
             for n in [2u32, 3, 5, 8, 13, 16] {

@@ -24,6 +24,7 @@
 //! cargo run --release --example kport_every_m -- 16 400 3 10   # 10 ≤ k ≤ 16, 3 ≤ n ≤ 400
 //! ```
 
+mod common;
 #[path = "../tests/common/kport_every_m.rs"]
 mod reduction;
 
@@ -31,14 +32,7 @@ use rayon::prelude::*;
 use reduction::every_m;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<u32> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse())
-        .collect::<Result<_, _>>()?;
-    let kmax = args.first().copied().unwrap_or(9);
-    let nmax = args.get(1).copied().unwrap_or(400);
-    let nmin = args.get(2).copied().unwrap_or(3);
-    let kmin = args.get(3).copied().unwrap_or(2);
+    let [kmax, nmax, nmin, kmin] = common::numbers([9, 400, 3, 2])?;
     let cases: Vec<(u32, u32)> = (kmin..=kmax)
         .flat_map(|k| (nmin..=nmax).map(move |n| (k, n)))
         .collect();

@@ -11,6 +11,8 @@
 //! The fast tests (`tests/kport_rotation.rs`) cover the cases that needed the re-plan; this is
 //! the wide sweep behind the claims in `docs/kport-reading.md`.
 
+mod common;
+
 use herald::{check, generate, model::KPort, Algorithm, Model, Request};
 use rayon::prelude::*;
 
@@ -25,12 +27,7 @@ fn clog(b: u64, x: u64) -> u64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<u32> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse())
-        .collect::<Result<_, _>>()?;
-    let kmax = args.first().copied().unwrap_or(9);
-    let nmax = args.get(1).copied().unwrap_or(400);
+    let [kmax, nmax] = common::numbers([9, 400])?;
     let cases: Vec<(u32, u32, u32)> = (2..=kmax)
         .flat_map(|k| (2..=nmax).flat_map(move |n| (1..=4 * k + 1).map(move |m| (k, n, m))))
         .collect();

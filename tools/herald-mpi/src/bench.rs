@@ -303,28 +303,57 @@ fn mpi_round(
         }
         Ok(())
     };
-    match variant {
-        Variant::Loop | Variant::Pingpong => {
-            world.barrier();
-            let t0 = Instant::now();
-            for i in 0..k {
-                one(i, b)?;
-            }
-            Ok(t0.elapsed().as_secs_f64() / k as f64)
-        }
-        Variant::Barrier => {
-            let mut times = Vec::with_capacity(k);
-            for i in 0..k {
-                world.barrier();
-                let t0 = Instant::now();
-                one(i, b)?;
-                times.push(t0.elapsed().as_secs_f64());
-            }
+    let barrier = |_: &mut Buffers| {
+        world.barrier();
+        Ok(())
+    };
+    match time_calls(b, variant, k, barrier, |b, i| one(i, b))? {
+        Timed::Mean(t) => Ok(t),
+        Timed::Each(times) => {
             // the slowest rank per iteration, then the median over iterations
             let mut all = vec![0f64; k];
             comm.all_reduce_into(&times[..], &mut all[..], SystemOperation::max());
             all.sort_by(f64::total_cmp);
             Ok(all[(k - 1) / 2])
+        }
+    }
+}
+
+/// `k` timed calls of `one`, on this rank.
+enum Timed {
+    /// The loop variants: seconds per call over the whole loop (one barrier before it).
+    Mean(f64),
+    /// The barrier variant: each call's own seconds (a barrier before each), to be reduced
+    /// across ranks by the caller.
+    Each(Vec<f64>),
+}
+
+/// Times `k` calls of `one` on `ctx` as `variant` says, with `barrier` between the ranks.
+fn time_calls<C, E>(
+    ctx: &mut C,
+    variant: Variant,
+    k: usize,
+    mut barrier: impl FnMut(&mut C) -> Result<(), E>,
+    mut one: impl FnMut(&mut C, usize) -> Result<(), E>,
+) -> Result<Timed, E> {
+    match variant {
+        Variant::Loop | Variant::Pingpong => {
+            barrier(ctx)?;
+            let t0 = Instant::now();
+            for i in 0..k {
+                one(ctx, i)?;
+            }
+            Ok(Timed::Mean(t0.elapsed().as_secs_f64() / k as f64))
+        }
+        Variant::Barrier => {
+            let mut times = Vec::with_capacity(k);
+            for i in 0..k {
+                barrier(ctx)?;
+                let t0 = Instant::now();
+                one(ctx, i)?;
+                times.push(t0.elapsed().as_secs_f64());
+            }
+            Ok(Timed::Each(times))
         }
     }
 }
@@ -528,25 +557,12 @@ fn inproc_time(
     c: &mut CommRank<'_>,
     variant: Variant,
     k: usize,
-    mut one: impl FnMut(&mut CommRank<'_>, usize) -> Result<(), String>,
+    one: impl FnMut(&mut CommRank<'_>, usize) -> Result<(), String>,
 ) -> Result<f64, String> {
-    match variant {
-        Variant::Loop | Variant::Pingpong => {
-            c.barrier().map_err(|e| e.to_string())?;
-            let t0 = Instant::now();
-            for i in 0..k {
-                one(c, i)?;
-            }
-            Ok(t0.elapsed().as_secs_f64() / k as f64)
-        }
-        Variant::Barrier => {
-            let mut times = Vec::with_capacity(k);
-            for i in 0..k {
-                c.barrier().map_err(|e| e.to_string())?;
-                let t0 = Instant::now();
-                one(c, i)?;
-                times.push(t0.elapsed().as_secs_f64());
-            }
+    let barrier = |c: &mut CommRank<'_>| c.barrier().map_err(|e| e.to_string());
+    match time_calls(c, variant, k, barrier, one)? {
+        Timed::Mean(t) => Ok(t),
+        Timed::Each(times) => {
             // per-iteration slowest thread: gather every thread's times with herald itself
             let mut per_iter = Vec::with_capacity(k);
             for t in times {

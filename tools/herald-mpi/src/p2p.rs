@@ -284,6 +284,25 @@ impl Channel {
         Ok((peer as c_int, count))
     }
 
+    /// Posts one nonblocking transfer of `len` bytes with `peer` (a receive if `recv`): checks
+    /// the arguments, then `call(count, peer, comm, handle)` is the MPI call `name` that posts
+    /// it, writing the request to `handle`.
+    fn post<'b>(
+        &'b self,
+        peer: usize,
+        len: usize,
+        recv: bool,
+        name: &'static str,
+        call: impl FnOnce(c_int, c_int, ffi::MPI_Comm, &mut ffi::MPI_Request) -> c_int,
+    ) -> Result<RawReq<'b>, P2pError> {
+        let (rank, count) = self.args(peer, len)?;
+        let what = if recv { "from" } else { "to" };
+        let mut req = RawReq::null(self, peer, what, recv);
+        check(name, call(count, rank, self.comm.as_raw(), &mut req.handle))?;
+        req.active = true;
+        Ok(req)
+    }
+
     /// Starts sending `buf` to `to` with `tag`.
     ///
     /// # Errors
@@ -294,24 +313,19 @@ impl Channel {
         to: usize,
         tag: u16,
     ) -> Result<SendReq<'b>, P2pError> {
-        let (peer, count) = self.args(to, buf.len())?;
-        let mut req = RawReq::null(self, to, "to", false);
-        // SAFETY: `buf` is valid for `count` bytes and stays borrowed (unchanged, alive) by the
-        // returned request until MPI reports the send complete; `req.handle` receives the
-        // request handle.
-        let rc = unsafe {
-            ffi::MPI_Isend(
-                buf.as_ptr().cast::<c_void>(),
-                count,
-                ffi::RSMPI_UINT8_T,
-                peer,
-                c_int::from(tag),
-                self.comm.as_raw(),
-                &mut req.handle,
-            )
-        };
-        check("MPI_Isend", rc)?;
-        req.active = true;
+        let (ptr, tag) = (buf.as_ptr().cast::<c_void>(), c_int::from(tag));
+        let req = self.post(
+            to,
+            buf.len(),
+            false,
+            "MPI_Isend",
+            |count, peer, comm, handle| {
+                // SAFETY: `buf` is valid for `count` bytes and stays borrowed (unchanged,
+                // alive) by the returned request until MPI reports the send complete; `handle`
+                // receives the request handle.
+                unsafe { ffi::MPI_Isend(ptr, count, ffi::RSMPI_UINT8_T, peer, tag, comm, handle) }
+            },
+        )?;
         Ok(SendReq {
             raw: req,
             _buf: PhantomData,
@@ -328,23 +342,19 @@ impl Channel {
         from: usize,
         tag: u16,
     ) -> Result<RecvReq<'b>, P2pError> {
-        let (peer, count) = self.args(from, buf.len())?;
-        let mut req = RawReq::null(self, from, "from", true);
-        // SAFETY: `buf` is valid for writes of `count` bytes and stays exclusively borrowed by
-        // the returned request until MPI reports the receive complete (or cancelled).
-        let rc = unsafe {
-            ffi::MPI_Irecv(
-                buf.as_mut_ptr().cast::<c_void>(),
-                count,
-                ffi::RSMPI_UINT8_T,
-                peer,
-                c_int::from(tag),
-                self.comm.as_raw(),
-                &mut req.handle,
-            )
-        };
-        check("MPI_Irecv", rc)?;
-        req.active = true;
+        let (ptr, tag) = (buf.as_mut_ptr().cast::<c_void>(), c_int::from(tag));
+        let req = self.post(
+            from,
+            buf.len(),
+            true,
+            "MPI_Irecv",
+            |count, peer, comm, handle| {
+                // SAFETY: `buf` is valid for writes of `count` bytes and stays exclusively
+                // borrowed by the returned request until MPI reports the receive complete (or
+                // cancelled).
+                unsafe { ffi::MPI_Irecv(ptr, count, ffi::RSMPI_UINT8_T, peer, tag, comm, handle) }
+            },
+        )?;
         Ok(RecvReq { raw: req, buf })
     }
 

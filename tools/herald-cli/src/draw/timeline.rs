@@ -228,29 +228,17 @@ fn legend(d: &Drawn) -> Group {
         g
     };
     let blue = super::colour(0);
+    let bar = || {
+        Rectangle::new()
+            .set("y", -6)
+            .set("width", 24)
+            .set("height", 10)
+            .set("fill", blue.clone())
+    };
+    g = item(g, Group::new().add(bar()), "sender busy".into(), 120.0);
     g = item(
         g,
-        Group::new().add(
-            Rectangle::new()
-                .set("y", -6)
-                .set("width", 24)
-                .set("height", 10)
-                .set("fill", blue.clone()),
-        ),
-        "sender busy".into(),
-        120.0,
-    );
-    g = item(
-        g,
-        Group::new().add(
-            Rectangle::new()
-                .set("y", -6)
-                .set("width", 24)
-                .set("height", 10)
-                .set("fill", blue.clone())
-                .set("fill-opacity", 0.3)
-                .set("stroke", blue.clone()),
-        ),
+        Group::new().add(bar().set("fill-opacity", 0.3).set("stroke", blue.clone())),
         "receiver busy".into(),
         130.0,
     );
@@ -392,45 +380,37 @@ fn bounds(d: &Drawn, f: &Frame) -> Group {
                 .set("fill", stroke),
         )
     };
-    match lb {
-        Some(lb) if lb == ms => {
-            g = mark(
-                g,
-                ms,
-                MAKESPAN_COLOUR,
-                None,
-                format!("makespan = lower bound = {}", d.exact(ms)),
-                TOP - 10.0,
-            );
-        }
-        Some(lb) => {
-            g = mark(
-                g,
+    // (time, colour, dash, label), drawn with labels stacked upwards from TOP − 10.
+    let marks = match lb {
+        Some(lb) if lb == ms => vec![(
+            ms,
+            MAKESPAN_COLOUR,
+            None,
+            format!("makespan = lower bound = {}", d.exact(ms)),
+        )],
+        Some(lb) => vec![
+            (
                 lb,
                 "#222",
                 Some("5 3"),
                 format!("lower bound {}", d.exact(lb)),
-                TOP - 10.0,
-            );
-            g = mark(
-                g,
+            ),
+            (
                 ms,
                 MAKESPAN_COLOUR,
                 None,
                 format!("makespan {}", d.exact(ms)),
-                TOP - 24.0,
-            );
-        }
-        None => {
-            g = mark(
-                g,
-                ms,
-                MAKESPAN_COLOUR,
-                None,
-                format!("makespan {}", d.exact(ms)),
-                TOP - 10.0,
-            );
-        }
+            ),
+        ],
+        None => vec![(
+            ms,
+            MAKESPAN_COLOUR,
+            None,
+            format!("makespan {}", d.exact(ms)),
+        )],
+    };
+    for (i, (t, stroke, dash, label)) in marks.into_iter().enumerate() {
+        g = mark(g, t, stroke, dash, label, TOP - 10.0 - 14.0 * i as f64);
     }
     g
 }

@@ -4,16 +4,13 @@ mod common {
     pub(crate) mod watch;
 }
 
+// The shared watchdog's 300 s: on a loaded machine a ring of 7 lines waits for the scheduler
+// thousands of times.
+use common::watch::watchdog;
 use herald::runtime::{
     channel, Line, Receiver, RecvError, SendError, Sender, TryRecvError, TrySendError,
 };
 use std::time::Duration;
-
-/// The watchdog's limit: 300 s (a hang; on a loaded machine a ring of 7 lines waits for the
-/// scheduler thousands of times).
-fn watchdog(body: impl FnOnce() + Send + 'static) {
-    common::watch::watchdog_secs(300, body);
-}
 
 /// A line whose seven words are derived from `i`.
 fn numbered(i: u64) -> Line {

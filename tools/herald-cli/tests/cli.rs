@@ -416,6 +416,8 @@ fn export_goal_states_its_parameters_and_checks_back() {
     assert_eq!(v["collective"], "broadcast");
     assert_eq!(v["m"], 3);
     assert_eq!(v["goal"]["ranks"], 8);
+    // both present (a missing key would be Null on both sides and compare equal)
+    assert!(v["busy_until"].is_string(), "{v}");
     assert_eq!(v["busy_until"], v["goal"]["busy_until"]);
     // a GOAL program whose message queues is illegal under herald's rules, legal with queueing
     let chain = dir.join("chain.goal");

@@ -1,6 +1,6 @@
 //! Section 4 of Bar-Noy & Kipnis (broadcasting m messages in the postal model), claim by claim.
 
-use herald::{check, generate, Algorithm, Model, Postal, Ratio, Request};
+use herald::{check, generate, sim::optimum, Algorithm, Model, Postal, Ratio, Request};
 
 /// An exact non-negative rational for expectations (independent of the library's `Ratio`).
 #[derive(Debug, Clone, Copy)]
@@ -411,39 +411,38 @@ fn lemma8_lower_bound() {
     });
 }
 
-#[path = "../examples/postal_optimum.rs"]
-#[allow(dead_code)]
-mod optimum;
+/// The paper's algorithms: REPEAT, PACK, PIPELINE and DTREE(d) for every `1 ≤ d ≤ n − 1`.
+fn seeds(n: u32) -> Vec<Algorithm> {
+    let mut v = vec![Algorithm::Repeat, Algorithm::Pack, Algorithm::Pipeline];
+    v.extend((1..n.max(2)).map(|d| Algorithm::Dtree { d }));
+    v
+}
 
-/// The exhaustive search (`examples/postal_optimum.rs`) on every n ≤ 4, m ≤ 3 and λ ∈ {1, 3/2,
-/// 2, 5/2, 3}: its optimal schedule is legal with the makespan it claims, never below Lemma 8,
-/// never above any generator — and strictly below the best of the paper's algorithms somewhere.
+/// The exhaustive search (`herald::sim::optimum`, which knows no generator) on every n ≤ 4,
+/// m ≤ 3 and λ ∈ {1, 3/2, 2, 5/2, 3}: its optimal schedule is legal with the makespan it claims,
+/// never below Lemma 8, never above any generator — and strictly below the best of the paper's
+/// algorithms somewhere.
 #[test]
 fn exhaustive_optimum_bounds_every_generator() {
     let mut gaps = vec![];
     for lam in ["1", "3/2", "2", "5/2", "3"] {
-        let lambda: Ratio = lam.parse().unwrap();
-        let model = Model::from(Postal::new(lambda).unwrap());
-        for n in 1..=4usize {
-            for m in 1..=3usize {
-                let opt = optimum::optimum(n, m, lambda, 10_000_000).expect("search finishes");
-                let s = optimum::as_schedule(n, m, &opt, lambda);
-                let r = check(&s, &model).unwrap();
+        let (model, _) = model(lam);
+        for n in 1..=4u32 {
+            for m in 1..=3u32 {
+                let opt = optimum(&model, n, m, 10_000_000).expect("search finishes");
+                let r = check(&opt.schedule, &model).unwrap();
                 assert!(r.legal(), "λ={lam} n={n} m={m}: {:?}", r.violations());
-                assert_eq!(r.makespan(), u64::from(opt.ticks));
+                assert_eq!(r.makespan(), opt.makespan);
                 assert!(r.makespan() >= r.lower_bound().unwrap());
-                let mut best_seed = u64::MAX;
-                for alg in optimum::seeds(n) {
-                    let t = optimum::makespan(alg, n, m, &model).unwrap();
-                    assert!(
-                        t >= r.makespan(),
-                        "λ={lam} n={n} m={m}: {alg} beats the optimum"
-                    );
-                    best_seed = best_seed.min(t);
+                let best = Q::new(r.makespan().into(), r.base().ticks_per_unit().into());
+                let mut best_seed = None::<Q>;
+                for alg in seeds(n) {
+                    let t = run(alg, n, m, &model);
+                    assert!(t >= best, "λ={lam} n={n} m={m}: {alg} beats the optimum");
+                    best_seed = Some(best_seed.map_or(t, |b| b.min(t)));
                 }
-                let g = optimum::makespan(Algorithm::Greedy, n, m, &model).unwrap();
-                assert!(g >= r.makespan());
-                if best_seed > r.makespan() {
+                assert!(run(Algorithm::Greedy, n, m, &model) >= best);
+                if best_seed.expect("seeds") > best {
                     gaps.push((lam, n, m));
                 }
             }
@@ -493,15 +492,15 @@ fn greedy_is_legal_and_above_the_lower_bound() {
 #[test]
 fn greedy_beats_the_best_seed_at_lambda2_n5_m3() {
     let (model, _) = model("2");
-    let best = optimum::seeds(5)
+    let best = seeds(5)
         .into_iter()
         .map(|a| run(a, 5, 3, &model))
         .min()
         .unwrap();
     assert_eq!(best, Q::int(8));
     assert_eq!(run(Algorithm::Greedy, 5, 3, &model), Q::int(7));
-    let opt = optimum::optimum(5, 3, "2".parse().unwrap(), 10_000_000).unwrap();
-    assert_eq!(opt.ticks, 7);
+    let opt = optimum(&model, 5, 3, 10_000_000).unwrap();
+    assert_eq!(opt.makespan, 7); // λ = 2: one tick is one unit
 }
 
 /// Greedy on the 1-port model (postal rules with λ = 1) reaches the optimum m − 1 + ⌈log2 n⌉ in

@@ -15,7 +15,7 @@ fn plan_for(
     root: u32,
     bytes: u64,
     blocks: Option<u32>,
-) -> Result<herald::Plan, herald::PlanError> {
+) -> Result<herald::Plan, herald::plan::PlanError> {
     plan(
         model,
         &PlanRequest {

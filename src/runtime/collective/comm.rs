@@ -185,8 +185,10 @@ pub struct CommOptions {
     pub schedule: DefaultSchedule,
     /// Broadcasts of at least this many bytes move by single copy: the rings carry one
     /// descriptor line per chunk and each receiver copies the chunk straight from its
-    /// sender's buffer (`usize::MAX`: never). Default 64 KiB, where single copy overtook the
-    /// line stream in `herald bench bcast` on the development machine. Applies to a caller's
+    /// sender's buffer (`usize::MAX`: never). Default 1 KiB: on the development machine
+    /// (docs/runtime.md) single copy took 0.77× the line stream's time at 880 bytes, 0.31× at
+    /// 4 KiB and 0.24× at 16 KiB between two ranks, and 0.94× at 1 KiB and 0.76× at 4 KiB with
+    /// four ranks on two CPUs; the stream won at 440 bytes (1.14×). Applies to a caller's
     /// programs ([`CommRank::broadcast_with`](crate::CommRank::broadcast_with)) and to a fixed
     /// default schedule; a planned communicator's default broadcasts move by the transport the
     /// planner chose for their size class from the profile's runtime measurements (stream
@@ -201,7 +203,7 @@ impl Default for CommOptions {
         CommOptions {
             capacity: 256,
             schedule: DefaultSchedule::default(),
-            direct_min_bytes: 64 << 10,
+            direct_min_bytes: 1 << 10,
             direct_chunk_bytes: 64 << 10,
         }
     }

@@ -584,6 +584,23 @@ pub struct Spread {
     pub p90: Duration,
 }
 
+impl std::fmt::Display for Spread {
+    /// `median …, p10 …, p90 …` (each as `Duration`'s `Debug`, e.g. `1.5µs`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let s = herald::runtime::Spread::of(&[Duration::from_micros(2)]).unwrap();
+    /// assert_eq!(s.to_string(), "median 2µs, p10 2µs, p90 2µs");
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "median {:?}, p10 {:?}, p90 {:?}",
+            self.median, self.p10, self.p90
+        )
+    }
+}
+
 impl Spread {
     /// Median, p10 and p90 of `samples` (nearest rank, [`crate::stats`]'s one quantile rule);
     /// `None` if empty.

@@ -179,10 +179,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<(), CliError> {
                 ""
             }
         );
-        println!(
-            "time per broadcast: median {:?}, p10 {:?}, p90 {:?}",
-            spread.median, spread.p10, spread.p90
-        );
+        println!("time per broadcast: {spread}");
         match chosen.predicted_ns {
             Some(p) => println!(
                 "predicted {}, measured median {:.0} ns: measured/predicted = {:.2}",

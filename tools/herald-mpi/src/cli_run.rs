@@ -343,10 +343,7 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
                 ""
             }
         );
-        println!(
-            "time per {kind} (slowest rank): median {:?}, p10 {:?}, p90 {:?}",
-            spread.median, spread.p10, spread.p90
-        );
+        println!("time per {kind} (slowest rank): {spread}");
         if let Some(p) = predicted {
             println!(
                 "predicted {p:.0} ns, measured median {:.0} ns: measured/predicted = {:.2}",

@@ -237,9 +237,12 @@ impl Core {
     pub(crate) fn publish(&self, rank: usize, seq: u64, header: u64) {
         let r = &self.ranks[rank];
         r.headers[seq as usize % HISTORY].store(header, Ordering::Release);
-        // SeqCst: the single-copy protocol orders this store before the poison and abort flag
-        // loads that precede a copy (`direct.rs`).
-        r.seq.store(seq, Ordering::SeqCst);
+        // Release, not SeqCst: the single-copy protocol orders this store before the flag loads
+        // that precede a copy with the `SeqCst` fence in front of each look (`direct.rs`, rules
+        // 3 and 5). A `SeqCst` store here (an `xchg` on x86_64) drained the store buffer at the
+        // start of every call, so a call began only once its previous call's last line had
+        // reached the peer's core.
+        r.seq.store(seq, Ordering::Release);
     }
 
     /// Why rank `me`, waiting in call `seq` with `header`, must stop because of `peer`: the

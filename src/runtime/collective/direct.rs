@@ -25,8 +25,8 @@
 //!    own call's header and full number, a chunk inside its own layout and a sender buffer of its
 //!    own length (so a stale descriptor, or one from a rank with another buffer, is refused, not
 //!    followed).
-//! 3. **A receiver looks before each copy.** Its call number is published (`SeqCst`) when the
-//!    call starts; before every copy it reads the communicator's poison flag (`SeqCst`) and its
+//! 3. **A receiver looks before each copy.** Its call number is published (`Release`) when the
+//!    call starts; before every copy, after a `SeqCst` fence, it reads the communicator's poison flag (`SeqCst`) and its
 //!    team's abort flag, and refuses to copy if either is raised. On every way out of the call,
 //!    unwinding included, [`ReadsDone`] marks its reads done.
 //! 4. **A lender waits for its readers on every way out.** [`Lent`] is armed before the first

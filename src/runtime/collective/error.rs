@@ -14,6 +14,11 @@ use crate::runtime::wait::Aborted;
 /// until the endpoints are rebuilt with [`Comm::ranks`](crate::Comm::ranks).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
+// A one-byte tag first: `Result<(), CollectiveError>`, returned by every call, is then told
+// apart by one byte that the callee stores and the caller loads alike. (With the compiler's own
+// layout the callee stored 8 bytes and the caller compared 16: a load that no store forwards,
+// which waited for every earlier store, the message's included, to reach the cache.)
+#[repr(u8)]
 pub enum CollectiveError {
     /// A communicator needs at least one rank.
     #[error("a communicator needs at least one rank")]

@@ -7,7 +7,7 @@ use super::direct;
 use super::error::{CollectiveError, PoisonCause};
 use crate::runtime::channel::{Receiver, Sender, TryRecvError, TrySendWithError};
 use crate::runtime::exec::{
-    fill_line, store_line, stream_lines, Exec, Framing, Links, Scratch, Stop,
+    fill_line, store_line, stream_lines, Exec, Framing, Links, Scratch, Stop, SLIP,
 };
 use crate::runtime::line::Line;
 use crate::runtime::program::{Program, ProgramError, RankProgram};
@@ -24,6 +24,7 @@ use std::sync::Arc;
 /// Dropping an endpoint marks its rank as gone: a peer waiting for a call it never made gets
 /// [`CollectiveError::Departed`] instead of waiting forever (and, dropped while its thread
 /// panics, it poisons the communicator).
+#[repr(align(128))]
 pub struct CommRank<'c> {
     pub(crate) comm: &'c Comm,
     pub(crate) rank: usize,
@@ -110,6 +111,7 @@ impl<'c> CommRank<'c> {
     /// Starts a call: refuses it on a poisoned communicator or an aborted team, numbers it,
     /// publishes its header and arms its guard. A bad root poisons too: the other ranks may
     /// have passed a good one and would wait for this rank forever.
+    #[inline(always)]
     pub(crate) fn begin(
         &mut self,
         kind: CollectiveKind,
@@ -246,6 +248,7 @@ impl<'c> CommRank<'c> {
 
     /// Runs the default program for `root` (this rank's cached copy, else the `Comm`'s) as
     /// part of call `id`.
+    #[inline(always)]
     pub(crate) fn broadcast_default(
         &mut self,
         root: usize,
@@ -298,6 +301,7 @@ type Ends<'e> = (
 
 /// Runs rank `me`'s part of `program` in call `id` on `buf`, taking the ends it needs first: as
 /// a line stream, or by single copy if `direct`.
+#[inline(always)]
 fn run(
     comm: &Comm,
     me: usize,
@@ -319,6 +323,9 @@ fn run(
     let mut links = CommLinks { out, inc };
     let core = comm.core();
     let is_root = me == program.root() as usize;
+    if !direct && program.blocks() == 1 && stream_lines(buf.len()) <= SLIP {
+        return small_block(core, me, prog, id, &mut links, buf);
+    }
     if !direct {
         let framing = Framing::stream(id.1, buf.len(), program.blocks());
         let exec = Exec::new(
@@ -344,6 +351,65 @@ fn run(
         (&mut links, scratch),
         buf,
     )
+}
+
+/// Rank `me`'s part of a one-block program whose stream `header ‖ buf` is at most [`SLIP`]
+/// lines, in call `id`: receive every line from the parent, if any, then send them all to each
+/// child in program order. The executor does the same for such a block — its receiver waits
+/// for a block's last line before reading when that line is at most `SLIP` ahead — so this
+/// path keeps the schedule's behaviour and skips the executor's set-up and its per-poll pass
+/// over every edge, which were most of a small broadcast's cost.
+#[inline(always)]
+fn small_block(
+    core: &Core,
+    me: usize,
+    prog: &RankProgram,
+    id: (u64, u64),
+    links: &mut CommLinks<'_>,
+    buf: &mut [u8],
+) -> Result<(), CollectiveError> {
+    let lines = stream_lines(buf.len());
+    if let Some((from, _)) = prog.incoming.first() {
+        let from = *from as usize;
+        let rx = links.receiver(0, from as u32);
+        for k in 0..lines {
+            // Line 0's payload is stored only under the call's own header: a mismatched stream
+            // leaves the caller's buffer as it was.
+            let read = |p: &[u8; Line::PAYLOAD], buf: &mut [u8]| {
+                let header = u64::from_le_bytes(p[..8].try_into().expect("8 bytes"));
+                if k > 0 || header == id.1 {
+                    store_line(k, p, buf);
+                }
+                header
+            };
+            let got = match rx.try_recv_with(|p| read(p, buf)) {
+                Ok(got) => got,
+                Err(TryRecvError::Disconnected) => return Err(core.departed(me, from)),
+                Err(TryRecvError::Empty) => recv_wait(core, me, from, id, rx, |p| read(p, buf))?,
+            };
+            if k == 0 && got != id.1 {
+                return Err(core.mismatch(me, from, id.1, got));
+            }
+        }
+        core.signals[from].notify(); // room in its ring
+    }
+    for &(to, _) in &prog.sends {
+        let to = to as usize;
+        let tx = links.sender(to as u32);
+        for k in 0..lines {
+            let fill = |p: &mut [u8; Line::PAYLOAD]| fill_line(k, id.1, buf, p);
+            match tx.try_send_with(fill) {
+                Ok(()) => {}
+                Err(TrySendWithError::Disconnected) => return Err(core.departed(me, to)),
+                Err(TrySendWithError::Full) => {
+                    core.signals[to].notify();
+                    send_wait(core, me, to, id, tx, &fill)?;
+                }
+            }
+        }
+        core.signals[to].notify();
+    }
+    Ok(())
 }
 
 impl<'c> CommRank<'c> {

@@ -22,6 +22,7 @@
 //! cargo run --release --example kport_every_m            # k ≤ 9, n ≤ 400 (minutes)
 //! cargo run --release --example kport_every_m -- 6 120   # k ≤ 6, n ≤ 120
 //! cargo run --release --example kport_every_m -- 16 400 3 10   # 10 ≤ k ≤ 16, 3 ≤ n ≤ 400
+//! cargo run --release --example kport_every_m -- 13:189 15:248  # just these (k, n) pairs
 //! ```
 
 mod common;
@@ -32,10 +33,20 @@ use rayon::prelude::*;
 use reduction::every_m;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let [kmax, nmax, nmin, kmin] = common::numbers([9, 400, 3, 2])?;
-    let cases: Vec<(u32, u32)> = (kmin..=kmax)
-        .flat_map(|k| (nmin..=nmax).map(move |n| (k, n)))
-        .collect();
+    // `K:N …`: just those pairs; else the grid the numbers (or their defaults) give.
+    let listed: Vec<(u32, u32)> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.split_once(':').map(|(k, n)| (k.to_owned(), n.to_owned())))
+        .map(|(k, n)| Ok::<_, std::num::ParseIntError>((k.parse()?, n.parse()?)))
+        .collect::<Result<_, _>>()?;
+    let cases: Vec<(u32, u32)> = if listed.is_empty() {
+        let [kmax, nmax, nmin, kmin] = common::numbers([9, 400, 3, 2])?;
+        (kmin..=kmax)
+            .flat_map(|k| (nmin..=nmax).map(move |n| (k, n)))
+            .collect()
+    } else {
+        listed
+    };
     let verdicts: Vec<(u32, u32, Result<String, String>)> = cases
         .par_iter()
         .map(|&(k, n)| (k, n, every_m(n, k)))
@@ -57,8 +68,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
+    let range = if raw.iter().any(|a| a.contains(':')) {
+        "listed".to_string()
+    } else {
+        format!("{kmin} ≤ k ≤ {kmax}, {nmin} ≤ n ≤ {nmax}")
+    };
     println!(
-        "{} (k, n) pairs ({kmin} ≤ k ≤ {kmax}, {nmin} ≤ n ≤ {nmax}): {streaming} streaming, {} re-planned, \
+        "{} (k, n) pairs ({range}): {streaming} streaming, {} re-planned, \
          {bad} failed; periods P ≤ {pmax}",
         cases.len(),
         cases.len() - streaming - bad

@@ -31,9 +31,9 @@
 //!
 //! Reaches `⌈m/k'⌉ + ⌈log_{k'+1} n⌉` rounds (Theorem 10, one above Lemma 2) for every `m` and
 //! every `k ≤ 9`, `n ≤ 400` (a reduction to finitely many `m` per `(k, n)`, checked:
-//! `docs/kport-reading.md`, "Every m"), but not everywhere beyond: for `10 ≤ k ≤ 16`, `n ≤ 400`,
-//! 11 pairs with `n` just below `(k + 1)²` take one round more (smallest `k = 13, n = 189,
-//! m = 26`); `k' = 1` is the 1-port model, handed to the round-optimal circulant schedule. The construction (the
+//! `docs/kport-reading.md`, "Every m"), and for every `k ≤ 16`, `n ≤ 400` but one pair:
+//! `k = 15, n = 253` (`n` just below `(k + 1)²`) takes one round more from `m = 60` on;
+//! `k' = 1` is the 1-port model, handed to the round-optimal circulant schedule. The construction (the
 //! paper's black boxes could not be read; this generalizes its "nice number" box, whose sets
 //! `S_{i,j}` rotate):
 //!
@@ -65,7 +65,9 @@
 //! flows over the ports the other batches leave free (`last_batch`), most urgent transfers first:
 //! one block of the last batch to each processor holding none of it, then what each processor
 //! must get now to need no more than its free receive ports later, then one block to each
-//! processor holding none, then everything else.
+//! processor holding none, then everything else; if a processor still lacks a block at the
+//! end, the last two rounds are played again, the one before the last first sending every
+//! processor the blocks it lacked (the repair pass).
 
 use super::{Collective, Schedule, ScheduleError};
 use crate::model::{log_ceil, KPort};

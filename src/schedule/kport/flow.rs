@@ -18,30 +18,49 @@ enum Style {
     Balanced,
 }
 
-/// One attempt of [`last_batch`]: a style, a processor order, how many batches to re-plan.
+/// One attempt of [`last_batch`]: a style, a processor order, how many batches to re-plan,
+/// whether to repair.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Try {
     style: Style,
     order: u32,
     tail: u64,
+    repair: bool,
 }
 
 /// The attempts, in order: the targeted style (re-planning one, two, then three batches), then
-/// the others with a few processor orders (fewer for large `n`). Neither kind alone meets the
-/// bound in every case tested (`docs/kport-reading.md`).
+/// the others with a few processor orders (fewer for large `n`), all without the repair pass;
+/// then all of them again, in the same order, with it. Neither kind alone meets the bound in every case
+/// tested (`docs/kport-reading.md`). The repair comes last so that every schedule the earlier
+/// attempts made stays exactly as it was (and so do the checks done on them).
 pub(super) fn tries(n: u32) -> impl Iterator<Item = Try> {
     let orders = if n > 500 { ORDERS / 3 } else { ORDERS };
-    let targeted = (1..=3).map(|tail| Try {
-        style: Style::Targeted,
-        order: 0,
-        tail,
-    });
-    let others = (0..orders).flat_map(|order| {
-        [Style::Fresh, Style::Plain, Style::Balanced]
-            .into_iter()
-            .flat_map(move |style| (1..=2).map(move |tail| Try { style, order, tail }))
-    });
-    targeted.chain(others)
+    let targeted = move |repair| {
+        (1..=3).map(move |tail| Try {
+            style: Style::Targeted,
+            order: 0,
+            tail,
+            repair,
+        })
+    };
+    let others = move |repair| {
+        (0..orders).flat_map(move |order| {
+            [Style::Fresh, Style::Plain, Style::Balanced]
+                .into_iter()
+                .flat_map(move |style| {
+                    (1..=2).map(move |tail| Try {
+                        style,
+                        order,
+                        tail,
+                        repair,
+                    })
+                })
+        })
+    };
+    targeted(false)
+        .chain(others(false))
+        .chain(targeted(true))
+        .chain(others(true))
 }
 
 /// Re-plans the last `tail` batches of a rotation schedule whose row plan needed `d + 1`
@@ -50,7 +69,10 @@ pub(super) fn tries(n: u32) -> impl Iterator<Item = Try> {
 /// round `B − tail + 1` and are sent afresh from that round on, with the ports the other batches
 /// leave free (the root's included; its later first sends go to the processors holding the
 /// fewest re-planned blocks). Each round is a sequence of maximum flows (`round_flow`) as
-/// `attempt.style` says; the result is `None` unless every processor then holds every block.
+/// `attempt.style` says; if some processor then lacks a block, the last two rounds are played
+/// again (at most [`REPAIRS`] times), the round before the last first sending each processor
+/// the blocks it lacked after the last round of every pass so far. The result is `None` unless
+/// every processor then holds every block.
 pub(super) fn last_batch(
     n: u32,
     m: u32,
@@ -104,7 +126,22 @@ pub(super) fn last_batch(
         }
     }
     let order = visiting_order(n, attempt.order);
-    for t in 0..span {
+    // repair: the blocks each processor still lacked after the last round of a failed pass, to be
+    // sent to it in the round before (which is then played again)
+    let mut wants = vec![0u64; nn];
+    let mut snapshot = None;
+    let mut repairs = if attempt.repair { REPAIRS } else { 0 };
+    let mut t = 0;
+    while t < span {
+        if t + 2 == span && snapshot.is_none() {
+            snapshot = Some((
+                out.clone(),
+                inn.clone(),
+                pairs.clone(),
+                kept.len(),
+                held.clone(),
+            ));
+        }
         let last = t + 1 == span;
         let style = if last { Style::Plain } else { attempt.style };
         let mut got = vec![0u64; nn];
@@ -135,7 +172,7 @@ pub(super) fn last_batch(
                 got[entry] |= 1 << (id - first);
             }
         }
-        let mut step = |caps: Vec<u32>, allow: u64, limit: u32, got: &mut Vec<u64>| {
+        let mut step = |caps: Vec<u32>, allow: &[u64], limit: u32, got: &mut Vec<u64>| {
             let moves = round_flow(&order, &round, got, &caps, allow, limit);
             for &(from, to, j) in &moves {
                 kept.push((t0 + t as u64, from, to, first + j));
@@ -150,12 +187,17 @@ pub(super) fn last_batch(
             (0..nn).map(|q| u32::from(held[q] | got[q] == 0)).collect()
         };
         let fill = vec![k; nn];
+        let every = vec![all; nn];
+        if t + 2 == span && wants.iter().any(|&w| w != 0) {
+            let caps = wants.iter().map(|w| w.count_ones()).collect();
+            step(caps, &wants, u32::MAX, &mut got);
+        }
         match style {
             Style::Targeted => {
                 let one_late = (0..nn)
                     .map(|q| u32::from((held[q] | got[q]) & late == 0))
                     .collect();
-                step(one_late, late, u32::MAX, &mut got);
+                step(one_late, &vec![late; nn], u32::MAX, &mut got);
                 // what each processor must get now: it can receive only its free ports later
                 let quota = (0..nn)
                     .map(|q| {
@@ -163,18 +205,18 @@ pub(super) fn last_batch(
                         lacks.saturating_sub(later[q])
                     })
                     .collect();
-                step(quota, all, u32::MAX, &mut got);
+                step(quota, &every, u32::MAX, &mut got);
                 let f = fresh(&got);
-                step(f, all, u32::MAX, &mut got);
-                step(fill, all, u32::MAX, &mut got);
+                step(f, &every, u32::MAX, &mut got);
+                step(fill, &every, u32::MAX, &mut got);
             }
             Style::Fresh => {
                 let f = fresh(&got);
-                step(f, all, u32::MAX, &mut got);
-                step(fill, all, u32::MAX, &mut got);
+                step(f, &every, u32::MAX, &mut got);
+                step(fill, &every, u32::MAX, &mut got);
             }
             Style::Plain => {
-                step(fill, all, u32::MAX, &mut got);
+                step(fill, &every, u32::MAX, &mut got);
             }
             Style::Balanced => loop {
                 // every block once, rarest first, each at most doubling its holders
@@ -189,7 +231,7 @@ pub(super) fn last_batch(
                 let mut moved = 0;
                 for j in js {
                     let c = count(j, &got);
-                    moved += step(fill.clone(), 1 << j, c, &mut got);
+                    moved += step(fill.clone(), &vec![1 << j; nn], c, &mut got);
                 }
                 if moved == 0 {
                     break;
@@ -198,6 +240,18 @@ pub(super) fn last_batch(
         }
         for (h, g) in held.iter_mut().zip(&got) {
             *h |= g;
+        }
+        t += 1;
+        if t == span && repairs > 0 && held.iter().any(|&h| h != all) {
+            if let Some((o, i, p, len, h)) = snapshot.clone() {
+                repairs -= 1;
+                for (w, &now) in wants.iter_mut().zip(&held) {
+                    *w |= all & !now;
+                }
+                (out, inn, pairs, held) = (o, i, p, h);
+                kept.truncate(len);
+                t = span - 2;
+            }
         }
     }
     held.iter().all(|&h| h == all).then_some(kept)
@@ -224,11 +278,11 @@ fn round_flow(
     round: &RoundPorts<'_>,
     got: &[u64],
     caps: &[u32],
-    allow: u64,
+    allow: &[u64],
     limit: u32,
 ) -> Vec<(u32, u32, u32)> {
     let (k, held) = (round.k, round.held);
-    let full = held[0] & allow;
+    let full = held[0] & allow.iter().fold(0, |a, &x| a | x);
     let n = order.len();
     let mut g = Flow::default();
     let (top, src, snk) = (g.node(), g.node(), g.node());
@@ -245,7 +299,7 @@ fn round_flow(
     let mut pair_of: Vec<Option<usize>> = vec![None; n];
     for &q in order {
         let q = q as usize;
-        let lacks = full & !held[q] & !got[q];
+        let lacks = full & allow[q] & !held[q] & !got[q];
         let cap = caps[q].min(k.saturating_sub(round.inn[q]));
         if lacks == 0 || cap == 0 {
             continue;
@@ -282,6 +336,10 @@ fn round_flow(
         .map(|(_, p, q, j)| (p, q, j))
         .collect()
 }
+
+/// How many times [`last_batch`] plays the last two rounds again, each time first sending every
+/// processor, in the round before the last, the blocks it still lacked after the last.
+const REPAIRS: u32 = 8;
 
 /// How many processor orders [`last_batch`] tries with the older styles.
 const ORDERS: u32 = 4;

@@ -39,13 +39,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .filter_map(|a| a.split_once(':').map(|(k, n)| (k.to_owned(), n.to_owned())))
         .map(|(k, n)| Ok::<_, std::num::ParseIntError>((k.parse()?, n.parse()?)))
         .collect::<Result<_, _>>()?;
-    let cases: Vec<(u32, u32)> = if listed.is_empty() {
+    let (cases, range): (Vec<(u32, u32)>, String) = if listed.is_empty() {
         let [kmax, nmax, nmin, kmin] = common::numbers([9, 400, 3, 2])?;
-        (kmin..=kmax)
+        let grid = (kmin..=kmax)
             .flat_map(|k| (nmin..=nmax).map(move |n| (k, n)))
-            .collect()
+            .collect();
+        (grid, format!("{kmin} ≤ k ≤ {kmax}, {nmin} ≤ n ≤ {nmax}"))
     } else {
-        listed
+        (listed, "listed".to_owned())
     };
     let verdicts: Vec<(u32, u32, Result<String, String>)> = cases
         .par_iter()
@@ -68,11 +69,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    let range = if raw.iter().any(|a| a.contains(':')) {
-        "listed".to_string()
-    } else {
-        format!("{kmin} ≤ k ≤ {kmax}, {nmin} ≤ n ≤ {nmax}")
-    };
     println!(
         "{} (k, n) pairs ({range}): {streaming} streaming, {} re-planned, \
          {bad} failed; periods P ≤ {pmax}",

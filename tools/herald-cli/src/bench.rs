@@ -229,7 +229,14 @@ fn bus_bcast(team: &mut Team, len: usize, k: u64) -> f64 {
 /// just wrote).
 fn flag_bcast(team: &mut Team, len: usize, k: u64, copies: usize) -> f64 {
     let flag = CachePadded::new(AtomicU64::new(0));
-    let shared = [Mutex::new(vec![1u8; len]), Mutex::new(vec![1u8; len])];
+    // Both buffers in one allocation, the second starting 2 KiB past a 4 KiB multiple after
+    // the first: two separate allocations fell at addresses 16 bytes apart modulo 4 KiB in
+    // some runs, and a copy between them then stalled on 4 KiB aliasing (the same 4 KiB copy
+    // measured 0.36 µs in one binary and 1.8 µs in another).
+    let gap = len.next_multiple_of(4096) + 2048;
+    let mut store = vec![1u8; gap + len];
+    let (a, b) = store.split_at_mut(gap);
+    let shared = [Mutex::new(&mut a[..len]), Mutex::new(b)];
     let t = team.run(|ctx| {
         let r = ctx.rank();
         let mut mine = vec![1u8; len];

@@ -368,47 +368,82 @@ fn small_block(
     links: &mut CommLinks<'_>,
     buf: &mut [u8],
 ) -> Result<(), CollectiveError> {
-    let lines = stream_lines(buf.len());
+    let lines = 0..stream_lines(buf.len());
     if let Some((from, _)) = prog.incoming.first() {
         let from = *from as usize;
         let rx = links.receiver(0, from as u32);
-        for k in 0..lines {
-            // Line 0's payload is stored only under the call's own header: a mismatched stream
-            // leaves the caller's buffer as it was.
-            let read = |p: &[u8; Line::PAYLOAD], buf: &mut [u8]| {
-                let header = u64::from_le_bytes(p[..8].try_into().expect("8 bytes"));
-                if k > 0 || header == id.1 {
-                    store_line(k, p, buf);
-                }
-                header
-            };
-            let got = match rx.try_recv_with(|p| read(p, buf)) {
-                Ok(got) => got,
-                Err(TryRecvError::Disconnected) => return Err(core.departed(me, from)),
-                Err(TryRecvError::Empty) => recv_wait(core, me, from, id, rx, |p| read(p, buf))?,
-            };
-            if k == 0 && got != id.1 {
-                return Err(core.mismatch(me, from, id.1, got));
-            }
-        }
-        core.signals[from].notify(); // room in its ring
+        recv_lines(core, me, from, id, rx, buf, lines.clone())?;
     }
     for &(to, _) in &prog.sends {
         let to = to as usize;
-        let tx = links.sender(to as u32);
-        for k in 0..lines {
-            let fill = |p: &mut [u8; Line::PAYLOAD]| fill_line(k, id.1, buf, p);
-            match tx.try_send_with(fill) {
-                Ok(()) => {}
-                Err(TrySendWithError::Disconnected) => return Err(core.departed(me, to)),
-                Err(TrySendWithError::Full) => {
-                    core.signals[to].notify();
-                    send_wait(core, me, to, id, tx, &fill)?;
-                }
-            }
-        }
-        core.signals[to].notify();
+        send_lines(
+            core,
+            me,
+            to,
+            id,
+            links.sender(to as u32),
+            buf,
+            lines.clone(),
+        )?;
     }
+    Ok(())
+}
+
+/// Rank `me` sends lines `lines` of the stream `header ‖ buf` of call `id` on `tx` (to `to`),
+/// waiting for room when the ring is full, and wakes `to`.
+fn send_lines(
+    core: &Core,
+    me: usize,
+    to: usize,
+    id: (u64, u64),
+    tx: &mut Sender,
+    buf: &[u8],
+    lines: std::ops::Range<usize>,
+) -> Result<(), CollectiveError> {
+    for k in lines {
+        let fill = |p: &mut [u8; Line::PAYLOAD]| fill_line(k, id.1, buf, p);
+        if tx.try_send_with(fill).is_err() {
+            core.signals[to].notify();
+            send_wait(core, me, to, id, tx, &fill)?;
+        }
+    }
+    core.signals[to].notify();
+    Ok(())
+}
+
+/// Rank `me` receives lines `lines` of the stream `header ‖ buf` of call `id` on `rx` (from
+/// `from`), waiting for each, and wakes `from` (room in its ring). Line 0's header must be the
+/// call's; its payload is stored only under that header, so a mismatched stream leaves `buf`
+/// as it was.
+fn recv_lines(
+    core: &Core,
+    me: usize,
+    from: usize,
+    id: (u64, u64),
+    rx: &mut Receiver,
+    buf: &mut [u8],
+    lines: std::ops::Range<usize>,
+) -> Result<(), CollectiveError> {
+    for k in lines {
+        let read = |p: &[u8; Line::PAYLOAD], buf: &mut [u8]| {
+            let header = u64::from_le_bytes(p[..8].try_into().expect("8 bytes"));
+            if k > 0 || header == id.1 {
+                store_line(k, p, buf);
+            }
+            header
+        };
+        let got = match rx.try_recv_with(|p| read(p, buf)) {
+            Ok(got) => got,
+            Err(_) => {
+                core.signals[from].notify();
+                recv_wait(core, me, from, id, rx, |p| read(p, buf))?
+            }
+        };
+        if k == 0 && got != id.1 {
+            return Err(core.mismatch(me, from, id.1, got));
+        }
+    }
+    core.signals[from].notify();
     Ok(())
 }
 
@@ -422,17 +457,8 @@ impl<'c> CommRank<'c> {
         lines: std::ops::Range<usize>,
     ) -> Result<(), CollectiveError> {
         let (comm, me) = (self.comm, self.rank);
-        let core = comm.core();
         let tx = self.out[to].get_or_insert_with(|| comm.take_sender(me, to));
-        for k in lines {
-            let fill = |p: &mut [u8; Line::PAYLOAD]| fill_line(k, id.1, buf, p);
-            if tx.try_send_with(fill).is_err() {
-                core.signals[to].notify();
-                send_wait(core, me, to, id, tx, &fill)?;
-            }
-        }
-        core.signals[to].notify();
-        Ok(())
+        send_lines(comm.core(), me, to, id, tx, buf, lines)
     }
 
     /// Receives lines `lines` of the stream `header ‖ buf` from `from` in call `id`; line 0's
@@ -445,22 +471,8 @@ impl<'c> CommRank<'c> {
         lines: std::ops::Range<usize>,
     ) -> Result<(), CollectiveError> {
         let (comm, me) = (self.comm, self.rank);
-        let core = comm.core();
         let rx = self.inc[from].get_or_insert_with(|| comm.take_receiver(from, me));
-        for k in lines {
-            let got = match rx.try_recv_with(|p| store_line(k, p, buf)) {
-                Ok(got) => got,
-                Err(_) => {
-                    core.signals[from].notify();
-                    recv_wait(core, me, from, id, rx, |p| store_line(k, p, buf))?
-                }
-            };
-            if k == 0 && got != id.1 {
-                return Err(core.mismatch(me, from, id.1, got));
-            }
-        }
-        core.signals[from].notify();
-        Ok(())
+        recv_lines(comm.core(), me, from, id, rx, buf, lines)
     }
 
     /// Sends a plain-old-data value to `to` in call `id`.

@@ -6,9 +6,8 @@
 //! coherence transfer per message. The alternative — 64 payload bytes plus a separate
 //! sequence/flag line — costs a second transfer per message (the flag line and the data line
 //! both move from the producer's cache to the consumer's), which is the cost the FastForward
-//! design removes. The slot is aligned (and padded) to 128 bytes so that no two slots share the
-//! pair of lines x86_64's adjacent-line prefetcher fetches together; its second 64 bytes are
-//! padding. The value type [`Line`] is 64 bytes with 64-byte alignment; its payload is its first
+//! design removes. The slot is exactly that line (64 bytes, 64-byte aligned; a 128-byte slot
+//! streamed slower, docs/runtime.md "Slot size"). The value type [`Line`] is 64 bytes with 64-byte alignment; its payload is its first
 //! 56 bytes and its last 8 bytes are unused (they stand where the slot keeps its sequence word
 //! in front), so copying a line into a slot is an aligned 56-byte copy.
 

@@ -138,3 +138,16 @@ fn k13_to_16_more_batches_meet_theorem_10_and_are_optimal() {
         assert_eq!(rounds(n, m, k), target(n, m, k), "n={n} m={m} k={k}");
     }
 }
+
+/// `k = 15, n = 253, m = 60` (`n = (k + 1)² − 3`, four batches, `β = 15`): the one pair of the
+/// grid `k ≤ 16`, `n ≤ 400` the re-plan and its repair pass left one round over; the local
+/// search over the round before the last (issue 22, fifth session) reaches Theorem 10's bound
+/// `⌈60/15⌉ + ⌈log_16 253⌉ = 4 + 2`, which is Lemma 3's too (`252 · 15 > 16² − 1`): optimal.
+/// (Tens of seconds in the test profile: every earlier attempt fails first.)
+#[test]
+fn k15_n253_m60_meets_theorem_10_and_is_optimal() {
+    let (n, k, m) = (253, 15, 60);
+    assert_eq!(target(n, m, k), 6);
+    assert_eq!(lemma3(n, m, k), 6);
+    assert_eq!(rounds(n, m, k), 6);
+}

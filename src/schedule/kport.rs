@@ -31,8 +31,8 @@
 //!
 //! Reaches `⌈m/k'⌉ + ⌈log_{k'+1} n⌉` rounds (Theorem 10, one above Lemma 2) for every `m` and
 //! every `k ≤ 9`, `n ≤ 400` (a reduction to finitely many `m` per `(k, n)`, checked:
-//! `docs/kport-reading.md`, "Every m"), and for every `k ≤ 16`, `n ≤ 400` but one pair:
-//! `k = 15, n = 253` (`n` just below `(k + 1)²`) takes one round more from `m = 60` on;
+//! `docs/kport-reading.md`, "Every m"), and for every `k ≤ 16`, `n ≤ 400` (the last pair,
+//! `k = 15, n = 253`, since the local search of the re-plan);
 //! `k' = 1` is the 1-port model, handed to the round-optimal circulant schedule. The construction (the
 //! paper's black boxes could not be read; this generalizes its "nice number" box, whose sets
 //! `S_{i,j}` rotate):
@@ -67,7 +67,8 @@
 //! must get now to need no more than its free receive ports later, then one block to each
 //! processor holding none, then everything else; if a processor still lacks a block at the
 //! end, the last two rounds are played again, the one before the last first sending every
-//! processor the blocks it lacked (the repair pass).
+//! processor the blocks it lacked (the repair pass); if that fails too, a local search changes
+//! the round before the last toward the pairs the last round's maximum flow leaves missing.
 
 use super::{Collective, Schedule, ScheduleError};
 use crate::model::{log_ceil, KPort};

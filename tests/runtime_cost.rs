@@ -15,8 +15,8 @@ use herald::{
     schedule::Collective,
     sim::{predict_runtime, PredictError},
     time::TimeBase,
-    Algorithm, Comm, CommOptions, Model, Postal, Profile, Ratio, Request, Schedule, Team,
-    TopologySource,
+    Algorithm, Comm, CommOptions, Model, PlanRequest, Postal, Profile, Ratio, Request, Schedule,
+    Team, TopologySource,
 };
 
 /// The test profile's `l3` level (tests/data/profile-2core.json, dominant modes): `L = 20`,
@@ -24,6 +24,16 @@ use herald::{
 const HOP_PS: u64 = (20 + 30 + 25) * 1000;
 const GAP_PS: u64 = 40 * 1000; // max(g, (o_s + o_r)/2)
 const SWITCH_PS: u64 = 800 * 1000;
+
+/// A broadcast of `bytes` bytes from rank 0 among `n` ranks.
+fn request(n: u32, bytes: u64) -> PlanRequest {
+    PlanRequest {
+        n,
+        root: 0,
+        bytes,
+        blocks: None,
+    }
+}
 
 fn one(v: f64) -> Distribution {
     Distribution {
@@ -247,7 +257,7 @@ fn without_runtime_measurements_the_model_falls_back_to_loggp() {
         predict_runtime(&s, &costs, 1 << 20, Transport::Direct),
         Err(PredictError::NoDirect)
     );
-    let plan = plan_for_runtime(&p, &h, 2, 1 << 20, 0).unwrap();
+    let plan = plan_for_runtime(&p, &h, &request(2, 1 << 20)).unwrap();
     assert!(plan.ranked.iter().all(|c| c.transport == Transport::Stream));
 }
 
@@ -262,8 +272,12 @@ fn the_transport_follows_the_calibrated_numbers() {
         large: 0.03,
         ..RT
     };
-    let best =
-        |rt: Rt, b: u64| plan_for_runtime(&profile(rt), &h, 2, b, 0).unwrap().ranked[0].transport;
+    let best = |rt: Rt, b: u64| {
+        plan_for_runtime(&profile(rt), &h, &request(2, b))
+            .unwrap()
+            .ranked[0]
+            .transport
+    };
     assert_eq!(best(fast, 1 << 20), Transport::Direct);
     assert_eq!(best(fast, 48), Transport::Stream);
     let slow = Rt {

@@ -130,7 +130,7 @@ pub enum PlanError {
 }
 
 /// The bounded candidate set for `model` with `m` blocks (see the module docs): the sweep of
-/// every broadcast generator in the registry ([`registry`](crate::schedule::registry)) that
+/// every broadcast generator in the [`registry`] that
 /// applies to the model.
 ///
 /// # Errors

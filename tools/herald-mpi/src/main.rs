@@ -8,6 +8,7 @@ mod cli_calibrate;
 mod cli_run;
 mod cli_selftest;
 mod cli_table;
+mod output;
 
 use clap::{Parser, Subcommand};
 use herald_mpi::{Error, InitOptions, P2pError, World};

@@ -79,6 +79,17 @@ const RT: Rt = Rt {
     large: 0.05,
 };
 
+/// The test profile with runtime measurements `rt` on `l3`, plus a per-block single-copy cost
+/// and a one-line broadcast between two ranks of one PU (`None`: not measured).
+fn profile_with(rt: Rt, block_ns: Option<f64>, shared_ns: Option<f64>) -> Profile {
+    let mut p = profile(rt);
+    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    let r = l3.runtime.as_mut().unwrap();
+    r.direct_block_ns = block_ns.map(one);
+    r.shared_one_line_ns = shared_ns.map(one);
+    p
+}
+
 /// The test profile with runtime measurements `rt` on `l3`.
 fn profile(rt: Rt) -> Profile {
     let mut p = base();
@@ -94,6 +105,8 @@ fn profile(rt: Rt) -> Profile {
         copy_large_ns_per_byte: one(rt.large),
         direct_bytes: [4 << 10, 64 << 10, 1 << 20],
         chunk_bytes: 64 << 10,
+        direct_block_ns: None,
+        shared_one_line_ns: None,
     });
     p
 }
@@ -238,11 +251,109 @@ fn oversubscribed_ranks_wait_for_handoffs() {
     let first: Vec<u32> = s.sends_of(0).map(|t| t.to).collect();
     assert_eq!(first, [2, 1]);
     let got = predict(&p, &h, &s, 48, Transport::Stream);
-    // 0 → 2 (handoff), then 0 → 1 (hop) a gap later, and 2 → 3 once 2 holds the line.
-    let handoff = SWITCH_PS + SWITCH_PS / 2;
+    // 0 → 2 (handoff), then 0 → 1 (hop) a gap later, and 2 → 3 once 2 holds the line. With
+    // k = 2 threads per PU the receiver is the PU's only other thread: the sender's one
+    // handoff (k/2 = 1) schedules it.
+    let handoff = SWITCH_PS;
     let via_2 = call + 9_500 + handoff + 9_500 + hop;
     let via_1 = call + GAP_PS + 9_500 + hop;
     assert_eq!(got, via_2.max(via_1));
+}
+
+#[test]
+fn single_copy_blocks_cost_their_calibrated_difference() {
+    // The calibration's definition: a 64 KiB payload in 16 one-chunk blocks takes 15 block
+    // costs more than in one block (the receiver's copies, 4 KiB at 50 ps per byte, are slower
+    // than the descriptors' lines, so the copies run back to back).
+    let h = machine(2);
+    let t = |p: &Profile, m: u32| {
+        predict(
+            p,
+            &h,
+            &tree(Algorithm::Binomial, 2, m),
+            64 << 10,
+            Transport::Direct,
+        )
+    };
+    let with = profile_with(RT, Some(120.0), None);
+    let diff = t(&with, 16) - t(&with, 1);
+    // One ps of rounding per block at most (the copy's ps split into blocks).
+    assert!(diff.abs_diff(15 * 120_000) <= 16, "{diff}");
+    // Without the measurement blocks are free.
+    let without = profile(RT);
+    assert!(t(&without, 16).abs_diff(t(&without, 1)) <= 16);
+    // The one-block calibration point is unchanged by the block cost: 2 µs for 4 KiB.
+    let one = |p: &Profile| {
+        predict(
+            p,
+            &h,
+            &tree(Algorithm::Binomial, 2, 1),
+            4096,
+            Transport::Direct,
+        )
+    };
+    assert_eq!(one(&with), 2_000_000);
+}
+
+#[test]
+fn a_lender_returns_a_hop_after_its_reader_copied() {
+    let p = profile(RT);
+    let h = machine(2);
+    let costs = RuntimeCosts::from_profile(&p, &h, Pick::Dominant).unwrap();
+    let s = tree(Algorithm::Binomial, 2, 1);
+    let direct = predict_runtime(&s, &costs, 1 << 20, Transport::Direct).unwrap();
+    assert_eq!(direct.makespan_ps - direct.last_hold_ps, HOP_PS);
+    // A stream has no such wait: the call ends when the last line is held.
+    let stream = predict_runtime(&s, &costs, 1 << 20, Transport::Stream).unwrap();
+    assert_eq!(stream.makespan_ps, stream.last_hold_ps);
+}
+
+#[test]
+fn copies_of_ranks_sharing_a_pu_take_turns() {
+    // A 4-rank star on 2 PUs: ranks 1 and 3 share PU 1 and both copy the whole payload from
+    // the root, so the broadcast takes at least two copies. On 4 PUs the copies overlap.
+    let p = profile(RT);
+    let bytes = 1u64 << 20;
+    // 64 KiB at 50 ps per byte, the rest at 50 ps per byte too (RT): 1 MiB · 50 ps.
+    let copy = bytes * 50;
+    let star = tree(Algorithm::Star, 4, 1);
+    let shared = predict(&p, &machine(2), &star, bytes, Transport::Direct);
+    let own = predict(&p, &machine(4), &star, bytes, Transport::Direct);
+    assert!(shared >= 2 * copy, "{shared} < {}", 2 * copy);
+    assert!(own < 2 * copy, "{own}");
+}
+
+#[test]
+fn the_handoff_between_ranks_of_one_pu_is_measured_through_the_runtime() {
+    let h = machine(2);
+    // The call's fixed cost: one line (300 ns) less a hop and a line (RT's 9.5 ns).
+    let call = 300_000 - HOP_PS - 9_500;
+    // Without the runtime's own measurement: the bare thread switch (800 ns).
+    let costs = RuntimeCosts::from_profile(&profile(RT), &h, Pick::Dominant).unwrap();
+    assert_eq!(costs.switch_ps(), SWITCH_PS);
+    // With it: the one-line broadcast on one PU less the call and its line.
+    let p = profile_with(RT, None, Some(5_300.0));
+    let costs = RuntimeCosts::from_profile(&p, &h, Pick::Dominant).unwrap();
+    assert_eq!(costs.switch_ps(), 5_300_000 - call - 9_500);
+}
+
+#[test]
+fn equal_predictions_rank_fewer_messages_first() {
+    // Whatever the ties, the ranking is by predicted time, then by message count.
+    let p = profile_with(RT, Some(40.0), Some(5_300.0));
+    for (n, bytes) in [(2u32, 1u64 << 20), (4, 1 << 20), (8, 4096)] {
+        let plan = plan_for_runtime(&p, &machine(2), n, bytes, 0).unwrap();
+        for w in plan.ranked.windows(2) {
+            let (a, b) = (&w[0], &w[1]);
+            assert!(a.predicted.makespan_ps <= b.predicted.makespan_ps);
+            if a.predicted.makespan_ps == b.predicted.makespan_ps {
+                assert!(
+                    a.schedule.len() <= b.schedule.len(),
+                    "{n} ranks, {bytes} bytes"
+                );
+            }
+        }
+    }
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! [`RuntimeCosts`](crate::model::RuntimeCosts)): on one pair of PUs, 2-rank broadcasts with
 //! [`CommRank::broadcast_with`](crate::runtime::CommRank::broadcast_with), timed barrier then
 //! one (from the root's call to the later return, fresh data on the root every time), streamed
-//! and by single copy. Each slice also times a raw atomic ping-pong on one line, so its samples
+//! and by single copy (in one block, and in many blocks for the per-block cost), and a one-line
+//! broadcast between two ranks pinned to one PU (the handoff when ranks share a PU). Each slice also times a raw atomic ping-pong on one line, so its samples
 //! fall into the latency mode they ran in, and every quantity is a weighted distribution over
 //! slices with modes, like the channel's parameters.
 
@@ -24,15 +25,20 @@ const BURST: usize = SLIP * 56 - 8;
 const STREAM: [usize; 2] = [16 << 10, 256 << 10];
 /// The three single-copy sizes: one chunk, a chunk's worth, and a payload past the caches.
 const DIRECT: [usize; 3] = [4 << 10, 64 << 10, 1 << 20];
-/// Measurements per slice: one line, burst, two long streams, three single copies.
-const SIZES: [(usize, bool); 7] = [
-    (ONE_LINE, false),
-    (BURST, false),
-    (STREAM[0], false),
-    (STREAM[1], false),
-    (DIRECT[0], true),
-    (DIRECT[1], true),
-    (DIRECT[2], true),
+/// Blocks of the many-block single copy (of `DIRECT[1]` bytes, one chunk per block).
+const MANY_BLOCKS: u32 = 16;
+/// Measurements per slice: one line, burst, two long streams, three single copies of one
+/// block, and `DIRECT[1]` bytes by single copy in `MANY_BLOCKS` blocks (`(bytes, direct,
+/// many blocks)`).
+const SIZES: [(usize, bool, bool); 8] = [
+    (ONE_LINE, false, false),
+    (BURST, false, false),
+    (STREAM[0], false, false),
+    (STREAM[1], false, false),
+    (DIRECT[0], true, false),
+    (DIRECT[1], true, false),
+    (DIRECT[2], true, false),
+    (DIRECT[1], true, true),
 ];
 /// Aim of one measurement's duration, ns.
 const AIM_NS: f64 = 1_000_000.0;
@@ -47,15 +53,20 @@ fn lines(bytes: usize) -> f64 {
 /// The runtime probe of one pair of PUs.
 pub(crate) struct RuntimeProbe {
     team: Team,
+    /// Two workers pinned to the pair's first PU (ranks that share a PU).
+    shared: Team,
     stream: Comm,
     direct: Comm,
     chunk: usize,
-    /// The 2-rank broadcast from rank 0.
+    /// The 2-rank broadcast from rank 0, in one block.
     program: Program,
-    /// Per slice: raw hop, one line, burst line, line, direct, copy, large copy; with the weight.
-    samples: Vec<([f64; 7], f64)>,
-    /// Repetitions per measurement (in `SIZES` order), adapted per slice.
-    reps: [u64; 7],
+    /// The same in `MANY_BLOCKS` blocks.
+    many: Program,
+    /// Per slice: raw hop, one line, burst line, line, direct, copy, large copy, per-block
+    /// cost, one line on a shared PU; with the weight.
+    samples: Vec<([f64; 9], f64)>,
+    /// Repetitions per measurement (in `SIZES` order, then the shared PU's), adapted per slice.
+    reps: [u64; 9],
     /// Whether the warm-up slice (whose repetitions were a guess) is behind.
     warm: bool,
 }
@@ -64,6 +75,7 @@ impl RuntimeProbe {
     /// A probe on the PUs of OS indices `a` and `b`.
     pub(crate) fn new(a: usize, b: usize) -> Result<RuntimeProbe, CalibrateError> {
         let team = Team::with_cores(vec![a, b])?;
+        let shared = Team::with_cores(vec![a, a])?;
         let stream = Comm::with_options(
             2,
             CommOptions {
@@ -82,14 +94,22 @@ impl RuntimeProbe {
         let schedule =
             generate(&Request::broadcast(Algorithm::Binomial, 2, 1, 0), &model).map_err(probe)?;
         let program = Program::compile(&schedule).map_err(probe)?;
+        let many = generate(
+            &Request::broadcast(Algorithm::Binomial, 2, MANY_BLOCKS, 0),
+            &model,
+        )
+        .map_err(probe)?;
+        let many = Program::compile(&many).map_err(probe)?;
         Ok(RuntimeProbe {
             team,
+            shared,
             stream,
             direct,
             chunk,
             program,
+            many,
             samples: Vec::new(),
-            reps: [64, 16, 4, 2, 8, 4, 2],
+            reps: [64, 16, 4, 2, 8, 4, 2, 4, 16],
             warm: false,
         })
     }
@@ -98,19 +118,24 @@ impl RuntimeProbe {
     pub(crate) fn step(&mut self, clock: f64) -> Result<(), CalibrateError> {
         let t0 = Instant::now();
         let raw = self.raw_hop(clock)?;
-        let mut t = [0.0; 7];
-        for (i, &(bytes, direct)) in SIZES.iter().enumerate() {
-            t[i] = self.broadcasts(direct, bytes, self.reps[i], clock)?;
+        let mut t = [0.0; 9];
+        for (i, &(bytes, direct, many)) in SIZES.iter().enumerate() {
+            t[i] = self.broadcasts(false, direct, many, bytes, self.reps[i], clock)?;
             self.reps[i] = ((AIM_NS / t[i].max(1.0)) as u64).clamp(2, 4096);
         }
+        t[8] = self.broadcasts(true, false, false, ONE_LINE, self.reps[8], clock)?;
+        self.reps[8] = ((AIM_NS / t[8].max(1.0)) as u64).clamp(2, 4096);
         let burst = (t[1] - t[0]) / (lines(BURST) - 1.0);
         let line = (t[3] - t[2]) / (lines(STREAM[1]) - lines(STREAM[0]));
         let copy = (t[5] - t[4]) / (DIRECT[1] - DIRECT[0]) as f64;
         let large = (t[6] - t[5]) / (DIRECT[2] - DIRECT[1]) as f64;
+        let block = (t[7] - t[5]) / f64::from(MANY_BLOCKS - 1);
         let weight = t0.elapsed().as_secs_f64();
         if self.warm {
-            self.samples
-                .push(([raw, t[0], burst, line, t[4], copy, large], weight));
+            self.samples.push((
+                [raw, t[0], burst, line, t[4], copy, large, block, t[8]],
+                weight,
+            ));
         }
         self.warm = true;
         Ok(())
@@ -138,6 +163,8 @@ impl RuntimeProbe {
             copy_large_ns_per_byte: dist(6),
             direct_bytes: DIRECT.map(|b| b as u64),
             chunk_bytes: self.chunk as u64,
+            direct_block_ns: Some(dist(7)),
+            shared_one_line_ns: Some(dist(8)),
         })
     }
 
@@ -167,14 +194,17 @@ impl RuntimeProbe {
     }
 
     /// The median ns of `reps` barrier-then-one broadcasts of `bytes` bytes from rank 0,
-    /// streamed or by single copy (`direct`): both ranks leave a barrier, rank 0 reads the
+    /// streamed or by single copy (`direct`), in one block or `MANY_BLOCKS` (`many`), on the
+    /// pair or on its first PU alone (`shared`): both ranks leave a barrier, rank 0 reads the
     /// clock and broadcasts, each rank reads the clock when its call returns; one broadcast
     /// takes from rank 0's start to the later return (what `herald fidelity` measures, and
     /// what the model's makespan is). Rank 0 writes fresh data before every repetition
     /// (untimed), so the payload crosses from its core each time. The bytes are checked.
     fn broadcasts(
         &mut self,
+        shared: bool,
         direct: bool,
+        many: bool,
         bytes: usize,
         reps: u64,
         clock: f64,
@@ -185,14 +215,19 @@ impl RuntimeProbe {
             &mut self.stream
         };
         let mut ranks = comm.ranks();
-        let program = &self.program;
+        let program = if many { &self.many } else { &self.program };
         let fill = |buf: &mut [u8], i: u64| {
             let salt = (i * 13 + 5) as u8;
             for (j, b) in buf.iter_mut().enumerate() {
                 *b = (j as u8).wrapping_mul(7) ^ salt;
             }
         };
-        let out = self.team.run_with(&mut ranks, |_, c| {
+        let team = if shared {
+            &mut self.shared
+        } else {
+            &mut self.team
+        };
+        let out = team.run_with(&mut ranks, |_, c| {
             let me = c.rank();
             let mut buf = vec![0; bytes];
             // Untimed: takes the rings and warms the caches.

@@ -255,6 +255,18 @@ pub struct RuntimeCalibration {
     pub direct_bytes: [u64; 3],
     /// The single-copy chunk size the runtime used (bytes per descriptor).
     pub chunk_bytes: u64,
+    /// Single copy: the extra time per block a receiver spends when a payload comes in many
+    /// blocks: `(T(16 blocks) − T(1 block)) / 15` for a `direct_bytes[1]`-byte payload (one
+    /// chunk per block either way). Absent from profiles written before herald measured it
+    /// (then 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direct_block_ns: Option<Distribution>,
+    /// The one-line broadcast of `one_line_ns` with both ranks pinned to the pair's first PU:
+    /// what a message costs through the runtime when its receiver shares the sender's PU (the
+    /// waiting rank spins, then yields). Absent from profiles written before herald measured
+    /// it (then [`Profile::switch_ns`] stands in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_one_line_ns: Option<Distribution>,
 }
 
 /// One level of the topology summary.

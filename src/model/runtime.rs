@@ -18,12 +18,19 @@
 //!   bursts of 1–16 lines.
 //! * **Single copy** ([`Transport::Direct`]): one descriptor line per chunk, and the receiver
 //!   copies the chunk from its sender's buffer at its own bandwidth (`copy`), then forwards a
-//!   descriptor of its copy; fixed cost `direct_call`.
+//!   descriptor of its copy; each block costs its receiver `block` more (calibrated as the
+//!   difference between one payload in 16 blocks and in one, per extra block); the lender's
+//!   call returns one hop after its last reader's copy (it waits for its readers); fixed cost
+//!   `direct_call`. The copies of ranks that share a PU take turns on it.
 //! * **Separate messages** from one sender are `gap = max(g, o)` apart (the channel's LogP gap).
 //! * **Oversubscription**: with `k` threads per PU, a message waits on average `(k − 1)/2`
-//!   thread handoffs ([`Profile::switch_ns`]) for its receiver to be scheduled; ranks on one PU
-//!   share its time (their sending work is serialized), and a message between two ranks of one
-//!   PU costs one handoff instead of a hop.
+//!   handoffs for its receiver to be scheduled; ranks on one PU share its time (their sending
+//!   work and their copies are serialized), and a message between two ranks of one PU costs a
+//!   handoff instead of a hop (`k/2` handoffs: the sender's, and on average `(k − 2)/2` other
+//!   threads of the PU before the receiver). The handoff is measured through the runtime (a
+//!   one-line broadcast between two ranks pinned to one PU, less the call's fixed cost and its
+//!   line: the waiting rank spins before it yields, so this is more than a bare thread switch);
+//!   profiles without that measurement use [`Profile::switch_ns`], the bare switch.
 //!
 //! Where a level has no runtime measurement of its own, its runtime parameters are those of the
 //! level the hierarchical model assumed its LogGP parameters from, times the same factor
@@ -97,6 +104,8 @@ pub struct RuntimeLevel {
     pub copy_large_fs_per_byte: u64,
     /// Bytes of a message from which `copy_large_fs_per_byte` applies.
     pub copy_large_from: u64,
+    /// Single copy: a receiver's extra time per block, ps (0 where not measured).
+    pub block_ps: u64,
     /// Where the values came from.
     pub source: RuntimeSource,
 }
@@ -132,7 +141,7 @@ pub struct RuntimeCosts {
     call_ps: u64,
     /// A single-copy call's fixed cost, ps; `None`: single copy not modelled.
     direct_call_ps: Option<u64>,
-    /// One-way handoff between two threads of one PU, ps.
+    /// One-way handoff between two ranks of one PU through the runtime, ps.
     switch_ps: u64,
     /// Payload bytes per single-copy descriptor.
     chunk_bytes: u64,
@@ -182,6 +191,10 @@ fn level_costs(
             copy_fs_per_byte: Some(fs(r.copy_ns_per_byte.pick(pick))),
             copy_large_fs_per_byte: fs(r.copy_large_ns_per_byte.pick(pick)),
             copy_large_from: r.direct_bytes[1],
+            block_ps: r
+                .direct_block_ns
+                .as_ref()
+                .map_or(0, |d| ps(d.pick(pick) * factor)),
             source,
         },
         None => {
@@ -195,6 +208,7 @@ fn level_costs(
                 copy_fs_per_byte: None,
                 copy_large_fs_per_byte: 0,
                 copy_large_from: u64::MAX,
+                block_ps: 0,
                 source: RuntimeSource::LogGp,
             }
         }
@@ -308,11 +322,20 @@ impl RuntimeCosts {
         finest: Option<(RuntimeLevel, &RuntimeCalibration)>,
         pick: Pick,
     ) -> RuntimeCosts {
+        // The handoff between two ranks of one PU: the runtime's measured one-line broadcast
+        // on one PU beyond the call and its line, or the bare thread switch.
+        let switch = profile.switch_ns.as_ref().map_or(0, |d| ps(d.pick(pick)));
+        let shared = finest.as_ref().and_then(|(l, r)| {
+            let d = r.shared_one_line_ns.as_ref()?;
+            let call = ps(r.one_line_ns.pick(pick)).saturating_sub(l.hop_ps + l.burst_line_ps);
+            Some(ps(d.pick(pick)).saturating_sub(call + l.burst_line_ps))
+        });
         let (call_ps, direct_call_ps, chunk_bytes) = match finest {
             Some((l, r)) => {
-                // What a one-line message and a `direct_bytes[0]`-byte copy cost beyond the call.
+                // What a one-line message and a one-block `direct_bytes[0]`-byte copy (its
+                // block cost, and the hop back that ends the lender's wait) cost beyond the call.
                 let first = l.hop_ps + l.burst_line_ps;
-                let copy = l.copy_ps(r.direct_bytes[0]).unwrap_or(0);
+                let copy = l.copy_ps(r.direct_bytes[0]).unwrap_or(0) + l.block_ps + l.hop_ps;
                 (
                     ps(r.one_line_ns.pick(pick)).saturating_sub(first),
                     Some(ps(r.direct_ns.pick(pick)).saturating_sub(first + copy)),
@@ -327,7 +350,7 @@ impl RuntimeCosts {
             levels,
             call_ps,
             direct_call_ps,
-            switch_ps: profile.switch_ns.as_ref().map_or(0, |d| ps(d.pick(pick))),
+            switch_ps: shared.unwrap_or(switch),
             chunk_bytes,
         }
     }
@@ -370,7 +393,8 @@ impl RuntimeCosts {
         self.direct_call_ps
     }
 
-    /// One-way handoff between two threads of one PU, ps.
+    /// One-way handoff between two ranks of one PU, ps (measured through the runtime where the
+    /// profile has it, else the bare thread switch).
     pub fn switch_ps(&self) -> u64 {
         self.switch_ps
     }

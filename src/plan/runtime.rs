@@ -27,7 +27,9 @@ pub struct RuntimeChoice {
 /// Candidates ranked by the runtime's predicted time, fastest first.
 #[derive(Debug, Clone)]
 pub struct RuntimePlan {
-    /// Every legal (candidate, transport), fastest first (ties by label, blocks, transport).
+    /// Every legal (candidate, transport), fastest first (ties: fewer messages first, then the
+    /// fewer hops from the root to the last receiver of a block, then by label, blocks,
+    /// transport).
     pub ranked: Vec<RuntimeChoice>,
     /// Candidates that did not apply, with the reason.
     pub rejected: Vec<(String, String)>,
@@ -125,9 +127,13 @@ fn rank_request(
         }
     }
     ranked.sort_by(|a, b| {
+        // Equal predictions: the fewer messages first, then the shallower (fewer hops in a
+        // row, each a handoff the model may not see in full).
         let key = |c: &RuntimeChoice| {
             (
                 c.predicted.makespan_ps,
+                c.schedule.len(),
+                depth(&c.schedule),
                 c.candidate.label.clone(),
                 c.candidate.blocks,
                 c.transport,
@@ -139,4 +145,17 @@ fn rank_request(
         return Err(PlanError::Empty);
     }
     Ok(RuntimePlan { ranked, rejected })
+}
+
+/// The most hops any block takes from the root to a receiver in `s` (a broadcast's depth).
+fn depth(s: &Schedule) -> usize {
+    let mut hops: std::collections::HashMap<(u32, u32), usize> = std::collections::HashMap::new();
+    let mut deepest = 0;
+    for t in s.sends_by_time() {
+        let d = hops.get(&(t.from, t.what)).copied().unwrap_or(0) + 1;
+        let e = hops.entry((t.to, t.what)).or_insert(d);
+        *e = (*e).min(d);
+        deepest = deepest.max(*e);
+    }
+    deepest
 }

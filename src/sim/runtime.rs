@@ -47,7 +47,8 @@ pub enum PredictError {
 pub struct RuntimePrediction {
     /// The transport assumed.
     pub transport: Transport,
-    /// From the call until every rank holds every byte and made its last send, ps.
+    /// From the call until every rank holds every byte, made its last send, and (single copy)
+    /// saw its last reader's copy done, ps.
     pub makespan_ps: u64,
     /// From the call until the last rank holds the last byte, ps.
     pub last_hold_ps: u64,
@@ -134,8 +135,9 @@ pub fn predict_runtime(
     // When each rank may start its next message (its last start plus the gap, or its last end).
     let mut free = vec![call; n as usize];
     let mut pu_free = vec![call; costs.pus().max(1) as usize];
-    // Single copy: when each rank's copying is done (a rank copies one chunk at a time).
-    let mut copy_free = vec![call; n as usize];
+    // Single copy: when each PU's copying is done (a rank copies one chunk at a time, and the
+    // ranks of one PU take turns).
+    let mut copy_free = vec![call; costs.pus().max(1) as usize];
     let mut end = call;
     let mut heap: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
     let ready =
@@ -164,12 +166,14 @@ pub fn predict_runtime(
         let (to, b) = sends[r as usize][next[r as usize]];
         let h = hold[r as usize][b as usize].expect("ready");
         let u = units[b as usize];
-        // Two ranks of one PU: a handoff instead of a hop, at the finest level's other costs.
+        // Two ranks of one PU: a handoff instead of a hop, at the finest level's other costs;
+        // the sender's own handoff is the first of the receiver's wait for its turn (one of
+        // the other k − 1 threads: (k − 2)/2 more on average).
         let (level, hop) = match costs.between(r, to) {
             Some(l) => (l, l.hop_ps + wait),
             None => (
                 finest.ok_or(PredictError::NoCosts)?,
-                costs.switch_ps() + wait,
+                costs.switch_ps() * k.max(2) / 2,
             ),
         };
         let (sent_last, first, last) = match transport {
@@ -189,9 +193,12 @@ pub fn predict_runtime(
                 let per_unit = copy.div_ceil(u);
                 let line = level.burst_line_ps;
                 let sent_last = (start + u * line).max(h.last + line);
-                let first = (start + line + hop).max(copy_free[to as usize]) + per_unit;
+                let pu = costs.pu(to) as usize;
+                let first = (start + line + hop).max(copy_free[pu]) + level.block_ps + per_unit;
                 let last = (sent_last + hop + per_unit).max(first + (u - 1) * per_unit);
-                copy_free[to as usize] = last;
+                copy_free[pu] = last;
+                // The lender waits for its reader: its call ends a hop after the last copy.
+                end = end.max(last + hop);
                 (sent_last, first, last)
             }
         };

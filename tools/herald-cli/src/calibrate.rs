@@ -208,6 +208,21 @@ fn table(p: &Profile) -> String {
                 c(&r.copy_large_ns_per_byte, 4),
                 r.direct_bytes[2],
             ));
+            if let Some(d) = &r.direct_block_ns {
+                out.push_str(&format!(
+                    "    single copy per extra block {} ({} B in 16 blocks against 1)
+",
+                    c(d, 0),
+                    r.direct_bytes[1]
+                ));
+            }
+            if let Some(d) = &r.shared_one_line_ns {
+                out.push_str(&format!(
+                    "    one line between two ranks of one CPU {}
+",
+                    c(d, 0)
+                ));
+            }
         }
         let capacity = match &level.capacity {
             Some(c) => format!("{}{}", if c.at_least { "≥" } else { "" }, c.transfers),

@@ -68,8 +68,8 @@ fn stamped(buf: &[u8], seed: u64, i: u64) -> bool {
 type RankRecord = (Vec<Instant>, Vec<Instant>, bool);
 
 /// Times `k` barrier-then-one broadcasts of `program` over `bytes` bytes on `ranks`: the
-/// per-repetition ns (root's start to the latest return) and the ns per repetition including
-/// the barriers. `Err` if a byte arrived wrong or a call failed.
+/// per-repetition ns (root's start to the latest return, less `clock`, one clock read) and the
+/// ns per repetition including the barriers. `Err` if a byte arrived wrong or a call failed.
 fn measure(
     team: &mut Team,
     ranks: &mut [CommRank<'_>],
@@ -77,6 +77,7 @@ fn measure(
     bytes: usize,
     k: u64,
     seed: u64,
+    clock: f64,
 ) -> Result<(Vec<f64>, f64), CliError> {
     let root = program.root() as usize;
     let out = team.run_with(ranks, |_, c| -> Result<RankRecord, CollectiveError> {
@@ -128,7 +129,7 @@ fn measure(
     let times: Vec<f64> = (0..k as usize)
         .map(|i| {
             let last = records.iter().map(|r| r.1[i]).max().expect("ranks");
-            last.saturating_duration_since(starts[i]).as_nanos() as f64
+            (last.saturating_duration_since(starts[i]).as_nanos() as f64 - clock).max(0.0)
         })
         .collect();
     let last = records.iter().map(|r| r.1[k as usize - 1]).max();
@@ -143,7 +144,12 @@ fn measure(
 ///
 /// # Errors
 /// A usage error if a team cannot start; `Failed` if a byte arrives wrong or a call fails.
-pub(crate) fn run_slices(h: &Hierarchy, all: &mut [Case], slices: usize) -> Result<(), CliError> {
+pub(crate) fn run_slices(
+    h: &Hierarchy,
+    all: &mut [Case],
+    slices: usize,
+    clock: f64,
+) -> Result<(), CliError> {
     let pus = h.os_indices();
     let mut hop_team = Team::with_cores(vec![pus[0], pus[1]]).map_err(CliError::usage)?;
     let mut teams: BTreeMap<u32, Team> = BTreeMap::new();
@@ -173,7 +179,15 @@ pub(crate) fn run_slices(h: &Hierarchy, all: &mut [Case], slices: usize) -> Resu
     for c in all.iter() {
         seed += 1;
         let team = teams.get_mut(&c.n).expect("team");
-        let (_, per) = measure(team, &mut ends[slot(c)], &c.program, c.bytes, 3, seed)?;
+        let (_, per) = measure(
+            team,
+            &mut ends[slot(c)],
+            &c.program,
+            c.bytes,
+            3,
+            seed,
+            clock,
+        )?;
         reps.push(((TARGET_NS / per.max(1.0)) as u64).clamp(MIN_REPS, MAX_REPS));
     }
     let len = all.len();
@@ -185,7 +199,15 @@ pub(crate) fn run_slices(h: &Hierarchy, all: &mut [Case], slices: usize) -> Resu
             let raw = crate::bench::raw_hop(&mut hop_team, HOP_ROUND_TRIPS);
             let c = &all[j];
             let team = teams.get_mut(&c.n).expect("team");
-            let (times, _) = measure(team, &mut ends[slot(c)], &c.program, c.bytes, reps[j], seed)?;
+            let (times, _) = measure(
+                team,
+                &mut ends[slot(c)],
+                &c.program,
+                c.bytes,
+                reps[j],
+                seed,
+                clock,
+            )?;
             let median = herald::stats::Summary::of_f64(&times).map_or(f64::NAN, |s| s.median);
             all[j].measured.push((raw, median));
         }

@@ -14,7 +14,8 @@
 //!    to the machine's CPUs (more ranks than CPUs share them). One broadcast is timed OSU-style,
 //!    barrier then one: every rank enters `barrier()`, the root reads the clock just before its
 //!    `broadcast_with`, every rank reads it when its call returns; the broadcast takes from the
-//!    root's start to the latest return. A measurement repeats this about a millisecond's worth
+//!    root's start to the latest return, less one clock read (measured at the start, as
+//!    `herald calibrate` measures and subtracts it). A measurement repeats this about a millisecond's worth
 //!    (at least 3 times) and keeps the median; it checks every received byte once (and a stamp
 //!    per repetition).
 //! 3. **Slices**: every slice runs every case once, in a rotating order, each measurement
@@ -147,12 +148,15 @@ pub(crate) fn run(a: &FidelityArgs) -> Result<(), CliError> {
             all.extend(cases::cases(&profile, &h, n, bytes, a.top, transports)?);
         }
     }
-    measure::run_slices(&h, &mut all, a.slices)?;
+    // One clock read, taken off every timed interval as the calibration takes it off its own.
+    let clock = herald::calibrate::clock_overhead();
+    measure::run_slices(&h, &mut all, a.slices, clock)?;
     let out = report::build(
         &profile,
         &h,
         &all,
         a.slices,
+        clock,
         started.elapsed().as_secs_f64(),
     );
     if a.json {

@@ -15,6 +15,8 @@ pub(crate) struct FidelityJson {
     pub(crate) method: &'static str,
     /// Interleaved slices.
     pub(crate) slices: usize,
+    /// One clock read, ns, taken off every timed broadcast (as the calibration does).
+    pub(crate) clock_overhead_ns: f64,
     /// PUs of this machine (rank counts above it share them).
     pub(crate) pus: usize,
     /// Wall time of the whole run, seconds.
@@ -134,6 +136,7 @@ pub(crate) fn build(
     h: &Hierarchy,
     all: &[Case],
     slices: usize,
+    clock_overhead_ns: f64,
     wall_s: f64,
 ) -> FidelityJson {
     let samples: Vec<(f64, f64)> = all
@@ -209,6 +212,7 @@ pub(crate) fn build(
         profile_date: profile.date.clone(),
         method: "barrier-then-one",
         slices,
+        clock_overhead_ns,
         pus: h.pu_count(),
         wall_s,
         modes: modes

@@ -342,7 +342,7 @@ fn equal_predictions_rank_fewer_messages_first() {
     // Whatever the ties, the ranking is by predicted time, then by message count.
     let p = profile_with(RT, Some(40.0), Some(5_300.0));
     for (n, bytes) in [(2u32, 1u64 << 20), (4, 1 << 20), (8, 4096)] {
-        let plan = plan_for_runtime(&p, &machine(2), n, bytes, 0).unwrap();
+        let plan = plan_for_runtime(&p, &machine(2), &request(n, bytes)).unwrap();
         for w in plan.ranked.windows(2) {
             let (a, b) = (&w[0], &w[1]);
             assert!(a.predicted.makespan_ps <= b.predicted.makespan_ps);

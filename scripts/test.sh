@@ -9,6 +9,8 @@ bash scripts/setup.sh
 export MPICC="${MPICC:-mpicc.openmpi}"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
+# The API docs build without a warning (broken, private or ambiguous intra-doc links).
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 cargo test --workspace
 # Without the default `hwloc` feature: the sysfs and XML readers are the only topology sources.
 # Everything compiles and passes clippy; the tests that differ by feature (the library's unit

@@ -49,10 +49,10 @@
 //! | [`model`] | cost models and their timing rules; hierarchy and profile data |
 //! | [`schedule`] | the [`Schedule`] type and every generator ([`generate`], [`schedule::registry`]) |
 //! | [`sim`] | the checker and evaluators: legality, makespan, lower bounds, values, GOAL |
-//! | [`plan`] | the planner: the fastest candidate by simulated time |
+//! | [`plan`](mod@plan) | the planner: the fastest candidate by simulated time |
 //! | [`topology`] | hwloc, sysfs, synthetic and XML topologies; rank maps |
 //! | [`runtime`] | pinned threads, channels, compiled programs, the collective API |
-//! | [`calibrate`] | measuring the machine's parameters into a [`Profile`] |
+//! | [`calibrate`](mod@calibrate) | measuring the machine's parameters into a [`Profile`] |
 //!
 //! The root re-exports only the names of the tutorial above and the everyday entry points; every
 //! other name lives in its module. The layers, the dependency rule between them, where `unsafe`

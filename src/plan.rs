@@ -130,7 +130,7 @@ pub enum PlanError {
 }
 
 /// The bounded candidate set for `model` with `m` blocks (see the module docs): the sweep of
-/// every broadcast generator in the registry ([`registry`](crate::schedule::registry)) that
+/// every broadcast generator in the [`registry`] that
 /// applies to the model.
 ///
 /// # Errors
@@ -505,7 +505,7 @@ pub fn schedule_of(model: &Model, c: &Candidate, n: u32, root: u32) -> Result<Sc
     })
 }
 
-/// Plans a broadcast of `bytes` bytes from `root` to `n` ranks on `hierarchy` (ranks in compact
+/// Plans a broadcast (`req`: its ranks, root and payload bytes) on `hierarchy` (ranks in compact
 /// order) with the costs of `profile` (levels it lacks assumed as [`Assumptions::default`]
 /// says), and returns the winner's schedule with its candidate: the runtime's default choice.
 ///
@@ -515,48 +515,28 @@ pub fn schedule_of(model: &Model, c: &Candidate, n: u32, root: u32) -> Result<Sc
 pub fn plan_profile(
     profile: &Profile,
     hierarchy: &Hierarchy,
-    n: u32,
-    bytes: u64,
-    root: u32,
+    req: &PlanRequest,
 ) -> Result<(Schedule, Candidate), PlanError> {
     let cpus = hierarchy.os_indices().to_vec();
     let hier = Hier::from_profile(profile, hierarchy.clone(), &cpus, &Assumptions::default())?;
-    best_schedule(&Model::from(hier), n, bytes, root)
-}
-
-/// The winner of [`plan`] under `model`, with its schedule.
-pub(crate) fn best_schedule(
-    model: &Model,
-    n: u32,
-    bytes: u64,
-    root: u32,
-) -> Result<(Schedule, Candidate), PlanError> {
-    let req = PlanRequest {
-        n,
-        root,
-        bytes,
-        blocks: None,
-    };
-    let p = plan(model, &req)?;
-    let best = p.best().cloned().ok_or(PlanError::Empty)?;
-    Ok((schedule_of(model, &best, n, root)?, best))
+    let model = Model::from(hier);
+    let best = plan(&model, req)?.best().cloned().ok_or(PlanError::Empty)?;
+    Ok((schedule_of(&model, &best, req.n, req.root)?, best))
 }
 
 /// The runtime's default choice: the winner of [`plan_for_runtime`] (candidates generated under
-/// the model [`runtime_model`] makes — the hierarchical model of `profile` when every rank has a
-/// PU of its own, else [`oversubscribed_model`] — and ranked by herald's runtime cost model),
-/// with its schedule. Its transport is in [`plan_for_runtime`]'s answer.
+/// the hierarchical model of `profile` when every rank has a PU of its own, else under
+/// [`oversubscribed_model`], and ranked by herald's runtime cost model), with its schedule. Its
+/// transport is in [`plan_for_runtime`]'s answer.
 ///
 /// # Errors
 /// As [`plan_profile`].
 pub fn plan_runtime(
     profile: &Profile,
     hierarchy: &Hierarchy,
-    n: u32,
-    bytes: u64,
-    root: u32,
+    req: &PlanRequest,
 ) -> Result<(Schedule, Candidate), PlanError> {
-    let p = plan_for_runtime(profile, hierarchy, n, bytes, root)?;
+    let p = plan_for_runtime(profile, hierarchy, req)?;
     let best = p.ranked.into_iter().next().ok_or(PlanError::Empty)?;
     Ok((best.schedule, best.candidate))
 }

@@ -351,7 +351,13 @@ proptest! {
 fn the_runtime_gets_a_schedule_from_a_profile() {
     let profile = Profile::from_json(include_str!("data/profile-2core.json")).unwrap();
     let h = herald::topology::parse_synthetic("pack:2 l3:2 core:4 pu:1").unwrap();
-    let (s, c) = plan_profile(&profile, &h, 16, 4096, 3).unwrap();
+    let req = PlanRequest {
+        n: 16,
+        root: 3,
+        bytes: 4096,
+        blocks: None,
+    };
+    let (s, c) = plan_profile(&profile, &h, &req).unwrap();
     assert_eq!(
         s.collective(),
         Collective::Broadcast {

@@ -15,8 +15,8 @@ use herald::{
     schedule::Collective,
     sim::{predict_runtime, PredictError},
     time::TimeBase,
-    Algorithm, Comm, CommOptions, Model, Postal, Profile, Ratio, Request, Schedule, Team,
-    TopologySource,
+    Algorithm, Comm, CommOptions, Model, PlanRequest, Postal, Profile, Ratio, Request, Schedule,
+    Team, TopologySource,
 };
 
 /// The test profile's `l3` level (tests/data/profile-2core.json, dominant modes): `L = 20`,
@@ -24,6 +24,16 @@ use herald::{
 const HOP_PS: u64 = (20 + 30 + 25) * 1000;
 const GAP_PS: u64 = 40 * 1000; // max(g, (o_s + o_r)/2)
 const SWITCH_PS: u64 = 800 * 1000;
+
+/// A broadcast of `bytes` bytes from rank 0 among `n` ranks.
+fn request(n: u32, bytes: u64) -> PlanRequest {
+    PlanRequest {
+        n,
+        root: 0,
+        bytes,
+        blocks: None,
+    }
+}
 
 fn one(v: f64) -> Distribution {
     Distribution {
@@ -332,7 +342,7 @@ fn equal_predictions_rank_fewer_messages_first() {
     // Whatever the ties, the ranking is by predicted time, then by message count.
     let p = profile_with(RT, Some(40.0), Some(5_300.0));
     for (n, bytes) in [(2u32, 1u64 << 20), (4, 1 << 20), (8, 4096)] {
-        let plan = plan_for_runtime(&p, &machine(2), n, bytes, 0).unwrap();
+        let plan = plan_for_runtime(&p, &machine(2), &request(n, bytes)).unwrap();
         for w in plan.ranked.windows(2) {
             let (a, b) = (&w[0], &w[1]);
             assert!(a.predicted.makespan_ps <= b.predicted.makespan_ps);
@@ -358,7 +368,7 @@ fn without_runtime_measurements_the_model_falls_back_to_loggp() {
         predict_runtime(&s, &costs, 1 << 20, Transport::Direct),
         Err(PredictError::NoDirect)
     );
-    let plan = plan_for_runtime(&p, &h, 2, 1 << 20, 0).unwrap();
+    let plan = plan_for_runtime(&p, &h, &request(2, 1 << 20)).unwrap();
     assert!(plan.ranked.iter().all(|c| c.transport == Transport::Stream));
 }
 
@@ -373,8 +383,12 @@ fn the_transport_follows_the_calibrated_numbers() {
         large: 0.03,
         ..RT
     };
-    let best =
-        |rt: Rt, b: u64| plan_for_runtime(&profile(rt), &h, 2, b, 0).unwrap().ranked[0].transport;
+    let best = |rt: Rt, b: u64| {
+        plan_for_runtime(&profile(rt), &h, &request(2, b))
+            .unwrap()
+            .ranked[0]
+            .transport
+    };
     assert_eq!(best(fast, 1 << 20), Transport::Direct);
     assert_eq!(best(fast, 48), Transport::Stream);
     let slow = Rt {

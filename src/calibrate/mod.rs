@@ -128,7 +128,8 @@ pub enum CalibrateError {
     Options(&'static str),
 }
 
-/// How to calibrate.
+/// How to calibrate: the probe settings (herald-mpi's calibration over MPI takes the same, plus
+/// its large message sizes).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CalibrateOptions {
     /// `quick` or `full` (recorded in the profile).
@@ -174,23 +175,44 @@ impl CalibrateOptions {
         }
     }
 
-    fn check(&self) -> Result<(), CalibrateError> {
+    /// Checks what every calibration needs: two distinct positive sizes, `n ≥ 2`, at least
+    /// one hop, `min_time ≤ budget`.
+    ///
+    /// # Errors
+    /// [`CalibrateError::Options`] naming the first setting that fails.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use herald::calibrate::CalibrateOptions;
+    /// assert!(CalibrateOptions::quick().validate().is_ok());
+    /// let one_size = CalibrateOptions { sizes: vec![4, 4], ..CalibrateOptions::quick() };
+    /// assert!(one_size.validate().is_err());
+    /// ```
+    pub fn validate(&self) -> Result<(), CalibrateError> {
         let mut sizes = self.sizes.clone();
         sizes.sort_unstable();
         sizes.dedup();
         if sizes.len() < 2 || sizes[0] == 0 {
             return Err(CalibrateError::Options("need two distinct positive sizes"));
         }
-        let lines = u64::from(self.n) * u64::from(*sizes.last().unwrap_or(&1));
-        if self.n < 2 || lines + 2 > probes::RING_LINES as u64 {
-            return Err(CalibrateError::Options(
-                "n must be ≥ 2 and n·s must fit the ring",
-            ));
+        if self.n < 2 {
+            return Err(CalibrateError::Options("n must be ≥ 2"));
         }
         if self.min_time > self.budget || self.hops == 0 {
             return Err(CalibrateError::Options(
                 "min_time exceeds budget, or no hops",
             ));
+        }
+        Ok(())
+    }
+
+    /// [`validate`](Self::validate), and `n·s` lines must fit the probes' rings.
+    fn check(&self) -> Result<(), CalibrateError> {
+        self.validate()?;
+        let largest = self.sizes.iter().max().copied().unwrap_or(1);
+        if u64::from(self.n) * u64::from(largest) + 2 > probes::RING_LINES as u64 {
+            return Err(CalibrateError::Options("n·s must fit the ring"));
         }
         Ok(())
     }
@@ -403,27 +425,12 @@ pub fn calibrate(
     let mut probes: Vec<(usize, Probe)> = Vec::new();
     for depth in 0..h.pu_level() {
         let name = h.level(depth).name();
-        let mut level = LevelProfile {
+        let mut level = LevelProfile::unmeasured(
             name,
             depth,
-            pair: None,
-            slices: 0,
-            raw_hop_ns: None,
-            one_way_ns: None,
-            l_ns: None,
-            o_s_ns: None,
-            o_r_ns: None,
-            g_ns: None,
-            big_g_ns_per_byte: None,
-            lambda: None,
-            capacity: None,
-            note: Some(
-                "not measurable: every node of this level has one child, so no two PUs have \
-                 their lowest common ancestor here"
-                    .into(),
-            ),
-            runtime: None,
-        };
+            "not measurable: every node of this level has one child, so no two PUs have their \
+             lowest common ancestor here",
+        );
         if let Some((a, b)) = pair_at(h, depth) {
             let os = [h.os_index(a), h.os_index(b)];
             level.pair = Some(os);

@@ -169,11 +169,12 @@ impl Pair {
     pub(crate) fn slice(&mut self, plan: &SlicePlan) -> Result<SliceData, CalibrateError> {
         self.flag.store(0, Ordering::Relaxed);
         let flag = &self.flag;
-        let outs = self.team.run_with(&mut self.ends, |ctx, ends| {
+        let outs = self.team.run_with(&mut self.ends, |ctx, e| {
+            let side = Side { ctx, e, plan, flag };
             if ctx.rank() == 0 {
-                client(ctx, ends, plan, flag)
+                side.client()
             } else {
-                server(ctx, ends, plan, flag)
+                side.server()
             }
         });
         let mut prtt = None;
@@ -286,16 +287,40 @@ fn await_flag(ctx: &Ctx, flag: &AtomicU64, value: u64) -> Result<(), CalibrateEr
     Ok(())
 }
 
-fn client(
-    ctx: &Ctx,
-    e: &mut Ends,
-    plan: &SlicePlan,
-    flag: &AtomicU64,
-) -> Result<RankOut, CalibrateError> {
-    let c = plan.clock;
-    let mut prtt = vec![Vec::with_capacity(plan.reps as usize); plan.sizes.len()];
-    for _ in 0..plan.reps {
-        for (k, &s) in plan.sizes.iter().enumerate() {
+/// One rank's part of a slice: its channel ends, the plan, and the pair's ping-pong line.
+struct Side<'a> {
+    ctx: &'a Ctx,
+    e: &'a mut Ends,
+    plan: &'a SlicePlan,
+    flag: &'a AtomicU64,
+}
+
+impl Side<'_> {
+    /// The sequence both sides walk in lockstep: `reps` rounds over the sizes, `probe(k, s)` for
+    /// size `k` of `s` lines. Returns, per size, each round's result.
+    fn rounds<T>(
+        &mut self,
+        mut probe: impl FnMut(&Ctx, &mut Ends, usize, u32) -> Result<T, CalibrateError>,
+    ) -> Result<Vec<Vec<T>>, CalibrateError> {
+        let plan = self.plan;
+        let mut out: Vec<Vec<T>> = plan
+            .sizes
+            .iter()
+            .map(|_| Vec::with_capacity(plan.reps as usize))
+            .collect();
+        for _ in 0..plan.reps {
+            for (k, &s) in plan.sizes.iter().enumerate() {
+                out[k].push(probe(self.ctx, self.e, k, s)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Rank 0: times the round trips.
+    fn client(mut self) -> Result<RankOut, CalibrateError> {
+        let plan = self.plan;
+        let c = plan.clock;
+        let prtt = self.rounds(|ctx, e, k, s| {
             // PRTT(1, 0, s)
             let t0 = Instant::now();
             put_n(&mut e.tx, s)?;
@@ -317,34 +342,28 @@ fn client(
             }
             take_n(ctx, &mut e.rx, s)?;
             let spaced = since(t0) - c;
-            prtt[k].push([one, burst, spaced, delays]);
             // o_r: wait for "go", send the message at once, wait for "done".
             take(ctx, &mut e.rx)?;
             put_n(&mut e.tx, s)?;
             take(ctx, &mut e.rx)?;
+            Ok([one, burst, spaced, delays])
+        })?;
+        // The raw round trips are timed together, not one by one: a round trip (50–450 ns) is a
+        // few ticks of a VM's clock (10 ns here), and a clock read inside it would sit on the
+        // path.
+        let t0 = Instant::now();
+        for i in 0..u64::from(plan.hops) {
+            self.flag.store(2 * i + 1, Ordering::Release);
+            await_flag(self.ctx, self.flag, 2 * i + 2)?;
         }
+        let rtt = (since(t0) - c) / f64::from(plan.hops);
+        Ok(RankOut::Client { prtt, rtt })
     }
-    // The raw round trips are timed together, not one by one: a round trip (50–450 ns) is a
-    // few ticks of a VM's clock (10 ns here), and a clock read inside it would sit on the path.
-    let t0 = Instant::now();
-    for i in 0..u64::from(plan.hops) {
-        flag.store(2 * i + 1, Ordering::Release);
-        await_flag(ctx, flag, 2 * i + 2)?;
-    }
-    let rtt = (since(t0) - c) / f64::from(plan.hops);
-    Ok(RankOut::Client { prtt, rtt })
-}
 
-fn server(
-    ctx: &Ctx,
-    e: &mut Ends,
-    plan: &SlicePlan,
-    flag: &AtomicU64,
-) -> Result<RankOut, CalibrateError> {
-    let c = plan.clock;
-    let mut o_r = vec![Vec::with_capacity(plan.reps as usize); plan.sizes.len()];
-    for _ in 0..plan.reps {
-        for (k, &s) in plan.sizes.iter().enumerate() {
+    /// Rank 1: answers, and times receive overheads.
+    fn server(mut self) -> Result<RankOut, CalibrateError> {
+        let plan = self.plan;
+        let o_r = self.rounds(|ctx, e, k, s| {
             take_n(ctx, &mut e.rx, s)?;
             put_n(&mut e.tx, s)?;
             take_n(ctx, &mut e.rx, plan.n * s)?;
@@ -356,15 +375,16 @@ fn server(
             spin_for(plan.wait[k]);
             let t0 = Instant::now();
             take_n(ctx, &mut e.rx, s)?;
-            o_r[k].push(since(t0) - c);
+            let o_r = since(t0) - plan.clock;
             put_n(&mut e.tx, 1)?;
+            Ok(o_r)
+        })?;
+        for i in 0..u64::from(plan.hops) {
+            await_flag(self.ctx, self.flag, 2 * i + 1)?;
+            self.flag.store(2 * i + 2, Ordering::Release);
         }
+        Ok(RankOut::Server { o_r })
     }
-    for i in 0..u64::from(plan.hops) {
-        await_flag(ctx, flag, 2 * i + 1)?;
-        flag.store(2 * i + 2, Ordering::Release);
-    }
-    Ok(RankOut::Server { o_r })
 }
 
 /// Runs `k` simultaneous raw ping-pongs on the pairs `pairs[..k]` (OS CPUs) and returns the

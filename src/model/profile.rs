@@ -477,6 +477,36 @@ pub struct WholeParams {
 }
 
 impl LevelProfile {
+    /// A level at `depth` named `name` with nothing measured, and `note` saying why.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use herald::model::LevelProfile;
+    /// let l = LevelProfile::unmeasured("package".into(), 1, "no two ranks meet here");
+    /// assert!(l.l_ns.is_none() && l.pair.is_none() && l.slices == 0);
+    /// assert_eq!(l.note.as_deref(), Some("no two ranks meet here"));
+    /// ```
+    pub fn unmeasured(name: String, depth: usize, note: &str) -> LevelProfile {
+        LevelProfile {
+            name,
+            depth,
+            pair: None,
+            slices: 0,
+            raw_hop_ns: None,
+            one_way_ns: None,
+            l_ns: None,
+            o_s_ns: None,
+            o_r_ns: None,
+            g_ns: None,
+            big_g_ns_per_byte: None,
+            lambda: None,
+            capacity: None,
+            note: Some(note.to_owned()),
+            runtime: None,
+        }
+    }
+
     fn need(
         &self,
         d: &Option<Distribution>,

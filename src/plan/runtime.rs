@@ -42,7 +42,7 @@ impl RuntimePlan {
     }
 }
 
-/// Ranks every candidate broadcast of `bytes` bytes from `root` among `n` ranks on `hierarchy`
+/// Ranks every candidate broadcast `req` (its ranks, root and payload bytes) on `hierarchy`
 /// (ranks in compact order, cycling over the PUs when there are more ranks than PUs) by
 /// herald's runtime cost model under `profile`, each under every transport the profile
 /// measured (single copy only if it did, and only for payloads of more than one line).
@@ -58,7 +58,8 @@ impl RuntimePlan {
 /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
 /// let profile = Profile::from_json_forced(&text)?;
 /// let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
-/// let p = plan_for_runtime(&profile, &h, 4, 4096, 0)?;
+/// let req = PlanRequest { n: 4, root: 0, bytes: 4096, blocks: None };
+/// let p = plan_for_runtime(&profile, &h, &req)?;
 /// let best = p.best().unwrap();
 /// assert!(p.ranked.iter().all(|c| c.predicted.makespan_ps >= best.predicted.makespan_ps));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -66,16 +67,15 @@ impl RuntimePlan {
 pub fn plan_for_runtime(
     profile: &Profile,
     hierarchy: &Hierarchy,
-    n: u32,
-    bytes: u64,
-    root: u32,
+    req: &PlanRequest,
 ) -> Result<RuntimePlan, PlanError> {
-    let model = runtime_model(profile, hierarchy, n)?;
+    let model = runtime_model(profile, hierarchy, req.n)?;
     let costs = RuntimeCosts::from_profile(profile, hierarchy, Pick::Dominant)?;
-    rank_for_runtime(&model, &costs, n, bytes, root)
+    rank_request(&model, &costs, req)
 }
 
-/// [`plan_for_runtime`] with the candidates' model and the runtime's costs given.
+/// [`plan_for_runtime`] with the candidates' model and the runtime's costs given, for a
+/// broadcast of `bytes` bytes from `root` among `n` ranks.
 ///
 /// # Errors
 /// As [`plan_for_runtime`].
@@ -92,8 +92,18 @@ pub fn rank_for_runtime(
         bytes,
         blocks: None,
     };
-    let jobs = jobs_for_request(model, &req)?;
-    let (candidates, mut rejected) = rank_with_schedules(&jobs, &req)?;
+    rank_request(model, costs, &req)
+}
+
+/// [`rank_for_runtime`] of `req`.
+fn rank_request(
+    model: &crate::model::Model,
+    costs: &RuntimeCosts,
+    req: &PlanRequest,
+) -> Result<RuntimePlan, PlanError> {
+    let bytes = req.bytes;
+    let jobs = jobs_for_request(model, req)?;
+    let (candidates, mut rejected) = rank_with_schedules(&jobs, req)?;
     let transports: &[Transport] = if costs.models_direct() && bytes > 48 {
         &[Transport::Stream, Transport::Direct]
     } else {

@@ -176,8 +176,10 @@ pub(super) fn tree_single<T: Tree>(
     if capacity_binds(t, step) {
         return Ok(None);
     }
+    let mut s = Schedule::empty(n, Collective::Broadcast { root: 0, blocks: 1 }, t.base)?;
     let mut kids = Vec::new();
-    let mut offsets = Vec::with_capacity(n as usize + 1);
+    let offsets = &mut s.offsets;
+    offsets.reserve_exact(n as usize + 1);
     offsets.push(0u32);
     let mut total = 0u64;
     for v in 0..n {
@@ -188,8 +190,8 @@ pub(super) fn tree_single<T: Tree>(
             u32::try_from(total).map_err(|_| ScheduleError::TooLarge(format!("{total} sends")))?,
         );
     }
-    let mut at = Vec::with_capacity(total as usize);
-    let mut to = Vec::with_capacity(total as usize);
+    s.at.reserve_exact(total as usize);
+    s.to.reserve_exact(total as usize);
     // when each rank holds the block (filled in before the rank is reached: children > parent)
     let mut holds = vec![Ticks::MAX; n as usize];
     holds[0] = 0;
@@ -200,15 +202,14 @@ pub(super) fn tree_single<T: Tree>(
         debug_assert!(kids.is_empty() || x != Ticks::MAX, "child before parent");
         for &c in &kids {
             debug_assert!(c > v);
-            at.push(x);
-            to.push(c);
+            s.at.push(x);
+            s.to.push(c);
             holds[c as usize] = time::add(x, t.latency)?;
             x = time::add(x, step)?;
         }
     }
     drop(holds);
-    let collective = Collective::Broadcast { root: 0, blocks: 1 };
-    Schedule::from_parts(n, collective, t.base, offsets, at, to, Vec::new()).map(Some)
+    s.checked().map(Some)
 }
 
 /// The least period `P` at which every rank of a chain can pass on blocks, when the message from
@@ -246,23 +247,25 @@ pub(super) fn chain_hops(
     if total >= u64::from(u32::MAX) {
         return Err(ScheduleError::TooLarge(format!("{total} sends")));
     }
-    let offsets: Vec<u32> = (0..=n).map(|v| v.min(n - 1) * m).collect();
-    let mut at = Vec::with_capacity(total as usize);
-    let mut to = Vec::with_capacity(total as usize);
-    let mut what = Vec::with_capacity(if m > 1 { total as usize } else { 0 });
+    let mut s = Schedule::empty(n, Collective::Broadcast { root: 0, blocks: m }, hop(0).base)?;
+    s.offsets = (0..=n).map(|v| v.min(n - 1) * m).collect();
+    s.at.reserve_exact(total as usize);
+    s.to.reserve_exact(total as usize);
+    if m > 1 {
+        s.what.reserve_exact(total as usize);
+    }
     let mut first = 0;
     for v in 0..n - 1 {
         for b in 0..m {
-            at.push(time::add(first, time::mul(period, u64::from(b))?)?);
-            to.push(v + 1);
+            s.at.push(time::add(first, time::mul(period, u64::from(b))?)?);
+            s.to.push(v + 1);
             if m > 1 {
-                what.push(b);
+                s.what.push(b);
             }
         }
         first = time::add(first, hop(v).latency)?;
     }
-    let collective = Collective::Broadcast { root: 0, blocks: m };
-    Schedule::from_parts(n, collective, hop(0).base, offsets, at, to, what).map(Some)
+    s.checked().map(Some)
 }
 
 /// [`chain_hops`] under one timing for every hop: rank `v` forwards block `b` at `v·D + b·P`,

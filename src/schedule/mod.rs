@@ -309,28 +309,45 @@ impl Schedule {
         Payloads(&self.what)
     }
 
-    /// A schedule from columns already grouped by sender (`offsets`, length `n + 1`) with each
-    /// sender's times nondecreasing; `what` may be empty (every payload 0). For generators that
-    /// compute their sends in place.
+    /// A schedule of `n` processors with no sends yet, for generators that compute their
+    /// sends in place: they fill the columns (`offsets`, length `n + 1`, grouped by sender; each
+    /// sender's times nondecreasing; `what` may stay empty, every payload 0), then call
+    /// [`checked`](Self::checked).
     ///
     /// # Errors
-    /// [`ScheduleError`] for an invalid problem or columns that do not fit together.
-    pub(crate) fn from_parts(
+    /// [`ScheduleError`] for an invalid problem.
+    pub(crate) fn empty(
         n: u32,
         collective: Collective,
         base: TimeBase,
-        offsets: Vec<u32>,
-        at: Vec<Ticks>,
-        to: Vec<u32>,
-        mut what: Vec<u32>,
     ) -> Result<Schedule, ScheduleError> {
         validate(n, &collective)?;
+        Ok(Schedule {
+            n,
+            collective,
+            base,
+            offsets: Vec::new(),
+            at: Vec::new(),
+            to: Vec::new(),
+            what: Vec::new(),
+        })
+    }
+
+    /// The schedule, once its columns are checked to fit together; an all-zero `what` is
+    /// dropped (every payload 0 is implicit).
+    ///
+    /// # Errors
+    /// [`ScheduleError`] for an invalid problem or columns that do not fit together.
+    pub(crate) fn checked(mut self) -> Result<Schedule, ScheduleError> {
+        let n = self.n;
+        validate(n, &self.collective)?;
+        let (offsets, at) = (&self.offsets, &self.at);
         let len = at.len();
         let fits = offsets.len() == n as usize + 1
             && offsets[0] == 0
             && offsets[n as usize] as usize == len
-            && to.len() == len
-            && (what.is_empty() || what.len() == len)
+            && self.to.len() == len
+            && (self.what.is_empty() || self.what.len() == len)
             && offsets.windows(2).all(|w| w[0] <= w[1])
             && (0..n as usize)
                 .all(|p| at[offsets[p] as usize..offsets[p + 1] as usize].is_sorted());
@@ -339,18 +356,10 @@ impl Schedule {
                 "columns that do not fit together (a generator's bug)".into(),
             ));
         }
-        if what.iter().all(|&w| w == 0) {
-            what = Vec::new();
+        if self.what.iter().all(|&w| w == 0) {
+            self.what = Vec::new();
         }
-        Ok(Schedule {
-            n,
-            collective,
-            base,
-            offsets,
-            at,
-            to,
-            what,
-        })
+        Ok(self)
     }
 
     /// The same schedule with processor `r` renamed `map(r)`; `map` must be a permutation of
@@ -622,10 +631,7 @@ impl ScheduleBuilder {
                 }
             }
         }
-        if what.iter().all(|&w| w == 0) {
-            what = Vec::new();
-        }
-        Ok(Schedule {
+        Schedule {
             n,
             collective,
             base,
@@ -633,7 +639,8 @@ impl ScheduleBuilder {
             at,
             to,
             what,
-        })
+        }
+        .checked()
     }
 }
 

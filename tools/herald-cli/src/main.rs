@@ -86,31 +86,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli: Cli = match herald_cli_common::parse("herald") {
         Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => {
-            // --help and --version
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            let text = e.to_string();
-            // clap's first paragraph, on one line ("… not provided: --ports <PORTS>").
-            let words: Vec<&str> = text
-                .lines()
-                .map(str::trim)
-                .skip_while(|l| l.is_empty())
-                .take_while(|l| !l.is_empty())
-                .collect();
-            let line = words.join(" ");
-            let line = if line.is_empty() {
-                "invalid arguments"
-            } else {
-                &line
-            };
-            eprintln!("herald: {}", line.trim_start_matches("error: "));
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let result = match &cli.command {
         Command::Schedule(a) => sim::schedule(a),
@@ -128,13 +106,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(CliError::Usage(msg)) => {
-            eprintln!("herald: {}", msg.replace('\n', " "));
-            ExitCode::from(2)
-        }
-        Err(CliError::Failed(msg)) => {
-            eprintln!("herald: {}", msg.replace('\n', " "));
-            ExitCode::from(1)
-        }
+        Err(CliError::Usage(msg)) => herald_cli_common::fail("herald", &msg, true),
+        Err(CliError::Failed(msg)) => herald_cli_common::fail("herald", &msg, false),
     }
 }

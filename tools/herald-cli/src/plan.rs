@@ -205,7 +205,7 @@ pub(crate) fn run(a: &PlanArgs) -> Result<(), CliError> {
         blocks: a.blocks,
     };
     let p = plan(&model, &req).map_err(CliError::usage)?;
-    let runtime = runtime_ranking(a, machine.as_ref())?;
+    let runtime = runtime_ranking(a, &req, machine.as_ref())?;
     if a.json {
         print_json(a, &model, &p, unit, runtime)?;
         return Ok(());
@@ -278,6 +278,7 @@ pub(crate) fn run(a: &PlanArgs) -> Result<(), CliError> {
 /// herald's runtime cost model, each under every transport the profile measured.
 fn runtime_ranking(
     a: &PlanArgs,
+    req: &PlanRequest,
     machine: Option<&herald::Hierarchy>,
 ) -> Result<Option<Vec<RuntimeRowJson>>, CliError> {
     let (Some(path), Some(machine)) = (&a.profile, machine) else {
@@ -287,8 +288,7 @@ fn runtime_ranking(
         return Ok(None);
     }
     let profile = load_profile(path, a.force).map_err(CliError::usage)?;
-    let p = herald::plan::plan_for_runtime(&profile, machine, a.n, a.payload, a.root)
-        .map_err(CliError::usage)?;
+    let p = herald::plan::plan_for_runtime(&profile, machine, req).map_err(CliError::usage)?;
     Ok(Some(
         p.ranked
             .iter()

@@ -54,10 +54,14 @@ struct Chosen {
 fn choose(a: &RunArgs, hierarchy: &herald::Hierarchy) -> Result<Chosen, CliError> {
     if let Some(path) = &a.profile {
         let profile = herald::model::load_profile(path, a.force).map_err(CliError::usage)?;
-        let (n, root) = (a.problem.n(), a.problem.root());
+        let req = herald::PlanRequest {
+            n: a.problem.n(),
+            root: a.problem.root(),
+            bytes: a.payload as u64,
+            blocks: None,
+        };
         let (schedule, c) =
-            herald::plan::plan_runtime(&profile, hierarchy, n, a.payload as u64, root)
-                .map_err(CliError::usage)?;
+            herald::plan::plan_runtime(&profile, hierarchy, &req).map_err(CliError::usage)?;
         return Ok(Chosen {
             schedule,
             name: format!("{} (planned, {} block(s))", c.label, c.blocks),

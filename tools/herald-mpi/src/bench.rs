@@ -262,16 +262,28 @@ enum OverMpi {
     ReduceBcast(Box<(CombinePlan, BroadcastPlan)>),
 }
 
+/// One timed round: `k` collectives of `bytes` in a row, timed as `variant` says, on data made
+/// from `seed`; both sides run the same rounds.
+#[derive(Debug, Clone, Copy)]
+struct Round {
+    coll: Collective,
+    variant: Variant,
+    k: usize,
+    bytes: usize,
+    seed: u64,
+}
+
 /// The library's or herald-over-MPI's round on this rank: seconds per collective (this rank's).
 fn mpi_round(
     world: &World,
     chan: &Channel,
-    coll: Collective,
-    variant: Variant,
-    k: usize,
+    round: Round,
     herald: Option<&OverMpi>,
     b: &mut Buffers,
 ) -> Result<f64, Error> {
+    let Round {
+        coll, variant, k, ..
+    } = round;
     let n = world.size();
     let comm = world.comm();
     let root_of = |i: usize| match variant {
@@ -373,16 +385,10 @@ fn fill(b: &mut Buffers, coll: Collective, rank: usize, seed: u64) {
     }
 }
 
-/// What a rank must hold after a round of `k` collectives (see the module docs).
-fn check(
-    b: &Buffers,
-    coll: Collective,
-    variant: Variant,
-    k: usize,
-    n: usize,
-    seed: u64,
-) -> Result<(), String> {
-    match coll {
+/// What a rank must hold after `round` among `n` ranks (see the module docs).
+fn check(b: &Buffers, round: Round, n: usize) -> Result<(), String> {
+    let seed = round.seed;
+    match round.coll {
         Collective::Bcast => {
             let mut want = vec![0u8; b.bytes.len()];
             payload(&mut want, seed);
@@ -392,7 +398,7 @@ fn check(
             }
         }
         Collective::Allreduce => {
-            let want = allreduce_expected(b.value.len(), variant, k, n, seed);
+            let want = allreduce_expected(b.value.len(), round.k, n, seed);
             match b.value.iter().zip(&want).position(|(x, y)| x != y) {
                 None => Ok(()),
                 Some(at) => Err(format!("allreduce differs at element {at}")),
@@ -403,7 +409,7 @@ fn check(
 
 /// The result of `k` allreduces in a row, each fed the previous result (every variant: the
 /// loops feed results back, so all three compute the same).
-fn allreduce_expected(len: usize, _variant: Variant, k: usize, n: usize, seed: u64) -> Vec<u64> {
+fn allreduce_expected(len: usize, k: usize, n: usize, seed: u64) -> Vec<u64> {
     let mut sum = vec![0u64; len];
     let mut part = vec![0u64; len];
     for r in 0..n {
@@ -524,19 +530,12 @@ struct InProc {
 }
 
 /// The in-process round: `(seconds per collective, check outcome)` of the slowest thread.
-fn inproc_round(
-    ip: &mut InProc,
-    coll: Collective,
-    variant: Variant,
-    k: usize,
-    bytes: usize,
-    seed: u64,
-) -> Result<f64, Error> {
+fn inproc_round(ip: &mut InProc, round: Round) -> Result<f64, Error> {
     let n = ip.comm.size();
     let mut ranks = ip.comm.ranks();
-    let out: Vec<Result<f64, String>> = ip.team.run_with(&mut ranks, |_, c| match coll {
-        Collective::Bcast => inproc_bcast(c, variant, k, bytes, seed),
-        Collective::Allreduce => inproc_allreduce(c, variant, k, bytes, seed),
+    let out: Vec<Result<f64, String>> = ip.team.run_with(&mut ranks, |_, c| match round.coll {
+        Collective::Bcast => inproc_bcast(c, round),
+        Collective::Allreduce => inproc_allreduce(c, round),
     });
     let mut worst: f64 = 0.0;
     for (r, o) in out.into_iter().enumerate() {
@@ -575,13 +574,14 @@ fn inproc_time(
     }
 }
 
-fn inproc_bcast(
-    c: &mut CommRank<'_>,
-    variant: Variant,
-    k: usize,
-    bytes: usize,
-    seed: u64,
-) -> Result<f64, String> {
+fn inproc_bcast(c: &mut CommRank<'_>, round: Round) -> Result<f64, String> {
+    let Round {
+        variant,
+        k,
+        bytes,
+        seed,
+        ..
+    } = round;
     let n = c.size();
     let mut buf = vec![0u8; bytes];
     if c.rank() == 0 {
@@ -603,17 +603,11 @@ fn inproc_bcast(
     }
 }
 
-fn inproc_allreduce(
-    c: &mut CommRank<'_>,
-    variant: Variant,
-    k: usize,
-    bytes: usize,
-    seed: u64,
-) -> Result<f64, String> {
+fn inproc_allreduce(c: &mut CommRank<'_>, round: Round) -> Result<f64, String> {
     macro_rules! sized {
         ($($len:literal)*) => {
-            match bytes / 8 {
-                $($len => inproc_allreduce_of::<$len>(c, variant, k, seed),)*
+            match round.bytes / 8 {
+                $($len => inproc_allreduce_of::<$len>(c, round),)*
                 other => Err(format!("no in-process allreduce of {other} elements")),
             }
         };
@@ -621,12 +615,10 @@ fn inproc_allreduce(
     sized!(1 2 4 8 16 32 64 128 256 512 1024 2048 4096 8192 16384 32768 65536 131072 262144 524288)
 }
 
-fn inproc_allreduce_of<const L: usize>(
-    c: &mut CommRank<'_>,
-    variant: Variant,
-    k: usize,
-    seed: u64,
-) -> Result<f64, String> {
+fn inproc_allreduce_of<const L: usize>(c: &mut CommRank<'_>, round: Round) -> Result<f64, String> {
+    let Round {
+        variant, k, seed, ..
+    } = round;
     let (n, me) = (c.size(), c.rank());
     let mut value = Box::new([0u64; L]);
     contribution(&mut value[..], me, seed);
@@ -641,7 +633,7 @@ fn inproc_allreduce_of<const L: usize>(
         *value = c.allreduce(*value, add).map_err(|e| e.to_string())?;
         Ok(())
     })?;
-    let want = allreduce_expected(L, variant, k, n, seed);
+    let want = allreduce_expected(L, k, n, seed);
     match value.iter().zip(&want).position(|(x, y)| x != y) {
         None => Ok(t),
         Some(at) => Err(format!("allreduce differs at element {at}")),
@@ -730,18 +722,25 @@ pub fn bench(
             for &variant in &opts.variants {
                 // One side's round, checked. `herald` selects the side.
                 let mut side = |herald: bool, k: usize, seed: u64| -> Result<f64, Error> {
+                    let round = Round {
+                        coll,
+                        variant,
+                        k,
+                        bytes,
+                        seed,
+                    };
                     fill(&mut b, coll, me, seed);
                     let t = if herald && opts.herald == HeraldSide::Inproc {
                         let t = match inproc.as_mut() {
-                            Some(ip) => inproc_round(ip, coll, variant, k, bytes, seed)?,
+                            Some(ip) => inproc_round(ip, round)?,
                             None => 0.0,
                         };
                         chan.quiet_barrier(nap)?;
                         t
                     } else {
                         let over = if herald { plans.as_ref() } else { None };
-                        let t = mpi_round(world, chan, coll, variant, k, over, &mut b)?;
-                        if let Err(e) = check(&b, coll, variant, k, n, seed) {
+                        let t = mpi_round(world, chan, round, over, &mut b)?;
+                        if let Err(e) = check(&b, round, n) {
                             let who = if herald { "herald over MPI" } else { "MPI" };
                             return Err(Error::Verify(format!("{who}, rank {me}: {e}")));
                         }
@@ -839,7 +838,14 @@ mod tests {
             for bytes in [8usize, 4096] {
                 for k in [1usize, 5, 255, 256, 257, 600] {
                     for coll in [Collective::Bcast, Collective::Allreduce] {
-                        inproc_round(&mut ip, coll, variant, k, bytes, 3)
+                        let round = Round {
+                            coll,
+                            variant,
+                            k,
+                            bytes,
+                            seed: 3,
+                        };
+                        inproc_round(&mut ip, round)
                             .unwrap_or_else(|e| panic!("{coll:?} {variant:?} {bytes} {k}: {e}"));
                     }
                 }

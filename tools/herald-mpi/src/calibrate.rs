@@ -66,75 +66,59 @@ use std::time::{Duration, Instant};
 /// Bytes per size unit (the payload of one of herald's lines).
 pub const UNIT: usize = 56;
 
-/// How to calibrate.
+/// How to calibrate: herald's probe settings, and the large sizes `G` is fitted on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CalibrateOptions {
-    /// `quick` or `full` (recorded in the profile).
-    pub mode: &'static str,
-    /// Measure at least this long.
-    pub min_time: Duration,
-    /// Stop after this long, settled or not.
-    pub budget: Duration,
-    /// Target duration of one slice.
-    pub slice: Duration,
-    /// Message sizes in units of [`UNIT`] bytes for `L`, `o_s`, `o_r`, `g` (two distinct at
-    /// least).
-    pub sizes: Vec<u32>,
-    /// Large message sizes (units) for `G` alone (none: `G` from `sizes`).
+    /// herald's settings. Its `sizes` (for `L`, `o_s`, `o_r`, `g`) are in units of [`UNIT`]
+    /// bytes, the payload of one of herald's lines.
+    pub probe: herald::calibrate::CalibrateOptions,
+    /// Large message sizes (units) for `G` alone (none: `G` from `probe.sizes`).
     pub large: Vec<u32>,
-    /// Messages per multi-message probe (Netgauge's `n`).
-    pub n: u32,
-    /// Empty-message round trips per slice for `raw_hop_ns`.
-    pub hops: u32,
 }
 
 impl CalibrateOptions {
-    /// 2 s to 8 s of measuring, sizes 1 … 16 units.
+    /// herald's quick settings with a longer budget (2 s to 8 s of measuring), sizes 1 … 16
+    /// units; `G` from 256 and 1024.
     pub fn quick() -> CalibrateOptions {
         CalibrateOptions {
-            mode: "quick",
-            min_time: Duration::from_secs(2),
-            budget: Duration::from_secs(8),
-            slice: Duration::from_millis(15),
-            sizes: vec![1, 2, 4, 8, 16],
+            probe: herald::calibrate::CalibrateOptions {
+                budget: Duration::from_secs(8),
+                sizes: vec![1, 2, 4, 8, 16],
+                ..herald::calibrate::CalibrateOptions::quick()
+            },
             large: vec![256, 1024],
-            n: 10,
-            hops: 64,
         }
     }
 
-    /// 30 s to 90 s of measuring, sizes 1 … 64 units.
+    /// herald's full settings (30 s to 90 s of measuring), sizes 1 … 64 units; `G` from 256,
+    /// 1024 and 4096.
     pub fn full() -> CalibrateOptions {
         CalibrateOptions {
-            mode: "full",
-            min_time: Duration::from_secs(30),
-            budget: Duration::from_secs(90),
-            slice: Duration::from_millis(30),
-            sizes: vec![1, 2, 4, 8, 16, 32, 64],
+            probe: herald::calibrate::CalibrateOptions {
+                sizes: vec![1, 2, 4, 8, 16, 32, 64],
+                ..herald::calibrate::CalibrateOptions::full()
+            },
             large: vec![256, 1024, 4096],
-            n: 10,
-            hops: 128,
         }
     }
 
     /// The small sizes, then the large ones.
     fn all_sizes(&self) -> Vec<u32> {
-        self.sizes.iter().chain(&self.large).copied().collect()
+        self.probe
+            .sizes
+            .iter()
+            .chain(&self.large)
+            .copied()
+            .collect()
     }
 
     fn check(&self) -> Result<(), Error> {
         if self.large.len() == 1 || self.large.contains(&0) {
             return Err(Error::Usage("give no large size or two at least".into()));
         }
-        let mut s = self.sizes.clone();
-        s.sort_unstable();
-        s.dedup();
-        if s.len() < 2 || s[0] == 0 || self.n < 2 || self.hops == 0 || self.min_time > self.budget {
-            return Err(Error::Usage(
-                "calibration needs two distinct positive sizes, n ≥ 2, hops ≥ 1, min ≤ budget"
-                    .into(),
-            ));
-        }
+        self.probe
+            .validate()
+            .map_err(|e| Error::Usage(e.to_string()))?;
         Ok(())
     }
 }
@@ -236,7 +220,7 @@ fn client_slice(
     ctrl.extend(&plan.wait);
     chan.send(bytemuck::cast_slice(&ctrl), server, TAG_CTRL)?;
     let sizes = &opts.all_sizes();
-    let n = opts.n as usize;
+    let n = opts.probe.n as usize;
     // [size][rep] of (prtt_1_0, prtt_n_0, prtt_n_d, delay_total)
     let mut prtt = vec![Vec::with_capacity(plan.reps as usize); sizes.len()];
     for _ in 0..plan.reps {
@@ -271,11 +255,11 @@ fn client_slice(
         }
     }
     let t0 = Instant::now();
-    for _ in 0..opts.hops {
+    for _ in 0..opts.probe.hops {
         chan.send(&buf[..0], server, TAG_DATA)?;
         chan.recv(&mut buf[..0], server, TAG_DATA)?;
     }
-    let raw_hop = (since(t0) - clock) / f64::from(opts.hops) / 2.0;
+    let raw_hop = (since(t0) - clock) / f64::from(opts.probe.hops) / 2.0;
     let mut o_r = vec![0f64; sizes.len()];
     chan.recv(bytemuck::cast_slice_mut(&mut o_r), server, TAG_CTRL)?;
     let mut points = Vec::with_capacity(sizes.len());
@@ -312,7 +296,7 @@ fn server_slice(
     chan.recv(bytemuck::cast_slice_mut(&mut ctrl), client, TAG_CTRL)?;
     let reps = ctrl[0] as u32;
     let wait = ctrl[1 + sizes.len()..].to_vec();
-    let n = opts.n as usize;
+    let n = opts.probe.n as usize;
     let mut o_r = vec![Vec::with_capacity(reps as usize); sizes.len()];
     for _ in 0..reps {
         for (i, &s) in sizes.iter().enumerate() {
@@ -333,7 +317,7 @@ fn server_slice(
             chan.send(&buf[..0], client, TAG_CTRL)?;
         }
     }
-    for _ in 0..opts.hops {
+    for _ in 0..opts.probe.hops {
         chan.recv(&mut buf[..0], client, TAG_DATA)?;
         chan.send(&buf[..0], client, TAG_DATA)?;
     }
@@ -452,7 +436,7 @@ pub fn calibrate(
                 let (points, gaps, raw_hop) =
                     client_slice(chan, p.server, opts, &plan, clock, &mut buf)?;
                 let took = t0.elapsed();
-                let scale = opts.slice.as_secs_f64() / took.as_secs_f64().max(1e-6);
+                let scale = opts.probe.slice.as_secs_f64() / took.as_secs_f64().max(1e-6);
                 p.reps = ((f64::from(p.reps) * scale).round() as u32).clamp(MIN_REPS, 4096);
                 let warm = p.last.is_some();
                 let valid = gaps
@@ -460,10 +444,10 @@ pub fn calibrate(
                     .zip(&plan.delay)
                     .all(|(&g, &d)| g.is_finite() && g < d);
                 if warm && valid {
-                    let (small, large) = points.split_at(opts.sizes.len());
+                    let (small, large) = points.split_at(opts.probe.sizes.len());
                     // G from the large messages (the library's protocol for them), if any
-                    let big_g = fit_prtt(opts.n, large).ok().map(|f| f.big_g_byte);
-                    let sample = fit_prtt(opts.n, small).ok().map(|f| {
+                    let big_g = fit_prtt(opts.probe.n, large).ok().map(|f| f.big_g_byte);
+                    let sample = fit_prtt(opts.probe.n, small).ok().map(|f| {
                         [
                             raw_hop,
                             f.one_way,
@@ -505,16 +489,16 @@ pub fn calibrate(
             let t0 = Instant::now();
             if me == a {
                 let t = Instant::now();
-                for _ in 0..opts.hops {
+                for _ in 0..opts.probe.hops {
                     chan.send(&buf[..0], b, TAG_DATA)?;
                     chan.recv(&mut buf[..0], b, TAG_DATA)?;
                 }
-                let one_way = (since(t) - clock) / f64::from(opts.hops) / 2.0;
+                let one_way = (since(t) - clock) / f64::from(opts.probe.hops) / 2.0;
                 if one_way.is_finite() {
                     switch_samples.push((one_way, t0.elapsed().as_secs_f64()));
                 }
             } else if me == b {
-                for _ in 0..opts.hops {
+                for _ in 0..opts.probe.hops {
                     chan.recv(&mut buf[..0], a, TAG_DATA)?;
                     chan.send(&buf[..0], a, TAG_DATA)?;
                 }
@@ -544,14 +528,15 @@ pub fn calibrate(
         let elapsed = start.elapsed();
         // At least a warm-up round, and two measured slices per level: past the budget if
         // slices keep being discarded, up to four times it.
-        let mut stop = elapsed >= 4 * opts.budget
+        let mut stop = elapsed >= 4 * opts.probe.budget
             || (rounds >= MIN_ROUNDS
                 && all_sampled
-                && (elapsed >= opts.budget || (elapsed >= opts.min_time && all_settled)));
+                && (elapsed >= opts.probe.budget
+                    || (elapsed >= opts.probe.min_time && all_settled)));
         world.comm().process_at_rank(0).broadcast_into(&mut stop);
         progress(&Progress {
             elapsed,
-            budget: opts.budget,
+            budget: opts.probe.budget,
             slices: rounds * probes.len(),
         });
         if stop {
@@ -561,22 +546,9 @@ pub fn calibrate(
     let duration = start.elapsed();
     // Each client sends its level to rank 0 as JSON (length first).
     let mut levels: Vec<LevelProfile> = (0..h.pu_level())
-        .map(|d| LevelProfile {
-            name: h.level(d).name(),
-            depth: d,
-            pair: None,
-            slices: 0,
-            raw_hop_ns: None,
-            one_way_ns: None,
-            l_ns: None,
-            o_s_ns: None,
-            o_r_ns: None,
-            g_ns: None,
-            big_g_ns_per_byte: None,
-            lambda: None,
-            capacity: None,
-            note: Some("not measured: no two ranks of this job meet at this level".into()),
-            runtime: None,
+        .map(|d| {
+            let note = "not measured: no two ranks of this job meet at this level";
+            LevelProfile::unmeasured(h.level(d).name(), d, note)
         })
         .collect();
     let mut unsettled = Vec::new();
@@ -708,7 +680,7 @@ fn profile(
             cluster.hosts().len(),
             cluster.hosts().join(", ")
         ),
-        mode: opts.mode.to_owned(),
+        mode: opts.probe.mode.to_owned(),
         duration_s: duration.as_secs_f64(),
         clock_overhead_ns: clock,
         clock_resolution_ns: Some(resolution),

@@ -3,7 +3,6 @@
 use crate::Failure;
 use herald_mpi::bench::{bench, BenchOptions, Collective, HeraldSide, Row, Variant};
 use herald_mpi::{Cluster, Error, World};
-use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -196,13 +195,18 @@ pub(crate) fn run(world: &World, a: &BenchArgs) -> Result<(), Failure> {
         }
     })?;
     if me == 0 && a.json {
-        let v = json!({
-            "library": world.library(), "n": world.size(), "herald": opts.herald,
-            "host": herald::model::host_name(), "date": herald::calibrate::utc_now(),
-            "hosts": cluster.hosts(), "rounds": opts.rounds, "target_ms": a.target_ms,
-            "rows": rows,
-        });
-        println!("{v}");
+        let out = crate::output::BenchJson {
+            library: world.library(),
+            n: world.size(),
+            herald: opts.herald,
+            host: herald::model::host_name(),
+            date: herald::calibrate::utc_now(),
+            hosts: cluster.hosts(),
+            rounds: opts.rounds,
+            target_ms: a.target_ms,
+            rows: &rows,
+        };
+        crate::output::print_json(&out)?;
     }
     Ok(())
 }

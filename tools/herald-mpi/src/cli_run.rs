@@ -1,5 +1,6 @@
 //! `herald-mpi run`: herald schedules over MPI point-to-point, every byte verified on request.
 
+use crate::output::{print_json, FlatRunJson, HierRunJson, RunJson, TimesNs};
 use crate::Failure;
 use herald::{
     generate,
@@ -11,7 +12,6 @@ use herald_mpi::{
     contribution, payload, BroadcastPlan, Cluster, CombinePlan, CombineScratch, Error, World,
 };
 use mpi::collective::CommunicatorCollectives;
-use serde_json::json;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -315,20 +315,29 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
     if me != 0 {
         return Ok(());
     }
-    let ns = |d: Duration| d.as_nanos() as f64;
     let (kind, m) = match &chosen {
         Chosen::Broadcast(p) => ("broadcast", p.blocks()),
         Chosen::Combine(p) => (p.collective().name(), 1),
     };
+    let times = TimesNs::of(&spread);
     if a.json {
-        let v = json!({
-            "collective": kind, "algorithm": label, "n": world.size(), "m": m, "root": a.root,
-            "bytes": a.bytes, "iters": a.iters, "verified": a.verify, "library": world.library(),
-            "median_ns": ns(spread.median), "p10_ns": ns(spread.p10), "p90_ns": ns(spread.p90),
-            "predicted_ns": predicted,
-            "measured_over_predicted": predicted.map(|p| ns(spread.median) / p),
-        });
-        println!("{v}");
+        let out = FlatRunJson {
+            m,
+            predicted_ns: predicted,
+            measured_over_predicted: predicted.map(|p| times.median_ns / p),
+            run: RunJson {
+                collective: kind,
+                algorithm: label,
+                n: world.size(),
+                root: a.root,
+                bytes: a.bytes,
+                iters: a.iters,
+                verified: a.verify,
+                library: world.library().to_owned(),
+                times,
+            },
+        };
+        print_json(&out)?;
     } else {
         println!(
             "{kind} of {} bytes over MPI ({}), n = {}, {label} ({} sends), {} iterations{}",
@@ -347,8 +356,8 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
         if let Some(p) = predicted {
             println!(
                 "predicted {p:.0} ns, measured median {:.0} ns: measured/predicted = {:.2}",
-                ns(spread.median),
-                ns(spread.median) / p
+                times.median_ns,
+                times.median_ns / p
             );
         }
     }
@@ -486,23 +495,35 @@ fn run_hier(world: &World, a: &RunArgs) -> Result<(), Failure> {
     if world.rank() != 0 {
         return Ok(());
     }
-    let ns = |d: Duration| d.as_nanos() as f64;
     let predicted = choice.chosen.makespan.to_f64();
+    let times = TimesNs::of(&spread);
     if a.json {
-        let v = json!({
-            "collective": "broadcast", "hierarchical": true, "processes": p, "threads": t,
-            "n": n, "root": root, "bytes": a.bytes, "iters": a.iters, "verified": verify,
-            "library": world.library(), "algorithm": choice.chosen.label,
-            "blocks": choice.chosen.blocks,
-            "overall_best": choice.overall.as_ref().map(|c| c.label.clone()),
-            "overall_best_ns": choice.overall.as_ref().map(|c| c.makespan.to_f64()),
-            "mpi_cost": model.levels()[0].cost.map(|c| c.to_string()), "mpi_cost_source": mpi_src,
-            "thread_cost": model.levels()[1].cost.map(|c| c.to_string()),
-            "thread_cost_source": thread_src,
-            "median_ns": ns(spread.median), "p10_ns": ns(spread.p10), "p90_ns": ns(spread.p90),
-            "predicted_ns": predicted, "measured_over_predicted": ns(spread.median) / predicted,
-        });
-        println!("{v}");
+        let out = HierRunJson {
+            hierarchical: true,
+            processes: p,
+            threads: t,
+            blocks: choice.chosen.blocks,
+            overall_best: choice.overall.as_ref().map(|c| c.label.clone()),
+            overall_best_ns: choice.overall.as_ref().map(|c| c.makespan.to_f64()),
+            mpi_cost: model.levels()[0].cost.map(|c| c.to_string()),
+            mpi_cost_source: mpi_src,
+            thread_cost: model.levels()[1].cost.map(|c| c.to_string()),
+            thread_cost_source: thread_src,
+            predicted_ns: predicted,
+            measured_over_predicted: times.median_ns / predicted,
+            run: RunJson {
+                collective: "broadcast",
+                algorithm: choice.chosen.label.clone(),
+                n,
+                root: a.root,
+                bytes: a.bytes,
+                iters: a.iters,
+                verified: verify,
+                library: world.library().to_owned(),
+                times,
+            },
+        };
+        print_json(&out)?;
     } else {
         println!(
             "hierarchical broadcast of {} bytes: {p} processes × {t} threads = {n} ranks, root {root}, \
@@ -536,7 +557,7 @@ fn run_hier(world: &World, a: &RunArgs) -> Result<(), Failure> {
             spread.median,
             spread.p10,
             spread.p90,
-            ns(spread.median) / predicted
+            times.median_ns / predicted
         );
     }
     Ok(())

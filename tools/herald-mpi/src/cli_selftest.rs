@@ -219,12 +219,15 @@ fn calibration(
     want.dedup();
     let mut scale = 1;
     loop {
+        let quick = CalibrateOptions::quick();
         let opts = CalibrateOptions {
-            min_time: Duration::from_millis(200 * scale),
-            budget: Duration::from_millis(600 * scale),
-            slice: Duration::from_millis(5),
+            probe: herald::calibrate::CalibrateOptions {
+                min_time: Duration::from_millis(200 * scale),
+                budget: Duration::from_millis(600 * scale),
+                slice: Duration::from_millis(5),
+                ..quick.probe
+            },
             large: vec![64, 256],
-            ..CalibrateOptions::quick()
         };
         let profile =
             crate::cli_bench::share(world, calibrate(world, chan, cluster, &opts, |_| {})?)?;

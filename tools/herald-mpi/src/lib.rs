@@ -15,11 +15,11 @@
 //! * [`hier`] runs a broadcast hierarchically: herald's in-process runtime (threads of one
 //!   process, [`herald::Comm`]) inside a node, MPI among node leaders, the split and every
 //!   stage's tree chosen by herald's planner.
-//! * [`bench`] measures herald against the library's `MPI_Bcast` and `MPI_Allreduce` with
+//! * [`bench`](mod@bench) measures herald against the library's `MPI_Bcast` and `MPI_Allreduce` with
 //!   identical loops, alternating.
 //!
-//! The binary `herald-mpi` (`run`, `calibrate`, `plan`, `bench`, `selftest`) is the way in; see
-//! `docs/mpi.md`.
+//! The binary `herald-mpi` (`run`, `calibrate`, `bench`, `selftest`, `library`, `table`) is the
+//! way in; see `docs/mpi.md`.
 //!
 //! Building needs an MPI library: `MPICC=mpicc.openmpi` (Open MPI) or `MPICC=mpicc.mpich`
 //! (MPICH), one target directory per library (the `mpi-sys` build does not notice a change of

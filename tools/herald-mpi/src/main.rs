@@ -8,6 +8,7 @@ mod cli_calibrate;
 mod cli_run;
 mod cli_selftest;
 mod cli_table;
+mod output;
 
 use clap::{Parser, Subcommand};
 use herald_mpi::{Error, InitOptions, P2pError, World};
@@ -45,21 +46,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli: Cli = match herald_cli_common::parse("herald-mpi") {
         Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            let text = e.to_string();
-            let line = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
-            eprintln!("herald-mpi: {}", line.trim_start_matches("error: "));
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     match &cli.command {
         Command::Library => {
@@ -107,7 +96,12 @@ fn main() -> ExitCode {
                 // stop notices are out: give every rank a moment to say why it stops
                 std::thread::sleep(Duration::from_millis(500));
             }
-            world.abort(if e.is_usage() { 2 } else { 1 })
+            let code = if e.is_usage() {
+                herald_cli_common::USAGE
+            } else {
+                herald_cli_common::FAILED
+            };
+            world.abort(i32::from(code))
         }
     }
 }
@@ -132,10 +126,9 @@ impl From<Error> for Failure {
 
 /// Prints `e` on one line and returns its exit code.
 fn fail(rank: Option<usize>, e: &Error) -> ExitCode {
-    let text = e.to_string().replace('\n', " ");
-    match rank {
-        Some(r) => eprintln!("herald-mpi: rank {r}: {text}"),
-        None => eprintln!("herald-mpi: {text}"),
-    }
-    ExitCode::from(if e.is_usage() { 2 } else { 1 })
+    let who = match rank {
+        Some(r) => format!("herald-mpi: rank {r}"),
+        None => "herald-mpi".to_owned(),
+    };
+    herald_cli_common::fail(&who, &e.to_string(), e.is_usage())
 }

@@ -7,7 +7,7 @@ use herald::{
     plan::{plan_for_runtime, Candidate, RuntimeChoice},
     schedule::Schedule,
     sim::predict_runtime,
-    Algorithm, Hierarchy, Profile, Program,
+    Algorithm, Hierarchy, PlanRequest, Profile, Program,
 };
 
 /// The regimes a prediction can assume, in the order of [`Case::predicted`].
@@ -97,7 +97,13 @@ pub(crate) fn cases(
     top: usize,
     transports: Option<&[Transport]>,
 ) -> Result<Vec<Case>, CliError> {
-    let ranked = plan_for_runtime(profile, hierarchy, n, bytes as u64, 0)
+    let req = PlanRequest {
+        n,
+        root: 0,
+        bytes: bytes as u64,
+        blocks: None,
+    };
+    let ranked = plan_for_runtime(profile, hierarchy, &req)
         .map_err(CliError::usage)?
         .ranked;
     let same =

@@ -71,32 +71,14 @@ pub fn plan_for_runtime(
 ) -> Result<RuntimePlan, PlanError> {
     let model = runtime_model(profile, hierarchy, req.n)?;
     let costs = RuntimeCosts::from_profile(profile, hierarchy, Pick::Dominant)?;
-    rank_request(&model, &costs, req)
+    rank_for_runtime(&model, &costs, req)
 }
 
-/// [`plan_for_runtime`] with the candidates' model and the runtime's costs given, for a
-/// broadcast of `bytes` bytes from `root` among `n` ranks.
+/// [`plan_for_runtime`] with the candidates' model and the runtime's costs given.
 ///
 /// # Errors
 /// As [`plan_for_runtime`].
 pub fn rank_for_runtime(
-    model: &crate::model::Model,
-    costs: &RuntimeCosts,
-    n: u32,
-    bytes: u64,
-    root: u32,
-) -> Result<RuntimePlan, PlanError> {
-    let req = PlanRequest {
-        n,
-        root,
-        bytes,
-        blocks: None,
-    };
-    rank_request(model, costs, &req)
-}
-
-/// [`rank_for_runtime`] of `req`.
-fn rank_request(
     model: &crate::model::Model,
     costs: &RuntimeCosts,
     req: &PlanRequest,

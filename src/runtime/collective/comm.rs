@@ -7,7 +7,9 @@ use super::error::{CollectiveError, PlannedLoadError};
 use super::rank::CommRank;
 use crate::model::{Hierarchy, Model, Postal, Profile};
 use crate::model::{Pick, RuntimeCosts, Transport};
-use crate::plan::{rank_for_runtime, runtime_model, schedule_of, Candidate, PlanError};
+use crate::plan::{
+    rank_for_runtime, runtime_model, schedule_of, Candidate, PlanError, PlanRequest,
+};
 use crate::runtime::channel::{channel, Receiver, Sender};
 use crate::runtime::line::Line;
 use crate::runtime::program::Program;
@@ -145,7 +147,13 @@ impl Planned {
             .map_err(PlanError::from)?;
         let classes = (0..=MAX_CLASS_LOG2)
             .map(|log2| {
-                let plan = rank_for_runtime(&model, &costs, n32, 1u64 << log2, 0)?;
+                let req = PlanRequest {
+                    n: n32,
+                    root: 0,
+                    bytes: 1u64 << log2,
+                    blocks: None,
+                };
+                let plan = rank_for_runtime(&model, &costs, &req)?;
                 let best = plan.ranked.into_iter().next().ok_or(PlanError::Empty)?;
                 Ok((best.candidate, best.transport, best.schedule))
             })

@@ -3,9 +3,10 @@
 //! [`CommRank::broadcast_with`](crate::runtime::CommRank::broadcast_with), timed barrier then
 //! one (from the root's call to the later return, fresh data on the root every time), streamed
 //! and by single copy (in one block, and in many blocks for the per-block cost), and a one-line
-//! broadcast between two ranks pinned to one PU (the handoff when ranks share a PU). Each slice also times a raw atomic ping-pong on one line, so its samples
-//! fall into the latency mode they ran in, and every quantity is a weighted distribution over
-//! slices with modes, like the channel's parameters.
+//! broadcast between two ranks pinned to one PU (the handoff when ranks share a PU). Each slice
+//! also times a raw atomic ping-pong on one line, so its samples fall into the latency mode they
+//! ran in, and every quantity is a weighted distribution over slices with modes, like the
+//! channel's parameters.
 
 use super::{distribution, CalibrateError};
 use crate::model::{Model, Postal, RuntimeCalibration};
@@ -27,18 +28,40 @@ const STREAM: [usize; 2] = [16 << 10, 256 << 10];
 const DIRECT: [usize; 3] = [4 << 10, 64 << 10, 1 << 20];
 /// Blocks of the many-block single copy (of `DIRECT[1]` bytes, one chunk per block).
 const MANY_BLOCKS: u32 = 16;
+/// One kind of timed broadcast of the probe.
+#[derive(Clone, Copy)]
+struct Case {
+    bytes: usize,
+    /// By single copy (else streamed).
+    direct: bool,
+    /// In `MANY_BLOCKS` blocks (else one).
+    many: bool,
+    /// Both ranks on the pair's first PU (else one rank on each PU of the pair).
+    shared: bool,
+}
+
+const fn case(bytes: usize, direct: bool, many: bool, shared: bool) -> Case {
+    Case {
+        bytes,
+        direct,
+        many,
+        shared,
+    }
+}
+
 /// Measurements per slice: one line, burst, two long streams, three single copies of one
-/// block, and `DIRECT[1]` bytes by single copy in `MANY_BLOCKS` blocks (`(bytes, direct,
-/// many blocks)`).
-const SIZES: [(usize, bool, bool); 8] = [
-    (ONE_LINE, false, false),
-    (BURST, false, false),
-    (STREAM[0], false, false),
-    (STREAM[1], false, false),
-    (DIRECT[0], true, false),
-    (DIRECT[1], true, false),
-    (DIRECT[2], true, false),
-    (DIRECT[1], true, true),
+/// block, `DIRECT[1]` bytes by single copy in `MANY_BLOCKS` blocks, and one line between two
+/// ranks of one PU.
+const CASES: [Case; 9] = [
+    case(ONE_LINE, false, false, false),
+    case(BURST, false, false, false),
+    case(STREAM[0], false, false, false),
+    case(STREAM[1], false, false, false),
+    case(DIRECT[0], true, false, false),
+    case(DIRECT[1], true, false, false),
+    case(DIRECT[2], true, false, false),
+    case(DIRECT[1], true, true, false),
+    case(ONE_LINE, false, false, true),
 ];
 /// Aim of one measurement's duration, ns.
 const AIM_NS: f64 = 1_000_000.0;
@@ -65,8 +88,8 @@ pub(crate) struct RuntimeProbe {
     /// Per slice: raw hop, one line, burst line, line, direct, copy, large copy, per-block
     /// cost, one line on a shared PU; with the weight.
     samples: Vec<([f64; 9], f64)>,
-    /// Repetitions per measurement (in `SIZES` order, then the shared PU's), adapted per slice.
-    reps: [u64; 9],
+    /// Repetitions per measurement (in `CASES` order), adapted per slice.
+    reps: [u64; CASES.len()],
     /// Whether the warm-up slice (whose repetitions were a guess) is behind.
     warm: bool,
 }
@@ -118,13 +141,11 @@ impl RuntimeProbe {
     pub(crate) fn step(&mut self, clock: f64) -> Result<(), CalibrateError> {
         let t0 = Instant::now();
         let raw = self.raw_hop(clock)?;
-        let mut t = [0.0; 9];
-        for (i, &(bytes, direct, many)) in SIZES.iter().enumerate() {
-            t[i] = self.broadcasts(false, direct, many, bytes, self.reps[i], clock)?;
+        let mut t = [0.0; CASES.len()];
+        for (i, &c) in CASES.iter().enumerate() {
+            t[i] = self.broadcasts(c, self.reps[i], clock)?;
             self.reps[i] = ((AIM_NS / t[i].max(1.0)) as u64).clamp(2, 4096);
         }
-        t[8] = self.broadcasts(true, false, false, ONE_LINE, self.reps[8], clock)?;
-        self.reps[8] = ((AIM_NS / t[8].max(1.0)) as u64).clamp(2, 4096);
         let burst = (t[1] - t[0]) / (lines(BURST) - 1.0);
         let line = (t[3] - t[2]) / (lines(STREAM[1]) - lines(STREAM[0]));
         let copy = (t[5] - t[4]) / (DIRECT[1] - DIRECT[0]) as f64;
@@ -193,22 +214,18 @@ impl RuntimeProbe {
         Ok(((out[0] - clock) / (2 * RAW_TRIPS) as f64).max(0.0))
     }
 
-    /// The median ns of `reps` barrier-then-one broadcasts of `bytes` bytes from rank 0,
-    /// streamed or by single copy (`direct`), in one block or `MANY_BLOCKS` (`many`), on the
-    /// pair or on its first PU alone (`shared`): both ranks leave a barrier, rank 0 reads the
+    /// The median ns of `reps` barrier-then-one broadcasts of `what` from rank 0: both ranks leave a barrier, rank 0 reads the
     /// clock and broadcasts, each rank reads the clock when its call returns; one broadcast
     /// takes from rank 0's start to the later return (what `herald fidelity` measures, and
     /// what the model's makespan is). Rank 0 writes fresh data before every repetition
     /// (untimed), so the payload crosses from its core each time. The bytes are checked.
-    fn broadcasts(
-        &mut self,
-        shared: bool,
-        direct: bool,
-        many: bool,
-        bytes: usize,
-        reps: u64,
-        clock: f64,
-    ) -> Result<f64, CalibrateError> {
+    fn broadcasts(&mut self, what: Case, reps: u64, clock: f64) -> Result<f64, CalibrateError> {
+        let Case {
+            bytes,
+            direct,
+            many,
+            shared,
+        } = what;
         let comm = if direct {
             &mut self.direct
         } else {

@@ -322,15 +322,7 @@ impl RuntimeCosts {
         finest: Option<(RuntimeLevel, &RuntimeCalibration)>,
         pick: Pick,
     ) -> RuntimeCosts {
-        // The handoff between two ranks of one PU: the runtime's measured one-line broadcast
-        // on one PU beyond the call and its line, or the bare thread switch.
-        let switch = profile.switch_ns.as_ref().map_or(0, |d| ps(d.pick(pick)));
-        let shared = finest.as_ref().and_then(|(l, r)| {
-            let d = r.shared_one_line_ns.as_ref()?;
-            let call = ps(r.one_line_ns.pick(pick)).saturating_sub(l.hop_ps + l.burst_line_ps);
-            Some(ps(d.pick(pick)).saturating_sub(call + l.burst_line_ps))
-        });
-        let (call_ps, direct_call_ps, chunk_bytes) = match finest {
+        let (call_ps, direct_call_ps, chunk_bytes) = match &finest {
             Some((l, r)) => {
                 // What a one-line message and a one-block `direct_bytes[0]`-byte copy (its
                 // block cost, and the hop back that ends the lender's wait) cost beyond the call.
@@ -344,6 +336,13 @@ impl RuntimeCosts {
             }
             None => (0, None, 64 << 10),
         };
+        // The handoff between two ranks of one PU: the runtime's measured one-line broadcast
+        // on one PU beyond the call and its line, or the bare thread switch.
+        let shared = finest.as_ref().and_then(|(l, r)| {
+            let d = r.shared_one_line_ns.as_ref()?;
+            Some(ps(d.pick(pick)).saturating_sub(call_ps + l.burst_line_ps))
+        });
+        let switch = profile.switch_ns.as_ref().map_or(0, |d| ps(d.pick(pick)));
         RuntimeCosts {
             hier,
             pus,

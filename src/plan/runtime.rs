@@ -108,20 +108,17 @@ pub fn rank_for_runtime(
             }
         }
     }
-    ranked.sort_by(|a, b| {
-        // Equal predictions: the fewer messages first, then the shallower (fewer hops in a
-        // row, each a handoff the model may not see in full).
-        let key = |c: &RuntimeChoice| {
-            (
-                c.predicted.makespan_ps,
-                c.schedule.len(),
-                depth(&c.schedule),
-                c.candidate.label.clone(),
-                c.candidate.blocks,
-                c.transport,
-            )
-        };
-        key(a).cmp(&key(b))
+    // Equal predictions: the fewer messages first, then the shallower (fewer hops in a row,
+    // each a handoff the model may not see in full). Keys are computed once per choice.
+    ranked.sort_by_cached_key(|c| {
+        (
+            c.predicted.makespan_ps,
+            c.schedule.len(),
+            depth(&c.schedule),
+            c.candidate.label.clone(),
+            c.candidate.blocks,
+            c.transport,
+        )
     });
     if ranked.is_empty() {
         return Err(PlanError::Empty);

@@ -210,16 +210,14 @@ fn table(p: &Profile) -> String {
             ));
             if let Some(d) = &r.direct_block_ns {
                 out.push_str(&format!(
-                    "    single copy per extra block {} ({} B in 16 blocks against 1)
-",
+                    "    single copy per extra block {} ({} B in 16 blocks against 1)\n",
                     c(d, 0),
                     r.direct_bytes[1]
                 ));
             }
             if let Some(d) = &r.shared_one_line_ns {
                 out.push_str(&format!(
-                    "    one line between two ranks of one CPU {}
-",
+                    "    one line between two ranks of one CPU {}\n",
                     c(d, 0)
                 ));
             }

@@ -15,9 +15,9 @@
 //!    barrier then one: every rank enters `barrier()`, the root reads the clock just before its
 //!    `broadcast_with`, every rank reads it when its call returns; the broadcast takes from the
 //!    root's start to the latest return, less one clock read (measured at the start, as
-//!    `herald calibrate` measures and subtracts it). A measurement repeats this about a millisecond's worth
-//!    (at least 3 times) and keeps the median; it checks every received byte once (and a stamp
-//!    per repetition).
+//!    `herald calibrate` measures and subtracts it). A measurement repeats this about a
+//!    millisecond's worth (at least 3 times) and keeps the median; it checks every received
+//!    byte once (and a stamp per repetition).
 //! 3. **Slices**: every slice runs every case once, in a rotating order, each measurement
 //!    preceded by a short raw core-to-core hop on CPUs 0 and 1 that names the latency mode it
 //!    ran in ([`herald::calibrate::find_modes`]).

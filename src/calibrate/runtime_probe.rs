@@ -214,8 +214,8 @@ impl RuntimeProbe {
         Ok(((out[0] - clock) / (2 * RAW_TRIPS) as f64).max(0.0))
     }
 
-    /// The median ns of `reps` barrier-then-one broadcasts of `what` from rank 0: both ranks leave a barrier, rank 0 reads the
-    /// clock and broadcasts, each rank reads the clock when its call returns; one broadcast
+    /// The median ns of `reps` barrier-then-one broadcasts of `what` from rank 0: both ranks leave
+    /// two barriers, rank 0 reads the clock and broadcasts, each rank reads the clock when its call returns; one broadcast
     /// takes from rank 0's start to the later return (what `herald fidelity` measures, and
     /// what the model's makespan is). Rank 0 writes fresh data before every repetition
     /// (untimed), so the payload crosses from its core each time. The bytes are checked.
@@ -255,6 +255,10 @@ impl RuntimeProbe {
                 if me == 0 {
                     fill(&mut buf, i);
                 }
+                c.barrier()?;
+                // A second barrier: the first wakes a rank that parked while rank 0 wrote the
+                // data, so every rank is running when the timed call starts (the model's
+                // condition; a wake-up is not part of a broadcast's cost, docs/fidelity.md).
                 c.barrier()?;
                 if me == 0 {
                     starts.push(Instant::now());

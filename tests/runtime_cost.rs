@@ -13,7 +13,7 @@ use herald::{
     plan::{plan_for_runtime, RuntimeChoice},
     runtime::{DefaultSchedule, Planned},
     schedule::Collective,
-    sim::{predict_runtime, PredictError},
+    sim::{predict_runtime, PredictError, RING_LINES},
     time::TimeBase,
     Algorithm, Comm, CommOptions, Model, PlanRequest, Postal, Profile, Ratio, Request, Schedule,
     Team, TopologySource,
@@ -320,6 +320,28 @@ fn oversubscribed_ranks_take_turns_on_their_pu() {
     };
     let (one, many) = (star(1), star(16));
     assert!(many < one + one / 4, "{many} vs {one}");
+}
+
+#[test]
+fn oversubscribed_streams_stall_once_per_ring() {
+    // The model's ring is the runtime's default ring.
+    assert_eq!(RING_LINES as usize, CommOptions::default().capacity);
+    // On 2 PUs (k = 2) a stream of 3 rings' worth waits two turns per hop for its receiver to
+    // drain the ring; on 4 PUs it streams on.
+    let p = profile_with(RT, None, Some(5_300.0));
+    let bytes = |rings: u64| rings * RING_LINES * 56 - 8;
+    let chain = tree(Algorithm::Chain, 4, 1);
+    let grow = |h: &herald::Hierarchy| {
+        predict(&p, h, &chain, bytes(3), Transport::Stream)
+            - predict(&p, h, &chain, bytes(1), Transport::Stream)
+    };
+    let shared = machine(2);
+    let (_, busy) = RuntimeCosts::from_profile(&p, &shared, Pick::Dominant)
+        .unwrap()
+        .turns_ps(2);
+    let lines = 2 * RING_LINES * 9_500;
+    assert!(grow(&shared) >= lines + 2 * busy, "{}", grow(&shared));
+    assert!(grow(&machine(4)) < lines + busy, "{}", grow(&machine(4)));
 }
 
 #[test]

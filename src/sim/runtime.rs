@@ -20,6 +20,9 @@ use std::collections::BinaryHeap;
 const LINE_PAYLOAD: u64 = 56;
 /// The call header's bytes at the start of a stream.
 const HEADER: u64 = 8;
+/// Lines a ring holds: `CommOptions::default().capacity` (a test checks they agree). With
+/// more ranks than PUs, a stream longer than this stalls its sender until the receiver runs.
+pub const RING_LINES: u64 = 256;
 
 /// Why a schedule has no runtime prediction.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -177,7 +180,12 @@ pub fn predict_runtime(
         let hop = level.hop_ps;
         let (sent_last, first, last) = match transport {
             Transport::Stream => {
-                let sent_last = (start + level.stream_ps(u)).max(h.last + level.line_ps);
+                // On shared PUs every ring's worth after the first waits for a turn: the
+                // sender, blocked on a full ring, yields, and the receiver must run to drain it.
+                let stalls = turns
+                    .as_ref()
+                    .map_or(0, |t| u.div_ceil(RING_LINES).saturating_sub(1) * t.busy);
+                let sent_last = (start + level.stream_ps(u) + stalls).max(h.last + level.line_ps);
                 // The receiver reads once the line `burst_lines` ahead (or the last) is written,
                 // and once it runs.
                 let arrive = start + level.stream_ps(u.min(level.burst_lines)) + hop;

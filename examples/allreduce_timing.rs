@@ -35,7 +35,9 @@ fn round<S>(
         }
         let t = start.elapsed().as_secs_f64();
         let n = c.size() as u64;
-        let want = (0..n).sum::<u64>().wrapping_mul(n.wrapping_pow(k as u32 - 1));
+        let want = (0..n)
+            .sum::<u64>()
+            .wrapping_mul(n.wrapping_pow(k as u32 - 1));
         assert_eq!(last(&state), want, "a wrong result");
         t
     });
@@ -65,10 +67,17 @@ fn slice_api(c: &mut CommRank<'_>, v: &mut Vec<u64>) {
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
     let n = args.first().copied().unwrap_or(2);
     let rounds = args.get(1).copied().unwrap_or(9);
-    let mut team = Team::builder().ranks(n).stack_size(64 << 20).build().unwrap();
+    let mut team = Team::builder()
+        .ranks(n)
+        .stack_size(64 << 20)
+        .build()
+        .unwrap();
     let mut comm = Comm::new(n).unwrap();
     let line_only = CommOptions {
         allreduce_direct_min_bytes: usize::MAX,

@@ -32,7 +32,9 @@ fn mats(r: usize, len: usize, seed: u64) -> Vec<Mat> {
     let bytes = payload(len * 32, seed * 1000 + r as u64 + 1);
     bytes
         .chunks(32)
-        .map(|c| std::array::from_fn(|i| u64::from_le_bytes(c[8 * i..8 * i + 8].try_into().unwrap())))
+        .map(|c| {
+            std::array::from_fn(|i| u64::from_le_bytes(c[8 * i..8 * i + 8].try_into().unwrap()))
+        })
         .collect()
 }
 
@@ -65,7 +67,15 @@ fn matrix_products_match_the_sequential_fold() {
                 let options = threshold.map_or_else(CommOptions::default, with_threshold);
                 let mut comm = Comm::with_options(n, options).unwrap();
                 let mut ranks = comm.ranks();
-                for len in [0, 1, n.saturating_sub(1), 7, default - 1, default + 1, 1000 + n] {
+                for len in [
+                    0,
+                    1,
+                    n.saturating_sub(1),
+                    7,
+                    default - 1,
+                    default + 1,
+                    1000 + n,
+                ] {
                     let seed = (n * 31 + len) as u64;
                     let want = fold(n, len, seed);
                     let got = team.run_with(&mut ranks, |_, c| {
@@ -127,7 +137,10 @@ fn sums_and_digit_concatenation_in_rank_order() {
                         let want = (0..n).fold(0u8, |acc, q| acc.wrapping_add((i * 7 + q) as u8));
                         assert_eq!(s, want, "n={n} len={len} rank {r} element {i}");
                     }
-                    assert!(digits.iter().all(|&d| d == number), "n={n} len={len} rank {r}");
+                    assert!(
+                        digits.iter().all(|&d| d == number),
+                        "n={n} len={len} rank {r}"
+                    );
                 }
             }
         }
@@ -185,7 +198,10 @@ fn mismatched_lengths_are_a_typed_error() {
                             other => panic!("n={n} {len}/{odd_len}: rank {r} got {other:?}"),
                         }
                     }
-                    assert!(mismatches > 0, "n={n} {len}/{odd_len}: nobody saw the mismatch");
+                    assert!(
+                        mismatches > 0,
+                        "n={n} {len}/{odd_len}: nobody saw the mismatch"
+                    );
                 }
             }
         }

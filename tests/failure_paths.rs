@@ -564,16 +564,25 @@ fn allreduce_slice_panics_never_expose_a_freed_buffer() {
                     let combined = std::cell::Cell::new(0);
                     let r = c.allreduce_slice(data, |a, b| {
                         combined.set(combined.get() + 1);
-                        assert!(!(me == victim && round % 2 == 0 && combined.get() > stop), "op");
+                        assert!(
+                            !(me == victim && round % 2 == 0 && combined.get() > stop),
+                            "op"
+                        );
                         a + b
                     });
                     fault::disarm();
                     (r.is_ok(), data.iter().all(|&x| x <= n as u64))
                 });
-                assert!(hit || round % 2 == 1, "n={n} round {round}: the op's panic comes");
+                assert!(
+                    hit || round % 2 == 1,
+                    "n={n} round {round}: the op's panic comes"
+                );
                 for (rank, o) in out.iter().enumerate() {
                     if let Some((ok, clean)) = *o {
-                        assert!(clean, "n={n} round {round}: rank {rank} read a freed buffer");
+                        assert!(
+                            clean,
+                            "n={n} round {round}: rank {rank} read a freed buffer"
+                        );
                         assert!(!hit || !ok, "n={n} round {round}: rank {rank} reports Ok");
                     }
                 }

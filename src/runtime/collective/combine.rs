@@ -215,14 +215,13 @@ impl CommRank<'_> {
         let bytes = std::mem::size_of_val(data);
         let call = self.begin(CollectiveKind::AllreduceSlice, 0, bytes)?;
         let id = call.id();
-        let direct = bytes >= self.comm.options().allreduce_direct_min_bytes
-            && std::mem::size_of::<T>() > 0;
+        let direct =
+            bytes >= self.comm.options().allreduce_direct_min_bytes && std::mem::size_of::<T>() > 0;
         let result = if direct {
             self.allreduce_direct(id, data, &op)
         } else {
-            self.reduce_slice_up(id, data, &op).and_then(|()| {
-                self.broadcast_default(0, id, bytemuck::cast_slice_mut(data))
-            })
+            self.reduce_slice_up(id, data, &op)
+                .and_then(|()| self.broadcast_default(0, id, bytemuck::cast_slice_mut(data)))
         };
         call.end(result)
     }

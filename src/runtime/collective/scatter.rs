@@ -225,3 +225,138 @@ impl CommRank<'_> {
         Ok(())
     }
 }
+
+/// A loom model of the single-copy allreduce between two ranks, built from the protocol's own
+/// guards (`Core::publish`, `copy_allowed`, `ReadsDone`, `Lent`, `all_peers`) with the rings'
+/// lines as release/acquire flags and the buffers (one element per chunk) as loom cells, so
+/// that loom reports a write that races with a peer's read, and a read of a buffer after its
+/// owner's call returned. Either rank may fail mid-call (as a panic in `op` would), after
+/// lending its buffer. (`RUSTFLAGS="--cfg herald_loom" cargo test --release --lib loom_`.)
+#[cfg(all(test, herald_loom))]
+mod loom_tests {
+    use super::*;
+    use crate::runtime::sync::{Arc, AtomicBool, Ordering};
+    use loom::cell::UnsafeCell;
+    use loom::thread;
+
+    const HEADER: u64 = 0x8_01_00000_00000010;
+
+    struct Shared {
+        core: Core,
+        /// Rank `r`'s buffer: chunk `k` is `bufs[r][k]`.
+        bufs: [[UnsafeCell<u64>; 2]; 2],
+        /// Rank `r`'s descriptor line is out.
+        desc: [AtomicBool; 2],
+        /// Rank `r`'s "reduced" line is out.
+        reduced: [AtomicBool; 2],
+    }
+
+    /// Waits for `ready` (a line), or fails once the communicator is poisoned.
+    fn wait(s: &Shared, ready: &AtomicBool) -> Result<(), ()> {
+        loop {
+            if ready.load(Ordering::Acquire) {
+                return Ok(());
+            }
+            if s.core.is_poisoned() {
+                return Err(());
+            }
+            thread::yield_now();
+        }
+    }
+
+    /// Steps 1–4 of rank `me`; `fails`: it stops after lending (as a panic in `op`).
+    fn steps(s: &Shared, me: usize, fails: bool) -> Result<(), ()> {
+        let other = 1 - me;
+        s.desc[me].store(true, Ordering::Release);
+        wait(s, &s.desc[other])?;
+        if fails {
+            return Err(());
+        }
+        if !copy_allowed(s.core.poison_flag()) {
+            return Err(());
+        }
+        // SAFETY: loom checks these accesses against the peer's.
+        let theirs = s.bufs[other][me].with(|p| unsafe { *p });
+        // SAFETY: as above (chunk `me` of this rank's own buffer).
+        s.bufs[me][me].with_mut(|p| unsafe { *p += theirs });
+        s.reduced[me].store(true, Ordering::Release);
+        wait(s, &s.reduced[other])?;
+        if !copy_allowed(s.core.poison_flag()) {
+            return Err(());
+        }
+        // SAFETY: as above.
+        let v = s.bufs[other][other].with(|p| unsafe { *p });
+        // SAFETY: as above.
+        s.bufs[me][other].with_mut(|p| unsafe { *p = v });
+        Ok(())
+    }
+
+    fn rank(s: &Shared, me: usize, fails: bool) {
+        let id = (1, HEADER);
+        s.core.publish(me, 1, HEADER);
+        let peers = all_peers(me, 2);
+        let mut lent = Lent {
+            core: &s.core,
+            me,
+            id,
+            receivers: &peers,
+            succeeded: false,
+        };
+        let result = {
+            let _done = ReadsDone {
+                core: &s.core,
+                me,
+                id,
+                prog: &peers,
+            };
+            steps(s, me, fails)
+        };
+        lent.succeeded = result.is_ok();
+        drop(lent);
+        if result.is_ok() {
+            for cell in &s.bufs[me] {
+                // SAFETY: loom checks this read against the peer's accesses.
+                assert_eq!(cell.with(|p| unsafe { *p }), 3, "the sum 1 + 2");
+            }
+        }
+        // The call returns: the caller frees or rewrites its buffer.
+        for cell in &s.bufs[me] {
+            // SAFETY: loom checks this write against the peer's reads.
+            cell.with_mut(|p| unsafe { *p = 0 });
+        }
+    }
+
+    fn model(fails: [bool; 2]) {
+        loom::model(move || {
+            let s = Arc::new(Shared {
+                core: Core::new(2),
+                bufs: std::array::from_fn(|r| {
+                    std::array::from_fn(|_| UnsafeCell::new(r as u64 + 1))
+                }),
+                desc: std::array::from_fn(|_| AtomicBool::new(false)),
+                reduced: std::array::from_fn(|_| AtomicBool::new(false)),
+            });
+            let t = {
+                let s = Arc::clone(&s);
+                thread::spawn(move || rank(&s, 1, fails[1]))
+            };
+            rank(&s, 0, fails[0]);
+            t.join().unwrap();
+        });
+    }
+
+    #[test]
+    fn loom_scatter_allreduce_succeeds() {
+        model([false, false]);
+    }
+
+    #[test]
+    fn loom_scatter_allreduce_rank0_fails_after_lending() {
+        model([true, false]);
+    }
+
+    #[test]
+    fn loom_scatter_allreduce_rank1_fails_after_lending() {
+        model([false, true]);
+    }
+}

@@ -49,20 +49,32 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// The value API of `[u64; L]`, boxed on the caller's side (the value still moves by value).
-fn value_api<const L: usize>(c: &mut CommRank<'_>, v: &mut Box<[u64; L]>) {
+/// The value API of a `V` made of u64s (`[u64; L]`, or `[[u64; 1024]; M]` beyond the array
+/// lengths bytemuck implements `Pod` for), boxed on the caller's side (the value still moves
+/// by value).
+fn value_api<V: bytemuck::Pod>(c: &mut CommRank<'_>, v: &mut Box<V>) {
     **v = c
-        .allreduce(**v, |a: [u64; L], b| {
+        .allreduce(**v, |a: V, b: V| {
             let mut o = a;
-            o.iter_mut()
-                .zip(b.iter())
+            let words: &mut [u64] = bytemuck::cast_slice_mut(std::slice::from_mut(&mut o));
+            let theirs: &[u64] = bytemuck::cast_slice(std::slice::from_ref(&b));
+            words
+                .iter_mut()
+                .zip(theirs)
                 .for_each(|(x, y)| *x = x.wrapping_add(*y));
             o
         })
         .unwrap();
 }
 
-fn slice_api(c: &mut CommRank<'_>, v: &mut Vec<u64>) {
+/// The last word of a value.
+fn last<V: bytemuck::Pod>(v: &V) -> u64 {
+    *bytemuck::cast_slice::<V, u64>(std::slice::from_ref(v))
+        .last()
+        .unwrap()
+}
+
+fn slice_api(c: &mut CommRank<'_>, v: &mut [u64]) {
     c.allreduce_slice(v, u64::wrapping_add).unwrap();
 }
 
@@ -88,22 +100,29 @@ fn main() {
     println!("| bytes | value API (old) | slice, line path | slice (default) |");
     println!("|---:|---:|---:|---:|");
     macro_rules! sizes {
-        ($($l:literal)*) => {$({
-            let bytes = $l * 8;
+        ($($v:ty)*) => {$({
+            let l = std::mem::size_of::<$v>() / 8;
+            let bytes = l * 8;
             let k = (200_000 / (bytes / 64 + 20)).clamp(3, 2000);
             let (mut old, mut line, mut new) = (vec![], vec![], vec![]);
             for _ in 0..rounds {
                 let mut ranks = comm.ranks();
-                let boxed = |r| Box::new([r; $l]);
-                let heap = |r| vec![r; $l];
-                old.push(round(&mut team, &mut ranks, k, boxed, value_api::<$l>, |v| v[$l - 1]));
-                new.push(round(&mut team, &mut ranks, k, heap, slice_api, |v| v[$l - 1]));
+                let boxed = |r: u64| {
+                    let mut v: Box<$v> = Box::new(bytemuck::Zeroable::zeroed());
+                    bytemuck::cast_slice_mut::<$v, u64>(std::slice::from_mut(&mut *v)).fill(r);
+                    v
+                };
+                let heap = |r| vec![r; l];
+                old.push(round(&mut team, &mut ranks, k, boxed, value_api::<$v>, |v| last(&**v)));
+                new.push(round(&mut team, &mut ranks, k, heap, |c, v: &mut Vec<u64>| slice_api(c, v), |v| v[l - 1]));
                 drop(ranks);
                 let mut ranks = comm_line.ranks();
-                line.push(round(&mut team, &mut ranks, k, heap, slice_api, |v| v[$l - 1]));
+                line.push(round(&mut team, &mut ranks, k, heap, |c, v: &mut Vec<u64>| slice_api(c, v), |v| v[l - 1]));
             }
             println!("| {bytes} | {:.2} | {:.2} | {:.2} |", median(old), median(line), median(new));
         })*};
     }
-    sizes!(1 8 64 256 512 1024 2048 4096 8192 32768 131072 524288);
+    type K = [u64; 1024];
+    sizes!([u64; 1] [u64; 8] [u64; 64] [u64; 256] [u64; 512] [u64; 1024] [u64; 2048]
+        [u64; 4096] [K; 8] [K; 32] [K; 128] [K; 512]);
 }

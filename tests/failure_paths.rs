@@ -50,6 +50,18 @@ impl Drop for Scrubbed {
     }
 }
 
+/// [`Scrubbed`] for words (8-byte aligned).
+struct ScrubbedWords(Vec<u64>);
+
+impl Drop for ScrubbedWords {
+    fn drop(&mut self) {
+        for w in self.0.iter_mut() {
+            // SAFETY: `w` is a valid, exclusive reference to a word of the vector.
+            unsafe { std::ptr::write_volatile(w, u64::from_ne_bytes([SCRUB; 8])) };
+        }
+    }
+}
+
 /// Options with single copy from 1 KiB in chunks of `chunk` bytes.
 fn single_copy(chunk: usize) -> CommOptions {
     CommOptions {
@@ -517,5 +529,64 @@ fn no_success_after_an_abort() {
             buf == [0xC3; 8]
         });
         assert_eq!(fresh, [true; 3]);
+    });
+}
+
+/// The single-copy allreduce of slices (reduce-scatter and allgather reading every rank's
+/// buffer): a panic in `op` on one rank — mid-reduction, its buffer lent to every other rank —
+/// or at a copy keeps every lent buffer alive until its readers are done. Every element starts
+/// at 1 and `op` adds, so any element above `n` was read from a scrubbed (freed) buffer; no
+/// rank but the victim reports success.
+#[test]
+fn allreduce_slice_panics_never_expose_a_freed_buffer() {
+    watchdog(|| {
+        let len = if cfg!(miri) { 48 } else { 40 << 10 };
+        let options = CommOptions {
+            allreduce_direct_min_bytes: 64,
+            ..CommOptions::default()
+        };
+        for n in [2, 3] {
+            let mut team = Team::new(n).unwrap();
+            let mut comm = Comm::with_options(n, options.clone()).unwrap();
+            for round in 0..ROUNDS {
+                let victim = round % n;
+                // In `op` after `stop` combinations, or at the `skip`-th copy (reduction block
+                // or gather block).
+                let (stop, skip) = (round * 5 % (len / n), (round / 2 % 3) as u32);
+                let mut ranks = comm.ranks();
+                let (out, hit) = run_catching(&mut team, &mut ranks, |c| {
+                    let me = c.rank();
+                    let mut buf = ScrubbedWords(vec![1; len]);
+                    let data = &mut buf.0[..];
+                    if me == victim && round % 2 == 1 {
+                        fault::panic_at(Point::CopyChunk, skip);
+                    }
+                    let combined = std::cell::Cell::new(0);
+                    let r = c.allreduce_slice(data, |a, b| {
+                        combined.set(combined.get() + 1);
+                        assert!(
+                            !(me == victim && round % 2 == 0 && combined.get() > stop),
+                            "op"
+                        );
+                        a + b
+                    });
+                    fault::disarm();
+                    (r.is_ok(), data.iter().all(|&x| x <= n as u64))
+                });
+                assert!(
+                    hit || round % 2 == 1,
+                    "n={n} round {round}: the op's panic comes"
+                );
+                for (rank, o) in out.iter().enumerate() {
+                    if let Some((ok, clean)) = *o {
+                        assert!(
+                            clean,
+                            "n={n} round {round}: rank {rank} read a freed buffer"
+                        );
+                        assert!(!hit || !ok, "n={n} round {round}: rank {rank} reports Ok");
+                    }
+                }
+            }
+        }
     });
 }

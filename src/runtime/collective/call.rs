@@ -46,16 +46,22 @@ pub enum CollectiveKind {
     Allgather,
     /// [`CommRank::barrier`](crate::CommRank::barrier).
     Barrier,
+    /// [`CommRank::reduce_slice`](crate::CommRank::reduce_slice).
+    ReduceSlice,
+    /// [`CommRank::allreduce_slice`](crate::CommRank::allreduce_slice).
+    AllreduceSlice,
 }
 
 impl CollectiveKind {
-    const ALL: [CollectiveKind; 6] = [
+    const ALL: [CollectiveKind; 8] = [
         CollectiveKind::Broadcast,
         CollectiveKind::Reduce,
         CollectiveKind::Allreduce,
         CollectiveKind::Scan,
         CollectiveKind::Allgather,
         CollectiveKind::Barrier,
+        CollectiveKind::ReduceSlice,
+        CollectiveKind::AllreduceSlice,
     ];
 
     fn code(self) -> u64 {

@@ -169,6 +169,150 @@ impl CommRank<'_> {
         call.end(result)
     }
 
+    /// Element-wise allreduce of a slice, in place, like `MPI_Allreduce` on an array: every
+    /// rank passes a slice of the same length, and afterwards every rank's `data[i]` is
+    /// `v0[i] ∘ v1[i] ∘ … ∘ vn-1[i]`, `vr` being rank `r`'s slice (rank order, so `op` must be
+    /// associative but need not be commutative).
+    ///
+    /// From [`CommOptions::allreduce_direct_min_bytes`](crate::CommOptions::allreduce_direct_min_bytes)
+    /// on, the ranks run a reduce-scatter and an allgather in shared memory: rank `r` combines
+    /// the `r`-th `1/n` of the elements reading every rank's slice directly, then every rank
+    /// copies the other parts from their owners, so each element is combined once and copied
+    /// once per rank. Below it, the slices are combined up the rank-ordered tree through the
+    /// rings and the result is broadcast.
+    ///
+    /// # Errors
+    ///
+    /// As [`broadcast`](Self::broadcast); slices of different lengths (or element sizes) on
+    /// different ranks are a [`CollectiveError::Mismatch`] on the ranks that see it (and a
+    /// poison on the others), never a read outside a slice. A panic in `op` poisons the
+    /// communicator.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (mut team, mut comm) = (herald::Team::new(3)?, herald::Comm::new(3)?);
+    /// let mut ranks = comm.ranks();
+    /// let got = team.run_with(&mut ranks, |_, c| {
+    ///     let r = c.rank() as u64;
+    ///     let mut data: Vec<u64> = (0..10_000).map(|i| i * 10 + r).collect();
+    ///     c.allreduce_slice(&mut data, |a, b| a + b).unwrap();
+    ///     // Rank order: a non-commutative op (decimal concatenation, for one-digit values
+    ///     // and their concatenations: `b < 100` here) works.
+    ///     let mut digits = vec![r + 1; 3];
+    ///     c.allreduce_slice(&mut digits, |a, b| a * if b < 10 { 10 } else { 100 } + b)
+    ///         .unwrap();
+    ///     (data[7], digits)
+    /// });
+    /// assert_eq!(got, vec![(70 * 3 + 3, vec![123; 3]); 3]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn allreduce_slice<T: Pod>(
+        &mut self,
+        data: &mut [T],
+        op: impl Fn(T, T) -> T,
+    ) -> Result<(), CollectiveError> {
+        let bytes = std::mem::size_of_val(data);
+        let call = self.begin(CollectiveKind::AllreduceSlice, 0, bytes)?;
+        let id = call.id();
+        let direct =
+            bytes >= self.comm.options().allreduce_direct_min_bytes && std::mem::size_of::<T>() > 0;
+        let result = if direct {
+            self.allreduce_direct(id, data, &op)
+        } else {
+            self.reduce_slice_up(id, data, &op)
+                .and_then(|()| self.broadcast_default(0, id, bytemuck::cast_slice_mut(data)))
+        };
+        call.end(result)
+    }
+
+    /// Element-wise reduce of a slice to `root`, in place: the root's `data[i]` becomes
+    /// `v0[i] ∘ v1[i] ∘ … ∘ vn-1[i]` (rank order; `op` associative). The other ranks' slices
+    /// are left holding partial combinations (unspecified).
+    ///
+    /// # Errors
+    ///
+    /// As [`allreduce_slice`](Self::allreduce_slice).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (mut team, mut comm) = (herald::Team::new(4)?, herald::Comm::new(4)?);
+    /// let mut ranks = comm.ranks();
+    /// let got = team.run_with(&mut ranks, |_, c| {
+    ///     let mut data = [c.rank() as u32 + 1; 5];
+    ///     c.reduce_slice(2, &mut data, |a, b| a * b).unwrap();
+    ///     data
+    /// });
+    /// assert_eq!(got[2], [24; 5]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reduce_slice<T: Pod>(
+        &mut self,
+        root: usize,
+        data: &mut [T],
+        op: impl Fn(T, T) -> T,
+    ) -> Result<(), CollectiveError> {
+        let bytes = std::mem::size_of_val(data);
+        let call = self.begin(CollectiveKind::ReduceSlice, root, bytes)?;
+        let id = call.id();
+        let result = self.reduce_slice_up(id, data, &op).and_then(|()| {
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(data);
+            let lines = 0..stream_lines(bytes.len());
+            match (root, self.rank) {
+                (0, _) => Ok(()),
+                (_, 0) => self.send_stream(root, id, bytes, lines),
+                (root, me) if me == root => self.recv_stream(0, id, bytes, lines),
+                _ => Ok(()),
+            }
+        });
+        call.end(result)
+    }
+
+    /// Combines every rank's slice element-wise up the rank-ordered tree rooted at 0 in call
+    /// `id`: afterwards `data` holds this rank's subtree partial (the full result on rank 0).
+    fn reduce_slice_up<T: Pod>(
+        &mut self,
+        id: (u64, u64),
+        data: &mut [T],
+        op: &impl Fn(T, T) -> T,
+    ) -> Result<(), CollectiveError> {
+        let tree = self.comm.ordered_tree();
+        let bytes = std::mem::size_of_val(data);
+        let lines = 0..stream_lines(bytes);
+        let mut partial = std::mem::take(&mut self.partial);
+        let mut owned: Vec<T> = Vec::new();
+        let mut result = Ok(());
+        for (child, _) in tree.children(self.rank) {
+            // A child's partial arrives in the endpoint's scratch (reused across calls) when
+            // `T`'s alignment allows, else in a vector of `T`.
+            partial.resize(partial.len().max(bytes.div_ceil(16)), 0);
+            let scratch: &mut [u8] = &mut bytemuck::cast_slice_mut(&mut partial[..])[..bytes];
+            let theirs: &mut [T] = match bytemuck::try_cast_slice_mut(scratch) {
+                Ok(t) => t,
+                Err(_) => {
+                    owned.resize(data.len(), T::zeroed());
+                    &mut owned
+                }
+            };
+            let into: &mut [u8] = bytemuck::cast_slice_mut(theirs);
+            result = self.recv_stream(child, id, into, lines.clone());
+            if result.is_err() {
+                break;
+            }
+            let theirs: &[T] = bytemuck::cast_slice(into);
+            for (a, &b) in data.iter_mut().zip(theirs) {
+                *a = op(*a, b);
+            }
+        }
+        self.partial = partial;
+        result?;
+        if let Some(parent) = tree.parent(self.rank) {
+            self.send_stream(parent, id, bytemuck::cast_slice(data), lines)?;
+        }
+        Ok(())
+    }
+
     /// Inclusive prefix: rank `r` gets `v0 ∘ … ∘ vr` (rank order; `op` associative).
     ///
     /// # Errors

@@ -204,6 +204,13 @@ pub struct CommOptions {
     pub direct_min_bytes: usize,
     /// The chunk size of single-copy broadcasts (the unit a rank copies before forwarding).
     pub direct_chunk_bytes: usize,
+    /// [`CommRank::allreduce_slice`](crate::CommRank::allreduce_slice) of at least this many
+    /// bytes runs as a shared-memory reduce-scatter and allgather by single copy (each rank
+    /// combines `1/n` of the elements, reading them straight from every rank's buffer, then
+    /// copies the other chunks from their owners); below it, the slices are combined up the
+    /// rank-ordered tree through the rings and the result broadcast (`usize::MAX`: never).
+    /// Default 4 KiB (docs/runtime.md, "Allreduce of slices").
+    pub allreduce_direct_min_bytes: usize,
 }
 
 impl Default for CommOptions {
@@ -213,6 +220,7 @@ impl Default for CommOptions {
             schedule: DefaultSchedule::default(),
             direct_min_bytes: 1 << 10,
             direct_chunk_bytes: 64 << 10,
+            allreduce_direct_min_bytes: 4 << 10,
         }
     }
 }

@@ -164,7 +164,7 @@ impl<'a> DirectFraming<'a> {
 /// team's abort flag is raised. The fence orders the receiver's published call number (stored
 /// when the call started) before the flag's load (rule 5).
 #[inline]
-fn copy_allowed(poisoned: &AtomicBool) -> bool {
+pub(super) fn copy_allowed(poisoned: &AtomicBool) -> bool {
     fence(Ordering::SeqCst);
     !poisoned.load(Ordering::SeqCst) && !thread_aborted()
 }
@@ -214,11 +214,11 @@ pub(crate) fn broadcast(
 
 /// Marks, when dropped (on every way out of a single-copy run, unwinding included), that rank
 /// `me` reads no other rank's buffer in call `id` any more, and wakes the ranks it reads from.
-struct ReadsDone<'p> {
-    core: &'p Core,
-    me: usize,
-    id: (u64, u64),
-    prog: &'p RankProgram,
+pub(super) struct ReadsDone<'p> {
+    pub(super) core: &'p Core,
+    pub(super) me: usize,
+    pub(super) id: (u64, u64),
+    pub(super) prog: &'p RankProgram,
 }
 
 impl Drop for ReadsDone<'_> {
@@ -233,13 +233,13 @@ impl Drop for ReadsDone<'_> {
 }
 
 /// Rank `me`'s buffer, lent to its receivers in call `id` (rule 4).
-struct Lent<'p> {
-    core: &'p Core,
-    me: usize,
-    id: (u64, u64),
-    receivers: &'p RankProgram,
+pub(super) struct Lent<'p> {
+    pub(super) core: &'p Core,
+    pub(super) me: usize,
+    pub(super) id: (u64, u64),
+    pub(super) receivers: &'p RankProgram,
     /// Whether the run succeeded (set just before the drop on the normal path).
-    succeeded: bool,
+    pub(super) succeeded: bool,
 }
 
 impl Drop for Lent<'_> {

@@ -15,7 +15,9 @@
 //! 4. `direct` — single copy for large broadcasts: its framing, its `unsafe` copy, its guards
 //!    and its soundness argument, all in one file.
 //! 5. `combine` — reduce, allreduce, scan, allgather and barrier on the rank-ordered tree.
-//! 6. `error` — [`CollectiveError`] and [`PoisonCause`].
+//! 6. `scatter` — single copy for large slice allreduces: a shared-memory reduce-scatter and
+//!    allgather on the guards of `direct`, with its soundness argument.
+//! 7. `error` — [`CollectiveError`] and [`PoisonCause`].
 //!
 //! # Messages
 //!
@@ -56,6 +58,7 @@ mod comm;
 mod direct;
 mod error;
 mod rank;
+mod scatter;
 
 pub use call::{CallInfo, CollectiveKind};
 pub use comm::{Comm, CommOptions, DefaultSchedule, Planned, MAX_COMM_RANKS};

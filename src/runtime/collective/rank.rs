@@ -45,6 +45,11 @@ pub struct CommRank<'c> {
     watch: Arc<dyn PanicWatch>,
     /// The token of the thread that made the last call (0: none yet).
     driver: u64,
+    /// Every other rank, as the single-copy allreduce's lenders and readers (built on first
+    /// use).
+    pub(super) peers: RankProgram,
+    /// The line path of the slice reductions: where a child's partial arrives.
+    pub(super) partial: Vec<u128>,
 }
 
 /// A rank's ends, as the executor sees them (every end the program needs is taken first).
@@ -80,6 +85,8 @@ impl<'c> CommRank<'c> {
             scratch: Scratch::default(),
             watch: comm.watcher(),
             driver: 0,
+            peers: RankProgram::default(),
+            partial: Vec::new(),
         }
     }
 

@@ -236,7 +236,7 @@ impl Drop for AbortOnPanic {
 /// `libc` bit-set macros index out of bounds beyond it); pinning to them is a recorded failure.
 const MAX_CPU: usize = 1024;
 
-fn worker_main(shared: Arc<Shared>, rank: usize, cpu: Option<usize>) {
+fn worker_main(shared: Arc<Shared>, rank: usize, cpu: Option<usize>, shares_cpu: bool) {
     let guard = AbortOnPanic;
     let pinned = cpu.is_some_and(|id| {
         id < MAX_CPU && core_affinity::set_for_current(core_affinity::CoreId { id })
@@ -244,6 +244,7 @@ fn worker_main(shared: Arc<Shared>, rank: usize, cpu: Option<usize>) {
     shared.pinned[rank].store(pinned, Ordering::Relaxed);
     let _ = shared.threads[rank].set(thread::current());
     wait::set_thread_abort_flag(Arc::clone(&shared.abort));
+    wait::set_thread_shares_cpu(pinned && shares_cpu);
     let mut seen = 0;
     shared.finish_one();
     loop {
@@ -380,13 +381,19 @@ impl TeamBuilder {
             handles: Vec::with_capacity(size),
             placements: Vec::with_capacity(size),
         };
+        // Workers per CPU: a worker that shares its CPU with another yields at once when it waits.
+        let mut per_cpu: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+        for c in (0..size).filter_map(cpu_of) {
+            *per_cpu.entry(c).or_default() += 1;
+        }
         for rank in 0..size {
             let mut builder = thread::Builder::new().name(format!("herald-{rank}"));
             if let Some(bytes) = self.stack_size {
                 builder = builder.stack_size(bytes);
             }
             let (shared, cpu) = (Arc::clone(&team.shared), cpu_of(rank));
-            match builder.spawn(move || worker_main(shared, rank, cpu)) {
+            let shares = cpu.is_some_and(|c| per_cpu.get(&c).is_some_and(|&k| k > 1));
+            match builder.spawn(move || worker_main(shared, rank, cpu, shares)) {
                 Ok(handle) => team.handles.push(handle),
                 Err(source) => return Err(RuntimeError::Spawn { rank, source }),
             }

@@ -23,14 +23,22 @@
 //!   call returns one hop after its last reader's copy (it waits for its readers); fixed cost
 //!   `direct_call`. The copies of ranks that share a PU take turns on it.
 //! * **Separate messages** from one sender are `gap = max(g, o)` apart (the channel's LogP gap).
-//! * **Oversubscription**: with `k` threads per PU, a message waits on average `(k − 1)/2`
-//!   handoffs for its receiver to be scheduled; ranks on one PU share its time (their sending
-//!   work and their copies are serialized), and a message between two ranks of one PU costs a
-//!   handoff instead of a hop (`k/2` handoffs: the sender's, and on average `(k − 2)/2` other
-//!   threads of the PU before the receiver). The handoff is measured through the runtime (a
-//!   one-line broadcast between two ranks pinned to one PU, less the call's fixed cost and its
-//!   line: the waiting rank spins before it yields, so this is more than a bare thread switch);
-//!   profiles without that measurement use [`Profile::switch_ns`], the bare switch.
+//! * **Oversubscription** (sixth session): with `k > 1` threads per PU, ranks take turns on
+//!   their PU, and a rank keeps its PU while it has work. A message reaching a rank that is not
+//!   running gets it the PU `idle = (S − b) + (k − 1)·b/2` after the arrival if the PU's threads
+//!   were all waiting (each of the other `k − 1` yields a turn `b`, the bare thread switch,
+//!   half of them on average before the receiver; `S − b` is what the runtime's handoff costs
+//!   beyond a bare switch), or `busy = idle + b/2` after the PU's current rank finished its
+//!   work (it spins before it yields), whichever is later ([`RuntimeCosts::turns_ps`]). What
+//!   reached a rank before its turn came, or while it still works, needs no new turn; a lender
+//!   returns a turn after its last reader's copy; copies and sending work on one PU are
+//!   serialized. `S`, the handoff, is measured through the runtime (a one-line broadcast
+//!   between two ranks pinned to one PU, less the call's fixed cost and its line: the waiting
+//!   rank spins before it yields); `b` is [`Profile::switch_ns`] (two threads of one PU
+//!   yielding to each other); a profile without `S` uses `b` for both. With `k = 2`, `busy`
+//!   is `S` itself. Before, every message waited `(k − 1)/2` handoffs `S` and the messages of
+//!   one PU overlapped: a star of 8 ranks on 2 PUs was predicted at a third of its time
+//!   (docs/fidelity.md, run M).
 //!
 //! Where a level has no runtime measurement of its own, its runtime parameters are those of the
 //! level the hierarchical model assumed its LogGP parameters from, times the same factor
@@ -104,6 +112,10 @@ pub struct RuntimeLevel {
     pub copy_large_fs_per_byte: u64,
     /// Bytes of a message from which `copy_large_fs_per_byte` applies.
     pub copy_large_from: u64,
+    /// Single-copy time per byte beyond `copy_huge_from` bytes of a message, fs.
+    pub copy_huge_fs_per_byte: u64,
+    /// Bytes of a message from which `copy_huge_fs_per_byte` applies (`u64::MAX`: never).
+    pub copy_huge_from: u64,
     /// Single copy: a receiver's extra time per block, ps (0 where not measured).
     pub block_ps: u64,
     /// Where the values came from.
@@ -119,11 +131,15 @@ impl RuntimeLevel {
     }
 
     /// Receiver time to copy a `bytes`-byte message by single copy, ps (`None` if single copy is
-    /// not modelled).
+    /// not modelled): `copy_fs_per_byte` up to `copy_large_from` bytes, `copy_large_fs_per_byte`
+    /// from there to `copy_huge_from`, `copy_huge_fs_per_byte` beyond.
     pub fn copy_ps(&self, bytes: u64) -> Option<u64> {
         let small = self.copy_fs_per_byte?;
         let near = bytes.min(self.copy_large_from);
-        let fs = near * small + (bytes - near) * self.copy_large_fs_per_byte;
+        let large = bytes.min(self.copy_huge_from.max(self.copy_large_from)) - near;
+        let huge = bytes - near - large;
+        let fs =
+            near * small + large * self.copy_large_fs_per_byte + huge * self.copy_huge_fs_per_byte;
         Some(fs.div_ceil(1000))
     }
 }
@@ -143,6 +159,9 @@ pub struct RuntimeCosts {
     direct_call_ps: Option<u64>,
     /// One-way handoff between two ranks of one PU through the runtime, ps.
     switch_ps: u64,
+    /// One turn of a yielding thread on a shared PU (the bare thread switch), ps; at most
+    /// `switch_ps`.
+    yield_ps: u64,
     /// Payload bytes per single-copy descriptor.
     chunk_bytes: u64,
 }
@@ -191,6 +210,14 @@ fn level_costs(
             copy_fs_per_byte: Some(fs(r.copy_ns_per_byte.pick(pick))),
             copy_large_fs_per_byte: fs(r.copy_large_ns_per_byte.pick(pick)),
             copy_large_from: r.direct_bytes[1],
+            copy_huge_fs_per_byte: r
+                .copy_huge_ns_per_byte
+                .as_ref()
+                .map_or(0, |d| fs(d.pick(pick))),
+            copy_huge_from: match r.copy_huge_ns_per_byte {
+                Some(_) => r.direct_bytes[2],
+                None => u64::MAX,
+            },
             block_ps: r
                 .direct_block_ns
                 .as_ref()
@@ -208,6 +235,8 @@ fn level_costs(
                 copy_fs_per_byte: None,
                 copy_large_fs_per_byte: 0,
                 copy_large_from: u64::MAX,
+                copy_huge_fs_per_byte: 0,
+                copy_huge_from: u64::MAX,
                 block_ps: 0,
                 source: RuntimeSource::LogGp,
             }
@@ -343,13 +372,20 @@ impl RuntimeCosts {
             Some(ps(d.pick(pick)).saturating_sub(call_ps + l.burst_line_ps))
         });
         let switch = profile.switch_ns.as_ref().map_or(0, |d| ps(d.pick(pick)));
+        let switch_ps = shared.unwrap_or(switch);
+        // A yield turn: the bare switch where both were measured, else the handoff itself.
+        let yield_ps = match shared {
+            Some(s) if switch > 0 => switch.min(s),
+            _ => switch_ps,
+        };
         RuntimeCosts {
             hier,
             pus,
             levels,
             call_ps,
             direct_call_ps,
-            switch_ps: shared.unwrap_or(switch),
+            switch_ps,
+            yield_ps,
             chunk_bytes,
         }
     }
@@ -396,6 +432,23 @@ impl RuntimeCosts {
     /// profile has it, else the bare thread switch).
     pub fn switch_ps(&self) -> u64 {
         self.switch_ps
+    }
+
+    /// One turn of a yielding thread on a shared PU, ps: the profile's bare thread switch
+    /// (`switch_ns`) where the profile also measured the handoff through the runtime, else
+    /// [`switch_ps`](Self::switch_ps).
+    pub fn yield_ps(&self) -> u64 {
+        self.yield_ps
+    }
+
+    /// When `k` ranks share each PU: how long after a message arrives its receiver runs, ps,
+    /// if the receiver's PU was idle (its threads yielding: `(k − 1)/2` turns of the others on
+    /// average, plus what the runtime's handoff costs beyond a bare switch), and if the PU's
+    /// current rank has just worked (it spins before it yields: half a turn more).
+    pub fn turns_ps(&self, k: u64) -> (u64, u64) {
+        let (s, b) = (self.switch_ps, self.yield_ps);
+        let idle = (s - b) + k.saturating_sub(1) * b / 2;
+        (idle, idle + b / 2)
     }
 
     /// Payload bytes per single-copy descriptor.

@@ -29,7 +29,8 @@ pub struct RuntimeChoice {
 pub struct RuntimePlan {
     /// Every legal (candidate, transport), fastest first (ties: fewer messages first, then the
     /// fewer hops from the root to the last receiver of a block, then by label, blocks,
-    /// transport).
+    /// transport). Predictions within 1 % of the fastest are ties: the model does not resolve
+    /// less.
     pub ranked: Vec<RuntimeChoice>,
     /// Candidates that did not apply, with the reason.
     pub rejected: Vec<(String, String)>,
@@ -123,8 +124,28 @@ pub fn rank_for_runtime(
     if ranked.is_empty() {
         return Err(PlanError::Empty);
     }
+    // The model does not resolve differences under 1 % (its inputs are medians whose spreads
+    // are several per cent): predictions within 1 % of the best are ties, ranked as above.
+    let best = ranked[0].predicted.makespan_ps;
+    let ties = ranked
+        .iter()
+        .take_while(|c| c.predicted.makespan_ps - best <= best / RESOLUTION)
+        .count();
+    ranked[..ties].sort_by_cached_key(|c| {
+        (
+            c.schedule.len(),
+            depth(&c.schedule),
+            c.predicted.makespan_ps,
+            c.candidate.label.clone(),
+            c.candidate.blocks,
+            c.transport,
+        )
+    });
     Ok(RuntimePlan { ranked, rejected })
 }
+
+/// Predictions within `1 / RESOLUTION` of the best count as ties ([`rank_for_runtime`]).
+const RESOLUTION: u64 = 100;
 
 /// The most hops any block takes from the root to a receiver in `s` (a broadcast's depth).
 fn depth(s: &Schedule) -> usize {

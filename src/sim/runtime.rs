@@ -7,6 +7,8 @@
 //! unit (line, or chunk under single copy), and the block flows as a ramp: unit `j` leaves no
 //! earlier than the sender holds it. Sends are processed in order of their start times (a
 //! discrete-event list schedule), which also serializes the sending work of ranks sharing a PU.
+//! With more ranks than PUs, receivers take turns on their PU (`Turns`; the rule is in
+//! [`RuntimeCosts`]' module docs).
 
 use crate::model::{RuntimeCosts, Transport};
 use crate::schedule::{Collective, Schedule};
@@ -116,9 +118,9 @@ pub fn predict_runtime(
     let (units, unit_bytes): (Vec<u64>, Vec<u64>) = (0..blocks)
         .map(|b| block_units(bytes, blocks, b, transport, costs.chunk_bytes()))
         .unzip();
-    // Threads per PU: a message waits (k − 1)/2 handoffs for its receiver to run.
+    // Threads per PU; with more than one, receivers take turns on their PU (`Turns`).
     let k = u64::from(n).div_ceil(u64::from(costs.pus().max(1)));
-    let wait = (k.saturating_sub(1) * costs.switch_ps()) / 2;
+    let mut turns = (k > 1).then(|| Turns::new(costs, n, root, call, k));
     let finest = costs.levels().iter().rev().flatten().next();
     let sends: Vec<Vec<(u32, u32)>> = (0..n)
         .map(|p| s.sends_of(p).map(|t| (t.to, t.what)).collect())
@@ -166,22 +168,21 @@ pub fn predict_runtime(
         let (to, b) = sends[r as usize][next[r as usize]];
         let h = hold[r as usize][b as usize].expect("ready");
         let u = units[b as usize];
-        // Two ranks of one PU: a handoff instead of a hop, at the finest level's other costs;
-        // the sender's own handoff is the first of the receiver's wait for its turn (one of
-        // the other k − 1 threads: (k − 2)/2 more on average).
-        let (level, hop) = match costs.between(r, to) {
-            Some(l) => (l, l.hop_ps + wait),
-            None => (
-                finest.ok_or(PredictError::NoCosts)?,
-                costs.switch_ps() * k.max(2) / 2,
-            ),
+        // Two ranks of one PU meet at the finest level's costs (only with k > 1; the receiver's
+        // turn on its PU is charged by `Turns`).
+        let level = match costs.between(r, to) {
+            Some(l) => l,
+            None => finest.ok_or(PredictError::NoCosts)?,
         };
+        let hop = level.hop_ps;
         let (sent_last, first, last) = match transport {
             Transport::Stream => {
                 let sent_last = (start + level.stream_ps(u)).max(h.last + level.line_ps);
-                // The receiver reads once the line `burst_lines` ahead (or the last) is written.
-                let first = start + level.stream_ps(u.min(level.burst_lines)) + hop;
-                (sent_last, first, sent_last + hop)
+                // The receiver reads once the line `burst_lines` ahead (or the last) is written,
+                // and once it runs.
+                let arrive = start + level.stream_ps(u.min(level.burst_lines)) + hop;
+                let first = turns.as_mut().map_or(arrive, |t| t.run(to, arrive));
+                (sent_last, first, (sent_last + hop).max(first))
             }
             Transport::Direct => {
                 // One descriptor line per chunk; the receiver copies chunk by chunk, at the
@@ -194,14 +195,21 @@ pub fn predict_runtime(
                 let line = level.burst_line_ps;
                 let sent_last = (start + u * line).max(h.last + line);
                 let pu = costs.pu(to) as usize;
-                let first = (start + line + hop).max(copy_free[pu]) + level.block_ps + per_unit;
+                let arrive = start + line + hop;
+                let arrive = turns.as_mut().map_or(arrive, |t| t.run(to, arrive));
+                let first = arrive.max(copy_free[pu]) + level.block_ps + per_unit;
                 let last = (sent_last + hop + per_unit).max(first + (u - 1) * per_unit);
                 copy_free[pu] = last;
-                // The lender waits for its reader: its call ends a hop after the last copy.
-                end = end.max(last + hop);
+                // The lender waits for its reader: its call ends a hop after the last copy (and,
+                // on a shared PU, once it runs again).
+                end = end.max(last + hop + turns.as_ref().map_or(0, |t| t.idle));
                 (sent_last, first, last)
             }
         };
+        if let Some(t) = turns.as_mut() {
+            t.worked(costs.pu(to), last);
+            t.worked(costs.pu(r), sent_last);
+        }
         let ramp = Ramp { first, last };
         let slot = &mut hold[to as usize][b as usize];
         let newly = slot.is_none();
@@ -239,6 +247,65 @@ pub fn predict_runtime(
         makespan_ps: end.max(last_hold),
         last_hold_ps: last_hold,
     })
+}
+
+/// Ranks taking turns on shared PUs (`k > 1` ranks per PU): a rank that is not running when a
+/// message reaches it runs `idle` after the arrival if its PU's threads were all waiting
+/// (yielding in turn), or `busy` after the PU's current rank finished its work, whichever is
+/// later ([`RuntimeCosts::turns_ps`]). A rank keeps its PU while it has work: what reached it
+/// before its turn came, or while it still worked, needs no new turn.
+struct Turns {
+    idle: u64,
+    busy: u64,
+    /// Per PU: the rank running on it and until when it works (`None`: all waiting).
+    pu: Vec<Option<(u32, u64)>>,
+    /// Per rank: when its last turn began.
+    began: Vec<Option<u64>>,
+    /// Rank → PU.
+    pu_of: Vec<u32>,
+}
+
+impl Turns {
+    fn new(costs: &RuntimeCosts, n: u32, root: u32, call: u64, k: u64) -> Turns {
+        let (idle, busy) = costs.turns_ps(k);
+        let pu_of: Vec<u32> = (0..n).map(|r| costs.pu(r)).collect();
+        let mut pu = vec![None; costs.pus().max(1) as usize];
+        pu[pu_of[root as usize] as usize] = Some((root, call));
+        let mut began = vec![None; n as usize];
+        began[root as usize] = Some(0);
+        Turns {
+            idle,
+            busy,
+            pu,
+            began,
+            pu_of,
+        }
+    }
+
+    /// When rank `to` handles a message arriving at `arrive`.
+    fn run(&mut self, to: u32, arrive: u64) -> u64 {
+        if let Some(b) = self.began[to as usize] {
+            if arrive <= b {
+                return b; // it was waiting when its turn came
+            }
+        }
+        let p = self.pu_of[to as usize] as usize;
+        let at = match self.pu[p] {
+            Some((r, until)) if r == to && arrive <= until => return arrive, // still running
+            Some((_, until)) => (arrive + self.idle).max(until + self.busy),
+            None => arrive + self.idle,
+        };
+        self.began[to as usize] = Some(at);
+        self.pu[p] = Some((to, at));
+        at
+    }
+
+    /// The rank running on PU `p` works until `until` at least.
+    fn worked(&mut self, p: u32, until: u64) {
+        if let Some((_, u)) = self.pu[p as usize].as_mut() {
+            *u = (*u).max(until);
+        }
+    }
 }
 
 /// Units (lines or chunks) of block `b` of a `bytes`-byte payload in `blocks` blocks, and the

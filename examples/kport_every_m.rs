@@ -23,8 +23,15 @@
 //! cargo run --release --example kport_every_m -- 6 120   # k ≤ 6, n ≤ 120
 //! cargo run --release --example kport_every_m -- 16 400 3 10   # 10 ≤ k ≤ 16, 3 ≤ n ≤ 400
 //! cargo run --release --example kport_every_m -- 13:189 15:248  # just these (k, n) pairs
+//! cargo run --release --example kport_every_m -- 17:313-324      # k = 17, 313 ≤ n ≤ 324
+//! cargo run --release --example kport_every_m -- --excepted 18 31 1000
+//!     # only the pairs the row plan does not stream (tests/common/kport_class.rs: every other
+//!     # pair meets the bound for every m by the proof of docs/kport-reading.md)
+//! HERALD_PROGRESS=1 cargo run …   # also one line per pair on stderr as it is settled
 //! ```
 
+#[path = "../tests/common/kport_class.rs"]
+mod class;
 mod common;
 #[path = "../tests/common/kport_every_m.rs"]
 mod reduction;
@@ -34,23 +41,61 @@ use reduction::every_m;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // `K:N …`: just those pairs; else the grid the numbers (or their defaults) give.
-    let listed: Vec<(u32, u32)> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.split_once(':').map(|(k, n)| (k.to_owned(), n.to_owned())))
-        .map(|(k, n)| Ok::<_, std::num::ParseIntError>((k.parse()?, n.parse()?)))
-        .collect::<Result<_, _>>()?;
-    let (cases, range): (Vec<(u32, u32)>, String) = if listed.is_empty() {
-        let [kmax, nmax, nmin, kmin] = common::numbers([9, 400, 3, 2])?;
-        let grid = (kmin..=kmax)
-            .flat_map(|k| (nmin..=nmax).map(move |n| (k, n)))
-            .collect();
-        (grid, format!("{kmin} ≤ k ≤ {kmax}, {nmin} ≤ n ≤ {nmax}"))
-    } else {
-        (listed, "listed".to_owned())
-    };
+    // `K:N` or `K:N1-N2` (every n from N1 to N2)
+    let mut listed: Vec<(u32, u32)> = Vec::new();
+    for a in std::env::args().skip(1) {
+        let Some((k, ns)) = a.split_once(':') else {
+            continue;
+        };
+        let k: u32 = k.parse()?;
+        let (lo, hi) = ns.split_once('-').unwrap_or((ns, ns));
+        listed.extend((lo.parse::<u32>()?..=hi.parse()?).map(|n| (k, n)));
+    }
+    // HERALD_PROGRESS=1: one line per (k, n) on stderr as soon as it is settled
+    let progress = std::env::var_os("HERALD_PROGRESS").is_some();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (cases, range): (Vec<(u32, u32)>, String) =
+        if args.first().map(String::as_str) == Some("--excepted") {
+            // only the pairs the closed form leaves to the re-plan (every other pair streams)
+            let num = |i: usize| -> Result<u32, Box<dyn std::error::Error>> {
+                Ok(args.get(i).ok_or("--excepted K_MIN K_MAX N_MAX")?.parse()?)
+            };
+            let (kmin, kmax, nmax) = (num(1)?.max(2), num(2)?, num(3)?);
+            let pairs = (kmin..=kmax)
+                .flat_map(|k| (k + 2..=nmax).map(move |n| (k, n)))
+                .filter(|&(k, n)| !class::streams(u64::from(k), u64::from(n)))
+                .collect();
+            (
+                pairs,
+                format!("the excepted pairs of {kmin} ≤ k ≤ {kmax}, n ≤ {nmax}"),
+            )
+        } else if listed.is_empty() {
+            let [kmax, nmax, nmin, kmin] = common::numbers([9, 400, 3, 2])?;
+            let grid = (kmin..=kmax)
+                .flat_map(|k| (nmin..=nmax).map(move |n| (k, n)))
+                .collect();
+            (grid, format!("{kmin} ≤ k ≤ {kmax}, {nmin} ≤ n ≤ {nmax}"))
+        } else {
+            (listed, "listed".to_owned())
+        };
     let verdicts: Vec<(u32, u32, Result<String, String>)> = cases
         .par_iter()
-        .map(|&(k, n)| (k, n, every_m(n, k)))
+        .map(|&(k, n)| {
+            let t0 = std::time::Instant::now();
+            let v = every_m(n, k);
+            // one line per pair as it is settled, so a long sweep stopped early keeps its verdicts
+            if progress {
+                let verdict = match &v {
+                    Ok(s) => s.clone(),
+                    Err(e) => format!("FAIL {e}"),
+                };
+                eprintln!(
+                    "k={k} n={n}: {verdict} ({:.1} s)",
+                    t0.elapsed().as_secs_f64()
+                );
+            }
+            (k, n, v)
+        })
         .collect();
     let mut bad = 0;
     let mut streaming = 0;

@@ -32,7 +32,9 @@
 //! Reaches `⌈m/k'⌉ + ⌈log_{k'+1} n⌉` rounds (Theorem 10, one above Lemma 2) for every `m` and
 //! every `k ≤ 9`, `n ≤ 400` (a reduction to finitely many `m` per `(k, n)`, checked:
 //! `docs/kport-reading.md`, "Every m"), and for every `k ≤ 16`, `n ≤ 400` (the last pair,
-//! `k = 15, n = 253`, since the local search of the re-plan);
+//! `k = 15, n = 253`, since the local search of the re-plan); and, by a proof
+//! (`docs/kport-reading.md`, "Which n stream"), for every `m` at every `(k, n)` but the few `n`
+//! just below each `(k + 1)^D` where the row plan needs `D + 1` (none for `k ≤ 4`);
 //! `k' = 1` is the 1-port model, handed to the round-optimal circulant schedule. The construction (the
 //! paper's black boxes could not be read; this generalizes its "nice number" box, whose sets
 //! `S_{i,j}` rotate):

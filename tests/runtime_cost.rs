@@ -107,6 +107,8 @@ fn profile(rt: Rt) -> Profile {
         chunk_bytes: 64 << 10,
         direct_block_ns: None,
         shared_one_line_ns: None,
+        copy_huge_ns_per_byte: None,
+        huge_bytes: None,
     });
     p
 }
@@ -172,6 +174,43 @@ fn two_ranks_reproduce_the_calibration_points() {
         960 * 1024 * 200,
         1 << 20,
     );
+}
+
+#[test]
+fn copies_past_the_last_calibrated_size_take_the_huge_slope() {
+    // 1 MiB → 4 MiB at the measured 0.5 ns per byte when the profile has that point, else at
+    // the 64 KiB → 1 MiB slope (profiles written before it was measured).
+    let rt = Rt { large: 0.2, ..RT };
+    let h = machine(2);
+    let s = tree(Algorithm::Binomial, 2, 1);
+    let (mib, four) = (1u64 << 20, 4u64 << 20);
+    let rounding = four.div_ceil(64 << 10);
+    let old = profile(rt);
+    let step = |p: &Profile| {
+        predict(p, &h, &s, four, Transport::Direct) - predict(p, &h, &s, mib, Transport::Direct)
+    };
+    assert!(
+        step(&old).abs_diff(3 * mib * 200) <= rounding,
+        "{}",
+        step(&old)
+    );
+    let mut new = old.clone();
+    let l3 = new.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    let r = l3.runtime.as_mut().unwrap();
+    r.copy_huge_ns_per_byte = Some(one(0.5));
+    r.huge_bytes = Some(four);
+    assert!(
+        step(&new).abs_diff(3 * mib * 500) <= rounding,
+        "{}",
+        step(&new)
+    );
+    // Up to 1 MiB nothing changes.
+    for b in [4096, 64 << 10, mib] {
+        assert_eq!(
+            predict(&new, &h, &s, b, Transport::Direct),
+            predict(&old, &h, &s, b, Transport::Direct)
+        );
+    }
 }
 
 #[test]

@@ -26,6 +26,9 @@ const BURST: usize = SLIP * 56 - 8;
 const STREAM: [usize; 2] = [16 << 10, 256 << 10];
 /// The three single-copy sizes: one chunk, a chunk's worth, and a payload past the caches.
 const DIRECT: [usize; 3] = [4 << 10, 64 << 10, 1 << 20];
+/// The largest single-copy size: past the last-level cache (a 4 MiB copy took 1.6–1.8× the
+/// 1 MiB slope's extrapolation in the sixth session's fidelity runs).
+const HUGE: usize = 4 << 20;
 /// Blocks of the many-block single copy (of `DIRECT[1]` bytes, one chunk per block).
 const MANY_BLOCKS: u32 = 16;
 /// One kind of timed broadcast of the probe.
@@ -50,9 +53,9 @@ const fn case(bytes: usize, direct: bool, many: bool, shared: bool) -> Case {
 }
 
 /// Measurements per slice: one line, burst, two long streams, three single copies of one
-/// block, `DIRECT[1]` bytes by single copy in `MANY_BLOCKS` blocks, and one line between two
-/// ranks of one PU.
-const CASES: [Case; 9] = [
+/// block, `DIRECT[1]` bytes by single copy in `MANY_BLOCKS` blocks, one line between two
+/// ranks of one PU, and `HUGE` bytes by single copy.
+const CASES: [Case; 10] = [
     case(ONE_LINE, false, false, false),
     case(BURST, false, false, false),
     case(STREAM[0], false, false, false),
@@ -62,6 +65,7 @@ const CASES: [Case; 9] = [
     case(DIRECT[2], true, false, false),
     case(DIRECT[1], true, true, false),
     case(ONE_LINE, false, false, true),
+    case(HUGE, true, false, false),
 ];
 /// Aim of one measurement's duration, ns.
 const AIM_NS: f64 = 1_000_000.0;
@@ -86,8 +90,8 @@ pub(crate) struct RuntimeProbe {
     /// The same in `MANY_BLOCKS` blocks.
     many: Program,
     /// Per slice: raw hop, one line, burst line, line, direct, copy, large copy, per-block
-    /// cost, one line on a shared PU; with the weight.
-    samples: Vec<([f64; 9], f64)>,
+    /// cost, one line on a shared PU, huge copy; with the weight.
+    samples: Vec<([f64; 10], f64)>,
     /// Repetitions per measurement (in `CASES` order), adapted per slice.
     reps: [u64; CASES.len()],
     /// Whether the warm-up slice (whose repetitions were a guess) is behind.
@@ -132,7 +136,7 @@ impl RuntimeProbe {
             program,
             many,
             samples: Vec::new(),
-            reps: [64, 16, 4, 2, 8, 4, 2, 4, 16],
+            reps: [64, 16, 4, 2, 8, 4, 2, 4, 16, 2],
             warm: false,
         })
     }
@@ -151,10 +155,11 @@ impl RuntimeProbe {
         let copy = (t[5] - t[4]) / (DIRECT[1] - DIRECT[0]) as f64;
         let large = (t[6] - t[5]) / (DIRECT[2] - DIRECT[1]) as f64;
         let block = (t[7] - t[5]) / f64::from(MANY_BLOCKS - 1);
+        let huge = (t[9] - t[6]) / (HUGE - DIRECT[2]) as f64;
         let weight = t0.elapsed().as_secs_f64();
         if self.warm {
             self.samples.push((
-                [raw, t[0], burst, line, t[4], copy, large, block, t[8]],
+                [raw, t[0], burst, line, t[4], copy, large, block, t[8], huge],
                 weight,
             ));
         }
@@ -186,6 +191,8 @@ impl RuntimeProbe {
             chunk_bytes: self.chunk as u64,
             direct_block_ns: Some(dist(7)),
             shared_one_line_ns: Some(dist(8)),
+            copy_huge_ns_per_byte: Some(dist(9)),
+            huge_bytes: Some(HUGE as u64),
         })
     }
 
@@ -214,8 +221,8 @@ impl RuntimeProbe {
         Ok(((out[0] - clock) / (2 * RAW_TRIPS) as f64).max(0.0))
     }
 
-    /// The median ns of `reps` barrier-then-one broadcasts of `what` from rank 0: both ranks leave a barrier, rank 0 reads the
-    /// clock and broadcasts, each rank reads the clock when its call returns; one broadcast
+    /// The median ns of `reps` barrier-then-one broadcasts of `what` from rank 0: both ranks leave
+    /// two barriers, rank 0 reads the clock and broadcasts, each rank reads the clock when its call returns; one broadcast
     /// takes from rank 0's start to the later return (what `herald fidelity` measures, and
     /// what the model's makespan is). Rank 0 writes fresh data before every repetition
     /// (untimed), so the payload crosses from its core each time. The bytes are checked.
@@ -255,6 +262,10 @@ impl RuntimeProbe {
                 if me == 0 {
                     fill(&mut buf, i);
                 }
+                c.barrier()?;
+                // A second barrier: the first wakes a rank that parked while rank 0 wrote the
+                // data, so every rank is running when the timed call starts (the model's
+                // condition; a wake-up is not part of a broadcast's cost, docs/fidelity.md).
                 c.barrier()?;
                 if me == 0 {
                     starts.push(Instant::now());

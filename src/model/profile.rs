@@ -267,6 +267,14 @@ pub struct RuntimeCalibration {
     /// it (then [`Profile::switch_ns`] stands in).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_one_line_ns: Option<Distribution>,
+    /// Single copy: ns per byte between `direct_bytes[2]` and `huge_bytes` (payloads past the
+    /// last-level cache). Absent from profiles written before herald measured it (then
+    /// `copy_large_ns_per_byte` continues).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_huge_ns_per_byte: Option<Distribution>,
+    /// The largest single-copy payload measured, bytes (with `copy_huge_ns_per_byte`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub huge_bytes: Option<u64>,
 }
 
 /// One level of the topology summary.

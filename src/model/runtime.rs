@@ -104,6 +104,10 @@ pub struct RuntimeLevel {
     pub copy_large_fs_per_byte: u64,
     /// Bytes of a message from which `copy_large_fs_per_byte` applies.
     pub copy_large_from: u64,
+    /// Single-copy time per byte beyond `copy_huge_from` bytes of a message, fs.
+    pub copy_huge_fs_per_byte: u64,
+    /// Bytes of a message from which `copy_huge_fs_per_byte` applies (`u64::MAX`: never).
+    pub copy_huge_from: u64,
     /// Single copy: a receiver's extra time per block, ps (0 where not measured).
     pub block_ps: u64,
     /// Where the values came from.
@@ -119,11 +123,15 @@ impl RuntimeLevel {
     }
 
     /// Receiver time to copy a `bytes`-byte message by single copy, ps (`None` if single copy is
-    /// not modelled).
+    /// not modelled): `copy_fs_per_byte` up to `copy_large_from` bytes, `copy_large_fs_per_byte`
+    /// from there to `copy_huge_from`, `copy_huge_fs_per_byte` beyond.
     pub fn copy_ps(&self, bytes: u64) -> Option<u64> {
         let small = self.copy_fs_per_byte?;
         let near = bytes.min(self.copy_large_from);
-        let fs = near * small + (bytes - near) * self.copy_large_fs_per_byte;
+        let large = bytes.min(self.copy_huge_from.max(self.copy_large_from)) - near;
+        let huge = bytes - near - large;
+        let fs =
+            near * small + large * self.copy_large_fs_per_byte + huge * self.copy_huge_fs_per_byte;
         Some(fs.div_ceil(1000))
     }
 }
@@ -191,6 +199,14 @@ fn level_costs(
             copy_fs_per_byte: Some(fs(r.copy_ns_per_byte.pick(pick))),
             copy_large_fs_per_byte: fs(r.copy_large_ns_per_byte.pick(pick)),
             copy_large_from: r.direct_bytes[1],
+            copy_huge_fs_per_byte: r
+                .copy_huge_ns_per_byte
+                .as_ref()
+                .map_or(0, |d| fs(d.pick(pick))),
+            copy_huge_from: match r.copy_huge_ns_per_byte {
+                Some(_) => r.direct_bytes[2],
+                None => u64::MAX,
+            },
             block_ps: r
                 .direct_block_ns
                 .as_ref()
@@ -208,6 +224,8 @@ fn level_costs(
                 copy_fs_per_byte: None,
                 copy_large_fs_per_byte: 0,
                 copy_large_from: u64::MAX,
+                copy_huge_fs_per_byte: 0,
+                copy_huge_from: u64::MAX,
                 block_ps: 0,
                 source: RuntimeSource::LogGp,
             }

@@ -35,6 +35,15 @@
 //! oversubscription, and what makes oversubscribed broadcasts fast), then parking (so idle
 //! threads cost nothing).
 //!
+//! The yields also last at least [`YIELD_FOR`] (100 µs), not only `YIELD_STEPS` turns: on an
+//! idle CPU 64 yields take a few tens of microseconds, so a 2-rank single copy of 1 MiB (about
+//! 40 µs) let the lender park before its reader finished, and a reader parked while the root
+//! wrote fresh data. Each such wake-up cost 35–250 µs on the development VM: alternating
+//! measurements of the same 1 MiB broadcast (barrier, then one, fresh data each time) took
+//! 32–49 µs in 18 of 18 with the floor; without it 5 of 18 took 158–223 µs, one 82 µs
+//! (docs/runtime.md, "Team"). Oversubscribed waits rarely reach the floor (other ranks run
+//! during each yield); 4–16 ranks on 2 CPUs measured the same with and without it.
+//!
 //! # Abort
 //!
 //! Worker threads of a [`Team`](crate::Team) carry their team's abort flag in a thread-local.
@@ -48,8 +57,12 @@ use std::sync::{Arc, Weak};
 
 /// Polls, each after one spin hint, before yielding.
 const SPIN_POLLS: u32 = 128;
-/// Yields before parking.
+/// Yields before parking: at least this many…
 const YIELD_STEPS: u32 = 64;
+/// …and for at least this long: about what waking a parked thread costs
+/// on the development machine (35–250 µs per wake-up there), so a wait that ends during the
+/// yields never pays a wake-up, and one that parks has spent at most one wake-up's worth first.
+const YIELD_FOR: std::time::Duration = std::time::Duration::from_micros(100);
 /// The first nap of a timed park ([`Signal::wait_phased`]).
 const PARK_FIRST: std::time::Duration = std::time::Duration::from_millis(1);
 /// The longest nap of a timed park.
@@ -281,13 +294,19 @@ impl Signal {
                 return Ok(value);
             }
         }
-        for _ in 0..yields {
+        let began = (yields > 0).then(std::time::Instant::now);
+        let mut yielded = 0u32;
+        while let Some(began) = began {
             if aborted() {
                 return Err(Aborted);
             }
             thread::yield_now();
             if let Some(value) = ready(Phase::Slow) {
                 return Ok(value);
+            }
+            yielded = yielded.saturating_add(1);
+            if yielded >= yields && began.elapsed() >= YIELD_FOR {
+                break;
             }
         }
         self.park_until(ready, &aborted, timed)

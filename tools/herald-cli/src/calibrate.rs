@@ -208,6 +208,9 @@ fn table(p: &Profile) -> String {
                 c(&r.copy_large_ns_per_byte, 4),
                 r.direct_bytes[2],
             ));
+            if let (Some(d), Some(b)) = (&r.copy_huge_ns_per_byte, r.huge_bytes) {
+                out.push_str(&format!("    single copy then {} ns/B to {b} B\n", c(d, 4)));
+            }
             if let Some(d) = &r.direct_block_ns {
                 out.push_str(&format!(
                     "    single copy per extra block {} ({} B in 16 blocks against 1)\n",

@@ -102,6 +102,10 @@ fn measure(
                 stamp(&mut buf, seed, i);
             }
             c.barrier()?;
+            // A second barrier: the first wakes the ranks that parked while the root wrote
+            // the data, so every rank is running when the timed call starts (the model's
+            // condition; a wake-up is not part of a broadcast's cost, docs/fidelity.md).
+            c.barrier()?;
             if me == root {
                 starts.push(Instant::now());
             }

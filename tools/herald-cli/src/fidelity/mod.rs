@@ -12,7 +12,8 @@
 //!    Every prediction comes from one function, [`cases::predicted_ns`].
 //! 2. **Measurement** ([`measure`]): `n` ranks are a `Team` of `n` workers pinned round-robin
 //!    to the machine's CPUs (more ranks than CPUs share them). One broadcast is timed OSU-style,
-//!    barrier then one: every rank enters `barrier()`, the root reads the clock just before its
+//!    barrier then one: every rank enters `barrier()` twice (the second so that ranks parked
+//!    while the root wrote fresh data are running again), the root reads the clock just before its
 //!    `broadcast_with`, every rank reads it when its call returns; the broadcast takes from the
 //!    root's start to the latest return, less one clock read (measured at the start, as
 //!    `herald calibrate` measures and subtracts it). A measurement repeats this about a

@@ -13,6 +13,11 @@
 //!    not hold the block yet, then starts a nonblocking send of the block's bytes;
 //! 3. waits for every request.
 //!
+//! A rank of a one-block schedule that receives the block at most once (the root: never) takes
+//! a shorter path with the same order: it receives the block into the buffer, then sends it to
+//! each receiver in turn (the per-call bookkeeping of the general path cost more than the
+//! messages themselves for small payloads).
+//!
 //! No rank can wait in a cycle: a rank waits only for the earliest send of a block to it, which
 //! the schedule starts strictly before the rank's own forward of that block (the compile check),
 //! and each rank starts its sends in time order — so every wait is for a send that starts

@@ -13,6 +13,11 @@
 //!    not hold the block yet, then starts a nonblocking send of the block's bytes;
 //! 3. waits for every request.
 //!
+//! A rank of a one-block schedule that receives the block at most once (the root: never) takes
+//! a shorter path with the same order: it receives the block into the buffer, then sends it to
+//! each receiver in turn (the per-call bookkeeping of the general path cost more than the
+//! messages themselves for small payloads).
+//!
 //! No rank can wait in a cycle: a rank waits only for the earliest send of a block to it, which
 //! the schedule starts strictly before the rank's own forward of that block (the compile check),
 //! and each rank starts its sends in time order — so every wait is for a send that starts
@@ -154,6 +159,9 @@ impl BroadcastPlan {
     pub fn run(&self, chan: &Channel, buf: &mut [u8]) -> Result<(), Error> {
         let me = ranks_match(self.n(), chan)?;
         let part = &self.parts[me];
+        if self.blocks == 1 && self.run_one_block(chan, me, buf)? {
+            return Ok(());
+        }
         let ranges: Small<std::ops::Range<usize>> =
             block_ranges_iter(buf.len(), self.blocks).collect();
         let mut slices = split_mut(buf, &ranges);
@@ -214,6 +222,37 @@ impl BroadcastPlan {
             req.wait()?;
         }
         Ok(())
+    }
+}
+
+impl BroadcastPlan {
+    /// The path of a one-block schedule for a rank that receives the block at most once (the
+    /// root: never): receive it, then send it to each receiver in order — what the general path
+    /// does for such a rank, without its bookkeeping (per-block lists, scratch buffers), which
+    /// cost more than the messages' own overhead for small payloads. `Ok(false)` when the rank
+    /// needs the general path (duplicate receives).
+    fn run_one_block(&self, chan: &Channel, me: usize, buf: &mut [u8]) -> Result<bool, Error> {
+        let part = &self.parts[me];
+        match (me == self.root, part.recvs.as_slice()) {
+            (true, []) => {}
+            (false, &[(from, _, true)]) => chan.recv(buf, from, 0)?,
+            _ => return Ok(false),
+        }
+        match part.sends.as_slice() {
+            [] => {}
+            &[(to, _)] => chan.send(buf, to, 0)?,
+            many => {
+                let buf = &*buf;
+                let mut sends: Small<SendReq<'_>> = SmallVec::with_capacity(many.len());
+                for &(to, _) in many {
+                    sends.push(chan.isend(buf, to, 0)?);
+                }
+                for req in sends {
+                    req.wait()?;
+                }
+            }
+        }
+        Ok(true)
     }
 }
 
@@ -398,25 +437,26 @@ impl CombinePlan {
             v.iter_mut().for_each(|b| b.resize(len, 0));
         }
         let last = {
-            let mut posted: std::collections::VecDeque<RecvReq<'_>> = Default::default();
+            let mut posted: Small<RecvReq<'_>> = SmallVec::with_capacity(recvs);
             let froms = ops.iter().filter_map(|op| match op {
                 CombineOp::Recv(f) => Some(*f),
                 CombineOp::Send(_) => None,
             });
             for (buf, from) in scratch.inbox.iter_mut().zip(froms) {
-                posted.push_back(chan.irecv(bytemuck::cast_slice_mut(buf), from, COMBINE_TAG)?);
+                posted.push(chan.irecv(bytemuck::cast_slice_mut(buf), from, COMBINE_TAG)?);
             }
             let mut acc: &[u64] = value;
             let mut last = None;
             let mut fresh = scratch.accs.iter_mut().enumerate();
-            let mut inflight: Vec<SendReq<'_>> = Vec::with_capacity(sends);
+            let mut posted = posted.into_iter();
+            let mut inflight: Small<SendReq<'_>> = SmallVec::with_capacity(sends);
             for op in ops {
                 match *op {
                     CombineOp::Send(to) => {
                         inflight.push(chan.isend(bytemuck::cast_slice(acc), to, COMBINE_TAG)?);
                     }
                     CombineOp::Recv(_) => {
-                        let req = posted.pop_front().expect("posted in op order");
+                        let req = posted.next().expect("posted in op order");
                         let got: &[u64] = bytemuck::cast_slice(&*req.wait()?);
                         let (i, out) = fresh.next().expect("one accumulator per receive");
                         for ((o, a), g) in out.iter_mut().zip(acc).zip(got) {

@@ -490,7 +490,9 @@ impl<'c> RawReq<'c> {
     /// Polls until complete: spins first, then calls `idle` between polls; fails after the
     /// channel's timeout.
     fn poll_count(&mut self, mut idle: impl FnMut()) -> Result<usize, P2pError> {
-        let start = Instant::now();
+        // Most waits end within a few polls: the clock is read only once a wait has lasted
+        // 1024 polls (reading it costs as much as a poll), so the deadline runs from there.
+        let mut start: Option<Instant> = None;
         let mut polls = 0u32;
         loop {
             if let Some(count) = self.test()? {
@@ -510,7 +512,9 @@ impl<'c> RawReq<'c> {
                     return Err(e);
                 }
             }
-            if polls % 1024 == 0 && start.elapsed() > self.chan.timeout {
+            if polls % 1024 == 0
+                && start.get_or_insert_with(Instant::now).elapsed() > self.chan.timeout
+            {
                 let e = P2pError::Timeout {
                     waiting: self.describe(),
                     secs: self.chan.timeout.as_secs(),

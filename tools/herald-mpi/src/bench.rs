@@ -44,9 +44,8 @@
 //! sum of every rank's contribution (allreduce, u64 elements, wrapping), for both sides; a
 //! mismatch fails the run.
 //!
-//! The payload of the in-process allreduce is a `[u64; L]` value (herald's `CommRank::allreduce`
-//! takes a plain-old-data value), so in-process allreduce sizes are powers of two from 8 B to
-//! 4 MiB.
+//! The payload of the in-process allreduce is the same `u64` array as the library's, on the heap,
+//! reduced in place with herald's `CommRank::allreduce_slice`.
 
 use crate::cluster::Cluster;
 use crate::error::Error;
@@ -142,7 +141,7 @@ pub struct BenchOptions {
     pub collectives: Vec<Collective>,
     /// Loop variants.
     pub variants: Vec<Variant>,
-    /// Payload sizes in bytes (multiples of 8; powers of two for in-process allreduce).
+    /// Payload sizes in bytes (multiples of 8).
     pub sizes: Vec<usize>,
     /// Measured rounds per (collective, size, variant), after one warm-up round.
     pub rounds: usize,
@@ -172,17 +171,6 @@ impl BenchOptions {
             return Err(Error::Usage(format!(
                 "size {s}: sizes are multiples of 8 bytes from 8 B to 1 GiB"
             )));
-        }
-        if self.herald == HeraldSide::Inproc && self.collectives.contains(&Collective::Allreduce) {
-            if let Some(&s) = self
-                .sizes
-                .iter()
-                .find(|&&s| !s.is_power_of_two() || s > 4 << 20)
-            {
-                return Err(Error::Usage(format!(
-                    "size {s}: the in-process allreduce takes powers of two from 8 B to 4 MiB"
-                )));
-            }
         }
         Ok(())
     }

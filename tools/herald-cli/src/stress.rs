@@ -223,6 +223,7 @@ fn epoch(seed: u64, e: u64, n: usize, args: &StressArgs) -> Result<Epoch, CliErr
         schedule: DefaultSchedule::Fixed(schedules[rng.random_range(0..schedules.len())]),
         direct_min_bytes: [1 << 10, 64 << 10, usize::MAX][rng.random_range(0..3)],
         direct_chunk_bytes: [4 << 10, 64 << 10][rng.random_range(0..2)],
+        allreduce_direct_min_bytes: [1, 4 << 10, usize::MAX][rng.random_range(0..3)],
     };
     let oneport = Model::from(OnePort);
     let postal = Model::from(Postal::new(Ratio::integer(2)).map_err(CliError::usage)?);

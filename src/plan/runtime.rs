@@ -109,43 +109,39 @@ pub fn rank_for_runtime(
             }
         }
     }
-    // Equal predictions: the fewer messages first, then the shallower (fewer hops in a row,
-    // each a handoff the model may not see in full). Keys are computed once per choice.
-    ranked.sort_by_cached_key(|c| {
-        (
-            c.predicted.makespan_ps,
-            c.schedule.len(),
-            depth(&c.schedule),
-            c.candidate.label.clone(),
-            c.candidate.blocks,
-            c.transport,
-        )
-    });
     if ranked.is_empty() {
         return Err(PlanError::Empty);
     }
-    // The model does not resolve differences under 1 % (its inputs are medians whose spreads
-    // are several per cent): predictions within 1 % of the best are ties, ranked as above.
-    let best = ranked[0].predicted.makespan_ps;
-    let ties = ranked
-        .iter()
-        .take_while(|c| c.predicted.makespan_ps - best <= best / RESOLUTION)
-        .count();
-    ranked[..ties].sort_by_cached_key(|c| {
-        (
-            c.schedule.len(),
-            depth(&c.schedule),
-            c.predicted.makespan_ps,
-            c.candidate.label.clone(),
-            c.candidate.blocks,
-            c.transport,
-        )
+    // Equal predictions: the fewer messages first, then the shallower (fewer hops in a row,
+    // each a handoff the model may not see in full). Each choice's shape is computed once.
+    let mut keyed: Vec<((usize, usize), RuntimeChoice)> = ranked
+        .into_iter()
+        .map(|c| ((c.schedule.len(), depth(&c.schedule)), c))
+        .collect();
+    keyed.sort_by(|(sa, a), (sb, b)| {
+        (a.predicted.makespan_ps, sa, rest(a)).cmp(&(b.predicted.makespan_ps, sb, rest(b)))
     });
+    // The model does not resolve differences under 1 % (its inputs are medians whose spreads
+    // are several per cent): predictions within 1 % of the best are ties, ranked by shape.
+    let best = keyed[0].1.predicted.makespan_ps;
+    let ties = keyed
+        .iter()
+        .take_while(|(_, c)| c.predicted.makespan_ps - best <= best / RESOLUTION)
+        .count();
+    keyed[..ties].sort_by(|(sa, a), (sb, b)| {
+        (sa, a.predicted.makespan_ps, rest(a)).cmp(&(sb, b.predicted.makespan_ps, rest(b)))
+    });
+    let ranked = keyed.into_iter().map(|(_, c)| c).collect();
     Ok(RuntimePlan { ranked, rejected })
 }
 
 /// Predictions within `1 / RESOLUTION` of the best count as ties ([`rank_for_runtime`]).
 const RESOLUTION: u64 = 100;
+
+/// The last keys of the ranking: label, blocks, transport (a total order for reproducibility).
+fn rest(c: &RuntimeChoice) -> (&str, u32, Transport) {
+    (&c.candidate.label, c.candidate.blocks, c.transport)
+}
 
 /// The most hops any block takes from the root to a receiver in `s` (a broadcast's depth).
 fn depth(s: &Schedule) -> usize {

@@ -310,19 +310,19 @@ impl Signal {
                 return Ok(value);
             }
         }
-        let began = (yields > 0).then(std::time::Instant::now);
-        let mut yielded = 0u32;
-        while let Some(began) = began {
-            if aborted() {
-                return Err(Aborted);
-            }
-            thread::yield_now();
-            if let Some(value) = ready(Phase::Slow) {
-                return Ok(value);
-            }
-            yielded = yielded.saturating_add(1);
-            if yielded >= yields && began.elapsed() >= YIELD_FOR {
-                break;
+        if yields > 0 {
+            let began = std::time::Instant::now();
+            for yielded in 1u32.. {
+                if aborted() {
+                    return Err(Aborted);
+                }
+                thread::yield_now();
+                if let Some(value) = ready(Phase::Slow) {
+                    return Ok(value);
+                }
+                if yielded >= yields && began.elapsed() >= YIELD_FOR {
+                    break;
+                }
             }
         }
         self.park_until(ready, &aborted, timed)

@@ -215,8 +215,8 @@ pub fn predict_runtime(
             }
         };
         if let Some(t) = turns.as_mut() {
-            t.worked(costs.pu(to), last);
-            t.worked(costs.pu(r), sent_last);
+            t.worked(to, last);
+            t.worked(r, sent_last);
         }
         let ramp = Ramp { first, last };
         let slot = &mut hold[to as usize][b as usize];
@@ -308,9 +308,9 @@ impl Turns {
         at
     }
 
-    /// The rank running on PU `p` works until `until` at least.
-    fn worked(&mut self, p: u32, until: u64) {
-        if let Some((_, u)) = self.pu[p as usize].as_mut() {
+    /// The rank running on rank `r`'s PU works until `until` at least.
+    fn worked(&mut self, r: u32, until: u64) {
+        if let Some((_, u)) = self.pu[self.pu_of[r as usize] as usize].as_mut() {
             *u = (*u).max(until);
         }
     }

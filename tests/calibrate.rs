@@ -339,6 +339,7 @@ fn level(l: f64, o_s: f64, o_r: f64, g: f64, big_g: f64) -> LevelProfile {
         capacity: None,
         note: None,
         runtime: None,
+        pieces: None,
     }
 }
 
@@ -467,6 +468,23 @@ fn levels_convert_to_exact_models() {
         ("0".into(), "60".into())
     );
     assert_eq!(neg.postal(Pick::Median).unwrap().lambda().to_string(), "2");
+
+    // Picks taken from separate distributions can sum to no positive time (a slice-by-slice
+    // fit on a loaded host: L = −300 with o_s = o_r = 100, while the slices' one-way times
+    // have median 90). Then L + 2o is the measured one-way time: L = 0, o = 45.
+    let mut mixed = level(-300.0, 100.0, 100.0, 20.0, 0.5);
+    mixed.one_way_ns = dist(90.0);
+    let logp = mixed.logp(Pick::Median).unwrap();
+    assert_eq!(
+        (logp.l().to_string(), logp.o().to_string()),
+        ("0".into(), "45".into())
+    );
+    // … and where that is not positive either, no model: a typed error, never L + 2o = 0.
+    mixed.one_way_ns = dist(-5.0);
+    assert!(matches!(
+        mixed.logp(Pick::Median),
+        Err(ProfileError::Model(_))
+    ));
 
     // λ below 1 is clamped to 1 (a sender slower than the latency).
     let slow = level(0.0, 100.0, 1.0, 500.0, 0.0);

@@ -18,6 +18,10 @@
 //!   "unsettled": [ "l3.g_ns" ], "switch_ns": {…} }
 //! ```
 //!
+//! A profile of MPI (`herald-mpi calibrate`) may give a level `"pieces": { "piece_bytes": 4032,
+//! "upto_bytes": 64512, "trials": [ … ] }` ([`MessagePieces`]): how its transport cuts long
+//! messages there; herald's own profiles have none.
+//!
 //! Each measured quantity is a [`Distribution`]: median, p10, p90 over the measurement slices,
 //! and its modes (value and share of measuring time). A level where no pair of PUs has its
 //! lowest common ancestor (nothing to measure), or a capacity that needs more cores than the
@@ -32,7 +36,10 @@
 //! * LogP has one overhead `o` for both ends: `o = (o_s + o_r)/2` (a multiple of 1/2 ns), so
 //!   `L + 2o = L + o_s + o_r`, the measured one-way time. A negative measured `L` (possible on
 //!   shared memory, where the line transfer happens inside the overheads) becomes `L = 0` and
-//!   `o = (L + o_s + o_r)/2`, which keeps `L + 2o` unchanged.
+//!   `o = (L + o_s + o_r)/2`, which keeps `L + 2o` unchanged. (Each parameter is picked from
+//!   its own distribution; where the picks sum to no positive time — seen with more ranks
+//!   than CPUs — `L + 2o` is the measured one-way time picked alike, and a level where that
+//!   is not positive either makes no LogP model.)
 //! * Postal: `λ = (L + o_s + o_r) / max(g, o_s)`, clamped to at least 1. The postal unit is
 //!   the time a sender is occupied per message: it cannot start sends faster than its overhead
 //!   `o_s` allows, nor faster than the gap `g`; and a message is usable by its receiver after
@@ -219,6 +226,65 @@ pub struct LevelProfile {
     /// herald measured it, and from profiles of other transports (MPI).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<RuntimeCalibration>,
+    /// How the transport cuts long messages at this level, where cutting measured faster than
+    /// sending one message (an MPI library's eager limit, measured by `herald-mpi calibrate`);
+    /// absent where nothing was cut, and from herald's own profiles. The level's `L, o, g, G`
+    /// were measured with the cutting in place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pieces: Option<MessagePieces>,
+}
+
+/// A transport's message cutting at one level of a profile: a message of more than
+/// `piece_bytes` and at most `upto_bytes` bytes goes as `⌈len / piece_bytes⌉` pieces of nearly
+/// equal length. MPI libraries send a message eagerly (copied through a buffer) up to a limit
+/// and by a rendezvous (a handshake first) above it; just above the limit one message then
+/// costs more than two pieces under it, and `herald-mpi calibrate` measures where.
+///
+/// # Examples
+///
+/// ```
+/// use herald::model::MessagePieces;
+/// let p = MessagePieces { piece_bytes: 2048, upto_bytes: 8192, trials: vec![] };
+/// assert_eq!(p.count(2048), 1);
+/// assert_eq!(p.count(2049), 2);
+/// assert_eq!(p.count(8192), 4);
+/// assert_eq!(p.count(8193), 1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessagePieces {
+    /// The largest piece, bytes.
+    pub piece_bytes: u64,
+    /// The longest message cut, bytes.
+    pub upto_bytes: u64,
+    /// The evidence: every (piece size, message size) tried, with the median round trip of
+    /// the message sent whole and in pieces.
+    #[serde(default)]
+    pub trials: Vec<PieceTrial>,
+}
+
+/// One measurement behind a [`MessagePieces`]: round trips of a message of `bytes` bytes, sent
+/// whole and cut into pieces of at most `piece_bytes`, alternating (medians, ns).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PieceTrial {
+    /// The piece size tried, bytes.
+    pub piece_bytes: u64,
+    /// The message size, bytes.
+    pub bytes: u64,
+    /// Median round trip of the message sent whole, ns.
+    pub whole_ns: f64,
+    /// Median round trip of the message sent in pieces, ns.
+    pub pieces_ns: f64,
+}
+
+impl MessagePieces {
+    /// How many pieces a message of `bytes` bytes goes in.
+    pub fn count(&self, bytes: u64) -> u64 {
+        if bytes > self.piece_bytes && bytes <= self.upto_bytes && self.piece_bytes > 0 {
+            bytes.div_ceil(self.piece_bytes)
+        } else {
+            1
+        }
+    }
 }
 
 /// herald's runtime measured through its own operations on one pair of PUs: 2-rank broadcasts
@@ -512,6 +578,7 @@ impl LevelProfile {
             capacity: None,
             note: Some(note.to_owned()),
             runtime: None,
+            pieces: None,
         }
     }
 
@@ -568,8 +635,14 @@ impl LevelProfile {
         let one_way = i128::from(w.l) + i128::from(w.o_s) + i128::from(w.o_r);
         let (l, two_o) = if w.l >= 0 {
             (w.l.unsigned_abs(), w.o_s + w.o_r)
+        } else if one_way > 0 {
+            (0, u64::try_from(one_way).unwrap_or(u64::MAX))
         } else {
-            (0, u64::try_from(one_way.max(0)).unwrap_or(0))
+            // Each parameter is picked from its own distribution; on a loaded host their
+            // picks can sum to no positive time although every slice measured one. The
+            // measured one-way time itself (picked alike) is then `L + 2o`.
+            let measured = whole_ns(&self.one_way_ns, pick).unwrap_or(0);
+            (0, u64::try_from(measured).unwrap_or(0))
         };
         let ratio = |num: u64, den: u64| Ratio::new(num, den).map_err(ModelError::from);
         Ok(LogP::new(

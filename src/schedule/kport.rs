@@ -29,13 +29,11 @@
 //!
 //! # Rotation (§4, rebuilt)
 //!
-//! Reaches `⌈m/k'⌉ + ⌈log_{k'+1} n⌉` rounds (Theorem 10, one above Lemma 2) for every `m` and
-//! every `k ≤ 9`, `n ≤ 400` (a reduction to finitely many `m` per `(k, n)`, checked:
-//! `docs/kport-reading.md`, "Every m"), and for every `k ≤ 16`, `n ≤ 400` (the last pair,
-//! `k = 15, n = 253`, since the local search of the re-plan); and, by a proof
-//! (`docs/kport-reading.md`, "Which n stream"), for every `m` at every `(k, n)` but the few `n`
-//! just below each `(k + 1)^D` where the row plan needs `D + 1` (none for `k ≤ 4`);
-//! `k' = 1` is the 1-port model, handed to the round-optimal circulant schedule. The construction (the
+//! Reaches `⌈m/k'⌉ + ⌈log_{k'+1} n⌉` rounds (Theorem 10, one above Lemma 2) for every `k`, `n`
+//! and `m`, by two proofs (`docs/kport-reading.md`): "Which n stream" (the row plan spreads every
+//! block in `D = ⌈log_{k'+1} n⌉` rounds but at the pairs (★) just below each `(k + 1)^D`) and
+//! "The final window" (at those, the last `D` rounds below); `k' = 1` is the 1-port model, handed
+//! to the round-optimal circulant schedule. The construction (the
 //! paper's black boxes could not be read; this generalizes its "nice number" box, whose sets
 //! `S_{i,j}` rotate):
 //!
@@ -63,14 +61,14 @@
 //!
 //! Where the row plan needs `D + 1` rounds (a few `n` just below `(k'+1)^D`, `k' ≥ 5`; for
 //! `n = (k'+1)² − 1` no schedule streams in `D`: `docs/kport-reading.md`), only the last batch
-//! must spread in `D`: it (or the last two or three) is re-planned round by round with maximum
-//! flows over the ports the other batches leave free (`last_batch`), most urgent transfers first:
-//! one block of the last batch to each processor holding none of it, then what each processor
-//! must get now to need no more than its free receive ports later, then one block to each
-//! processor holding none, then everything else; if a processor still lacks a block at the
-//! end, the last two rounds are played again, the one before the last first sending every
-//! processor the blocks it lacked (the repair pass); if that fails too, a local search changes
-//! the round before the last toward the pairs the last round's maximum flow leaves missing.
+//! must spread in `D`, and the last `D` rounds are an explicit *final window* (`plan_sends`;
+//! proof: `docs/kport-reading.md`, "The final window"): the cohorts of the batches after the last
+//! one, which do not exist, carry the last batch's block inside each row, so that in the last
+//! round every row member has a receive port free; the outsiders a helper would serve at age
+//! `D + 1` (all in the next row, by the plan) get the block then from a member of `S_1`. The
+//! former re-plan by maximum flows (`flow.rs`: most urgent transfers first, a repair pass, a
+//! local search) stays only as a safety net should the window ever leave a block missing, which
+//! the proof excludes.
 
 use super::{Collective, Schedule, ScheduleError};
 use crate::model::{log_ceil, KPort};
@@ -326,7 +324,8 @@ struct Slot {
 }
 
 /// The rotation plan: one slot per port, or `None` if the deadline cannot be met this way.
-fn rotation_plan(n: u32, k: u32, deadline: usize) -> Option<Vec<Slot>> {
+/// Helpers forwarding after `spread` rounds (only if `deadline > spread`) serve the next row.
+fn rotation_plan(n: u32, k: u32, spread: usize, deadline: usize) -> Option<Vec<Slot>> {
     let total = n - 1;
     let helpers = total % k;
     let q = total / k;
@@ -398,14 +397,23 @@ fn rotation_plan(n: u32, k: u32, deadline: usize) -> Option<Vec<Slot>> {
         let len = others.len().max(1);
         others.rotate_left((i as usize * (len / k as usize).max(1)) % len);
         // helpers first pick their targets (never one they serve in another slot): those
-        // outsiders get the helper's forwarding age as their lag
+        // outsiders get the helper's forwarding age as their lag. A *late* duty (forwarding
+        // after `spread` rounds: only when the plan needs one round more) picks first, and only
+        // members of the next row: so every late target is a row member and no processor is
+        // late in two slots, which the final window of `rotation` relies on.
+        let next = (i + 1) % k;
+        let in_next = |v: &u32| *v > next * q && *v <= (next + 1) * q;
+        let mut duties = lag_of_helper.clone();
+        duties.sort_by_key(|&(_, lag, _)| lag < spread);
         let mut helper_plans = Vec::new();
-        for &(hx, lag, c) in &lag_of_helper {
+        for &(hx, lag, c) in &duties {
             let age = lag + 1;
             let mine = &mut targets_of[hx as usize];
             let mut chosen = Vec::new();
             while chosen.len() < c as usize {
-                let idx = others.iter().position(|v| !mine.contains(v))?;
+                let idx = others
+                    .iter()
+                    .position(|v| !mine.contains(v) && (age <= spread || in_next(v)))?;
                 let v = others.remove(idx);
                 mine.push(v);
                 chosen.push(v);
@@ -435,8 +443,8 @@ fn rotation_plan(n: u32, k: u32, deadline: usize) -> Option<Vec<Slot>> {
     Some(slots)
 }
 
-/// The rotation algorithm: `m` blocks from root 0 in `⌈m/k'⌉ + ⌈log_{k'+1} n⌉` rounds (every
-/// case tested; see the module docs).
+/// The rotation algorithm: `m` blocks from root 0 in `⌈m/k'⌉ + ⌈log_{k'+1} n⌉` rounds (proven
+/// for every `k`, `n`, `m`: the module docs).
 pub(crate) fn rotation(n: u32, m: u32, model: &KPort) -> Result<Schedule, ScheduleError> {
     let collective = Collective::Broadcast { root: 0, blocks: m };
     if n == 1 {
@@ -447,24 +455,95 @@ pub(crate) fn rotation(n: u32, m: u32, model: &KPort) -> Result<Schedule, Schedu
         return super::optimal_1port::generate(n, m);
     }
     let d = log_ceil(u64::from(k) + 1, u64::from(n)) as usize;
-    let plan = rotation_plan(n, k, d)
-        .or_else(|| rotation_plan(n, k, d + 1))
+    let plan = rotation_plan(n, k, d, d)
+        .or_else(|| rotation_plan(n, k, d, d + 1))
         .ok_or_else(|| ScheduleError::NotApplicable {
             algorithm: "rotation".into(),
             why: format!("no row plan for n = {n}, k = {k}"),
         })?;
     let mut b = Schedule::builder(n, collective, TimeBase::UNIT)?;
-    let mut sends: Vec<(u64, u32, u32, u32)> = Vec::with_capacity(budget(n, m)?);
+    let deadline = plan.iter().map(|s| s.served.len() - 2).max().unwrap_or(0);
+    let budget = budget(n, m)?;
+    let rounds = u64::from(m.div_ceil(k)) + d as u64;
+    // the plan needs D + 1: the final window (every row has D sets, by the proof)
+    let tried = deadline > d && plan.iter().all(|s| s.h.len() == d);
+    let window = tried
+        .then(|| plan_sends(&plan, m, k, d as u64, true, budget))
+        .filter(|s| complete(n, m, s, rounds));
+    let replan = deadline > d && window.is_none();
+    let mut sends = window.unwrap_or_else(|| plan_sends(&plan, m, k, d as u64, false, budget));
+    if replan {
+        // never reached for the plans of this module (the proof in docs/kport-reading.md,
+        // "The final window"); kept as a safety net: the former re-plan of the last batches
+        debug_assert!(!tried, "the final window failed: n = {n}, k = {k}, m = {m}");
+        if let Some(better) = tries(n).find_map(|t| last_batch(n, m, k, d as u64, &sends, t)) {
+            sends = better;
+        }
+    }
+    b.reserve(sends.len());
+    for (r, from, to, id) in sends {
+        b.push(r, from, to, id);
+    }
+    b.build()
+}
+
+/// Whether every processor holds every block after round `rounds − 1`.
+fn complete(n: u32, m: u32, sends: &[(u64, u32, u32, u32)], rounds: u64) -> bool {
+    let mut got = vec![false; n as usize * m as usize];
+    for &(r, _, to, id) in sends {
+        if r < rounds {
+            got[to as usize * m as usize + id as usize] = true;
+        }
+    }
+    got[m as usize..].iter().all(|&g| g)
+}
+
+/// The sends of the row plan for `m` blocks (`k'` ports, `D = spread`). With `window` (the plan
+/// needs `D + 1`, every row has `D` sets), the last `D` rounds are the *final window* that
+/// brings the last batch (`B − 1`) everywhere by round `B + D − 1` (`docs/kport-reading.md`,
+/// "The final window"):
+///
+/// * in rounds `B … B + D − 2` every row's cohorts of the batches `≥ B` (which do not exist)
+///   carry the row's block of batch `B − 1` inside the row instead: the root sends it to the
+///   entry, each set `S_t` to the members joining `S_{t+1}` (never to outsiders);
+/// * so in round `B + D − 1` the members of `S_1 … S_{D−1}` already hold it and do not receive
+///   it from `S_D`, which leaves each of them a free receive port;
+/// * the late outsiders (those a helper would serve at age `D + 1`, in round `B + D`, all in the
+///   next row and late in this slot only) get it in round `B + D − 1` from the member of `S_1`,
+///   whose sends of its own (non-existent) block are free.
+fn plan_sends(
+    plan: &[Slot],
+    m: u32,
+    k: u32,
+    spread: u64,
+    window: bool,
+    budget: usize,
+) -> Vec<(u64, u32, u32, u32)> {
+    let mut sends: Vec<(u64, u32, u32, u32)> = Vec::with_capacity(budget);
     let batches = u64::from(m.div_ceil(k));
     let deadline = plan.iter().map(|s| s.served.len() - 2).max().unwrap_or(0) as u64;
     let block = |batch: i64, slot: u32| -> Option<u32> {
         let id = u64::try_from(batch).ok()? * u64::from(k) + u64::from(slot);
         (id < u64::from(m)).then_some(id as u32)
     };
+    // the final window: its last round, and the rounds in which the cohorts carry
+    let last_round = batches + spread - 1;
+    let rounds = if window {
+        last_round + 1
+    } else {
+        batches + deadline
+    };
     for (i, slot) in plan.iter().enumerate() {
         let i = i as u32;
         let l = slot.h.len();
         debug_assert!(slot.served[l + 1..].iter().all(Vec::is_empty));
+        // the last batch's block of this slot, carried by the cohorts of batches ≥ B in round r
+        let tail = block(batches as i64 - 1, i).filter(|_| window);
+        let carry = |batch: i64, r: u64| -> Option<u32> {
+            (batch >= batches as i64 && r < last_round)
+                .then_some(tail)
+                .flatten()
+        };
         // sets S_1 … S_L (index t − 1)
         let mut sets: Vec<Vec<u32>> = Vec::with_capacity(l);
         let mut at = 0;
@@ -473,30 +552,45 @@ pub(crate) fn rotation(n: u32, m: u32, model: &KPort) -> Result<Schedule, Schedu
             at += size as usize;
         }
         let mut recv: Vec<u32> = Vec::new();
-        for r in 0..batches + deadline {
+        for r in 0..rounds {
             let ri = r as i64;
             let dissolving = std::mem::take(&mut sets[l - 1]);
             let entry = dissolving[0];
-            if let Some(id) = block(ri, i) {
+            if let Some(id) = block(ri, i).or(carry(ri, r)) {
                 sends.push((r, 0, entry, id));
             }
             let mut rest = dissolving[1..].iter().copied();
             let mut grown: Vec<Vec<u32>> = vec![Vec::new(); l];
             for t in 1..=l {
                 recv.clear();
-                if t < l {
+                // receivers in the row come first: the members joining S_{t+1}, or (t = L)
+                // the members of S_1 … S_{L−1}
+                let inside = if t < l {
                     let g = (slot.h[t] - slot.h[t - 1]) as usize;
                     grown[t].extend(rest.by_ref().take(g));
                     recv.extend_from_slice(&grown[t]);
+                    g
                 } else {
                     for s in &sets[..l - 1] {
                         recv.extend_from_slice(s);
                     }
-                }
+                    recv.len()
+                };
                 recv.extend_from_slice(&slot.served[t]);
                 let senders: &[u32] = if t < l { &sets[t - 1] } else { &dissolving };
-                if let Some(id) = block(ri - t as i64, i) {
-                    for (x, &v) in recv.iter().enumerate() {
+                let batch = ri - t as i64;
+                // in the final window's last round S_1 … S_{L−1} already hold the last batch
+                let skip = if t == l && tail.is_some() && r == last_round {
+                    inside
+                } else {
+                    0
+                };
+                if let Some(id) = block(batch, i) {
+                    for (x, &v) in recv.iter().enumerate().skip(skip) {
+                        sends.push((r, senders[x / k as usize], v, id));
+                    }
+                } else if let Some(id) = carry(batch, r).filter(|_| t < l) {
+                    for (x, &v) in recv[..inside].iter().enumerate() {
                         sends.push((r, senders[x / k as usize], v, id));
                     }
                 }
@@ -505,6 +599,12 @@ pub(crate) fn rotation(n: u32, m: u32, model: &KPort) -> Result<Schedule, Schedu
                 if let Some(id) = block(ri - *age as i64, i) {
                     for &v in targets {
                         sends.push((r, *helper, v, id));
+                    }
+                }
+                // the late outsiders get the last batch from S_1 in the window's last round
+                if let Some(id) = tail.filter(|_| *age as u64 > spread && r == last_round) {
+                    for &v in targets {
+                        sends.push((r, sets[0][0], v, id));
                     }
                 }
             }
@@ -519,15 +619,5 @@ pub(crate) fn rotation(n: u32, m: u32, model: &KPort) -> Result<Schedule, Schedu
             sets = next;
         }
     }
-    if deadline > d as u64 {
-        // the row plan needs one round more: re-plan the last batch (module docs)
-        if let Some(better) = tries(n).find_map(|t| last_batch(n, m, k, d as u64, &sends, t)) {
-            sends = better;
-        }
-    }
-    b.reserve(sends.len());
-    for (r, from, to, id) in sends {
-        b.push(r, from, to, id);
-    }
-    b.build()
+    sends
 }

@@ -27,6 +27,7 @@
 //! gets [`CollectiveError::Departed`] instead of waiting forever.
 
 use super::error::{CollectiveError, PoisonCause};
+use super::small::Slots;
 use crate::runtime::sync::{self, AtomicBool, AtomicU64, Mutex, Ordering};
 use crate::runtime::wait::{PanicWatch, Signal};
 use crossbeam_utils::CachePadded;
@@ -175,11 +176,20 @@ pub(crate) struct Core {
     poisoned: CachePadded<AtomicBool>,
     /// The first poisoning rank and its cause.
     cause: Mutex<Option<(usize, PoisonCause)>>,
+    /// The slots of the shared-memory small allreduce (`small.rs`).
+    pub(crate) small: Slots,
 }
 
 impl Core {
     /// The shared state of a fresh `size`-rank communicator.
+    #[cfg(all(test, herald_loom))]
     pub(crate) fn new(size: usize) -> Core {
+        Core::new_with_small(size, 4096)
+    }
+
+    /// The shared state of a fresh `size`-rank communicator whose small allreduces hold at
+    /// most `small_bytes` bytes.
+    pub(crate) fn new_with_small(size: usize, small_bytes: usize) -> Core {
         Core {
             signals: (0..size).map(|_| CachePadded::new(Signal::new())).collect(),
             ranks: (0..size)
@@ -187,6 +197,7 @@ impl Core {
                 .collect(),
             poisoned: CachePadded::new(AtomicBool::new(false)),
             cause: Mutex::new(None),
+            small: Slots::new(size, small_bytes),
         }
     }
 
@@ -199,6 +210,7 @@ impl Core {
             r.departed.store(PRESENT, Ordering::Relaxed);
             r.driver.store(0, Ordering::Relaxed);
         }
+        self.small.reset();
         *sync::lock(&self.cause) = None;
         self.poisoned.store(false, Ordering::SeqCst);
     }

@@ -1,9 +1,11 @@
-//! The combining collectives (reduce, allreduce, scan, allgather, barrier) on the rank-ordered
-//! tree, so any associative operation works, commutative or not.
+//! The combining collectives (reduce, allreduce, scan, allgather, barrier) in rank order, so any
+//! associative operation works, commutative or not: on the rank-ordered tree, or (small
+//! allreduces) in shared memory (`small.rs`).
 
 use super::call::CollectiveKind;
 use super::error::CollectiveError;
 use super::rank::CommRank;
+use super::small;
 use crate::runtime::exec::stream_lines;
 use bytemuck::Pod;
 
@@ -152,21 +154,129 @@ impl CommRank<'_> {
 
     /// Every rank gets `v0 ∘ v1 ∘ … ∘ vn-1` (rank order; `op` associative).
     ///
+    /// A value of at most
+    /// [`CommOptions::allreduce_shared_max_bytes`](crate::CommOptions::allreduce_shared_max_bytes)
+    /// (by default 4 KiB when ranks share CPUs, else 64 bytes) goes through shared memory:
+    /// every rank deposits it in its own
+    /// slot and, once every rank's slot holds this call's value, folds all of them itself, so
+    /// each rank runs at most twice per call (a turn matters when ranks share CPUs). A larger
+    /// value is combined up the rank-ordered tree through the rings and broadcast.
+    ///
     /// # Errors
     ///
-    /// As [`reduce`](Self::reduce).
+    /// As [`reduce`](Self::reduce). A rank whose `op` panics after every rank deposited does
+    /// not stop the others from finishing this call with the right value; their next call
+    /// fails.
     pub fn allreduce<T: Pod>(
         &mut self,
         value: T,
         op: impl Fn(T, T) -> T,
     ) -> Result<T, CollectiveError> {
-        let call = self.begin(CollectiveKind::Allreduce, 0, std::mem::size_of::<T>())?;
+        let bytes = std::mem::size_of::<T>();
+        let call = self.begin(CollectiveKind::Allreduce, 0, bytes)?;
         let id = call.id();
-        let result = self.reduce_up(id, value, &op, None).and_then(|mut acc| {
-            self.broadcast_default(0, id, bytemuck::bytes_of_mut(&mut acc))?;
-            Ok(acc)
-        });
+        let result = if bytes <= self.comm.core().small.max_bytes() {
+            self.allreduce_small(id, value, &op)
+        } else {
+            self.reduce_up(id, value, &op, None).and_then(|mut acc| {
+                self.broadcast_default(0, id, bytemuck::bytes_of_mut(&mut acc))?;
+                Ok(acc)
+            })
+        };
         call.end(result)
+    }
+
+    /// The next epoch of this rank's small allreduces (`small.rs`).
+    fn next_small_epoch(&mut self) -> u64 {
+        self.small_epoch += 1;
+        self.small_epoch
+    }
+
+    /// Allreduce of a value of at most [`Slots::max_bytes`](small::Slots::max_bytes) in
+    /// shared memory (`small.rs`): deposit, wait for every rank's deposit, fold every rank's
+    /// value in rank order.
+    fn allreduce_small<T: Pod>(
+        &mut self,
+        id: (u64, u64),
+        value: T,
+        op: &impl Fn(T, T) -> T,
+    ) -> Result<T, CollectiveError> {
+        let (me, n) = (self.rank, self.size());
+        if n == 1 {
+            return Ok(value);
+        }
+        let core = self.comm.core();
+        let epoch = self.next_small_epoch();
+        let calls = self.digest;
+        small::deposit(core, me, epoch, id, calls, bytemuck::bytes_of(&value));
+        small::wait_all(core, me, epoch, id, calls)?;
+        let read = |r: usize| {
+            if r == me {
+                value
+            } else {
+                let mut v = T::zeroed();
+                small::read(core, r, epoch, bytemuck::bytes_of_mut(&mut v));
+                v
+            }
+        };
+        let mut acc = read(0);
+        for r in 1..n {
+            acc = op(acc, read(r));
+        }
+        Ok(acc)
+    }
+
+    /// Element-wise allreduce of a slice of at most
+    /// [`Slots::max_bytes`](small::Slots::max_bytes) in shared memory (`small.rs`).
+    fn allreduce_slice_small<T: Pod>(
+        &mut self,
+        id: (u64, u64),
+        data: &mut [T],
+        op: &impl Fn(T, T) -> T,
+    ) -> Result<(), CollectiveError> {
+        let (me, n) = (self.rank, self.size());
+        let size = std::mem::size_of::<T>();
+        if n == 1 {
+            return Ok(());
+        }
+        let core = self.comm.core();
+        let epoch = self.next_small_epoch();
+        let bytes = std::mem::size_of_val(data);
+        let calls = self.digest;
+        small::deposit(core, me, epoch, id, calls, bytemuck::cast_slice(data));
+        small::wait_all(core, me, epoch, id, calls)?;
+        if size == 0 {
+            return Ok(());
+        }
+        // Each rank's slice is read into the endpoint's scratch (16-byte aligned) and folded
+        // into `data`, which holds rank 0's values first (this rank's own are read back from
+        // its slot once `data` has changed).
+        let mut partial = std::mem::take(&mut self.partial);
+        partial.resize(partial.len().max(bytes.div_ceil(16)), 0);
+        let scratch: &mut [u8] = &mut bytemuck::cast_slice_mut(&mut partial[..])[..bytes];
+        for r in 0..n {
+            if r == 0 && me == 0 {
+                continue;
+            }
+            small::read(core, r, epoch, scratch);
+            match bytemuck::try_cast_slice::<u8, T>(scratch) {
+                Ok(theirs) if r == 0 => data.copy_from_slice(theirs),
+                Ok(theirs) => {
+                    for (a, &b) in data.iter_mut().zip(theirs) {
+                        *a = op(*a, b);
+                    }
+                }
+                Err(_) => {
+                    // `T` is aligned beyond 16 bytes: element by element.
+                    for (a, b) in data.iter_mut().zip(scratch.chunks_exact(size)) {
+                        let b: T = bytemuck::pod_read_unaligned(b);
+                        *a = if r == 0 { b } else { op(*a, b) };
+                    }
+                }
+            }
+        }
+        self.partial = partial;
+        Ok(())
     }
 
     /// Element-wise allreduce of a slice, in place, like `MPI_Allreduce` on an array: every
@@ -178,8 +288,10 @@ impl CommRank<'_> {
     /// on, the ranks run a reduce-scatter and an allgather in shared memory: rank `r` combines
     /// the `r`-th `1/n` of the elements reading every rank's slice directly, then every rank
     /// copies the other parts from their owners, so each element is combined once and copied
-    /// once per rank. Below it, the slices are combined up the rank-ordered tree through the
-    /// rings and the result is broadcast.
+    /// once per rank. Below it, slices of at most `allreduce_shared_max_bytes` go through
+    /// shared memory as in
+    /// [`allreduce`](Self::allreduce); longer ones are combined up the rank-ordered tree
+    /// through the rings and the result is broadcast.
     ///
     /// # Errors
     ///
@@ -215,10 +327,12 @@ impl CommRank<'_> {
         let bytes = std::mem::size_of_val(data);
         let call = self.begin(CollectiveKind::AllreduceSlice, 0, bytes)?;
         let id = call.id();
-        let direct =
-            bytes >= self.comm.options().allreduce_direct_min_bytes && std::mem::size_of::<T>() > 0;
+        let direct_min = self.comm.options().allreduce_direct_min_bytes;
+        let direct = bytes >= direct_min && std::mem::size_of::<T>() > 0;
         let result = if direct {
             self.allreduce_direct(id, data, &op)
+        } else if bytes <= self.comm.core().small.max_bytes() {
+            self.allreduce_slice_small(id, data, &op)
         } else {
             self.reduce_slice_up(id, data, &op)
                 .and_then(|()| self.broadcast_default(0, id, bytemuck::cast_slice_mut(data)))
@@ -386,6 +500,10 @@ impl CommRank<'_> {
     pub fn barrier(&mut self) -> Result<(), CollectiveError> {
         let call = self.begin(CollectiveKind::Barrier, 0, 0)?;
         let id = call.id();
+        // On the tree, not in shared memory: rank 0 leaves first and the release travels the
+        // rings ahead of whatever rank 0 broadcasts next, so a broadcast right after a barrier
+        // costs its receivers no second wait (in shared memory every rank left at once and
+        // then waited for the broadcast: docs/runtime.md, "Small allreduce in shared memory").
         let result = self
             .reduce_up(id, (), &|(), ()| (), None)
             .and_then(|()| self.broadcast_default(0, id, &mut []));

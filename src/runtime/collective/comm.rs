@@ -11,6 +11,7 @@ use crate::plan::{
     rank_for_runtime, runtime_model, schedule_of, Candidate, PlanError, PlanRequest,
 };
 use crate::runtime::channel::{channel, Receiver, Sender};
+use crate::runtime::exec::{stream_lines, SLIP};
 use crate::runtime::line::Line;
 use crate::runtime::program::Program;
 use crate::runtime::wait::PanicWatch;
@@ -190,6 +191,11 @@ pub struct CommOptions {
     /// The broadcast schedule of [`CommRank::broadcast`] and of the broadcast phases of
     /// allreduce, allgather and barrier, and the shape of the reduction tree. Default: binomial
     /// ([`DefaultSchedule::default`]); the planner's choice is explicit ([`Planned::load`]).
+    /// With more ranks than the machine has CPUs, a fixed binomial schedule sends payloads of
+    /// at most 16 lines (888 bytes) over the flat tree: ranks then share CPUs, each level of a
+    /// tree waits for its receiver's turn on a shared CPU (about 2 µs on the development
+    /// machine), and the flat tree's extra sends cost tens of ns each (docs/runtime.md,
+    /// "Small allreduce in shared memory", for the measurements).
     pub schedule: DefaultSchedule,
     /// Broadcasts of at least this many bytes move by single copy: the rings carry one
     /// descriptor line per chunk and each receiver copies the chunk straight from its
@@ -207,10 +213,27 @@ pub struct CommOptions {
     /// [`CommRank::allreduce_slice`](crate::CommRank::allreduce_slice) of at least this many
     /// bytes runs as a shared-memory reduce-scatter and allgather by single copy (each rank
     /// combines `1/n` of the elements, reading them straight from every rank's buffer, then
-    /// copies the other chunks from their owners); below it, the slices are combined up the
-    /// rank-ordered tree through the rings and the result broadcast (`usize::MAX`: never).
+    /// copies the other chunks from their owners); below it, slices of at most 4 KiB are
+    /// combined in shared memory (every rank folds every rank's slice from its slot) and longer
+    /// ones up the rank-ordered tree through the rings, the result broadcast (`usize::MAX`:
+    /// never single copy).
     /// Default 4 KiB (docs/runtime.md, "Allreduce of slices").
     pub allreduce_direct_min_bytes: usize,
+    /// [`CommRank::allreduce`](crate::CommRank::allreduce) of values of at most this many
+    /// bytes, and [`CommRank::allreduce_slice`](crate::CommRank::allreduce_slice) of such
+    /// slices below `allreduce_direct_min_bytes`, go through shared memory: every rank
+    /// deposits its value in its own slot and, once every rank's slot holds the call's value,
+    /// folds all of them itself in rank order (each rank runs at most twice per call, which
+    /// matters when ranks share CPUs). Larger ones are combined up the rank-ordered tree
+    /// through the rings and broadcast (`Some(0)`: only empty values in shared memory). The
+    /// communicator keeps two slots of this size per rank.
+    ///
+    /// Default `None`, a rule from measurements (docs/runtime.md, "Small allreduce in shared
+    /// memory"): 4 KiB when the communicator has more ranks than the machine has CPUs (at 4
+    /// and 8 ranks on 2 CPUs shared memory took about half the tree's time from 8 B to 512 B),
+    /// else 64 bytes (between 2 ranks on 2 CPUs it took 0.6× the tree's time at 8 B, 0.9× at
+    /// 64 B, but 1.9× at 512 B).
+    pub allreduce_shared_max_bytes: Option<usize>,
 }
 
 impl Default for CommOptions {
@@ -221,6 +244,7 @@ impl Default for CommOptions {
             direct_min_bytes: 1 << 10,
             direct_chunk_bytes: 64 << 10,
             allreduce_direct_min_bytes: 4 << 10,
+            allreduce_shared_max_bytes: None,
         }
     }
 }
@@ -264,6 +288,9 @@ pub struct Comm {
     plan: Option<PlanTable>,
     /// The radix of the combining collectives' tree.
     radix: usize,
+    /// Whether a fixed binomial default sends small payloads over the flat tree: the
+    /// communicator has more ranks than the machine has CPUs (see [`CommOptions::schedule`]).
+    flat_small: bool,
 }
 
 impl Comm {
@@ -314,15 +341,27 @@ impl Comm {
             DefaultSchedule::Fixed(_) => None,
             DefaultSchedule::Planned(p) => Some(p.table(size)?),
         };
+        let shared_max = options
+            .allreduce_shared_max_bytes
+            .unwrap_or(if oversubscribed(size) {
+                SHARED_MAX_OVERSUBSCRIBED
+            } else {
+                SHARED_MAX
+            });
         let mut comm = Comm {
             size,
             options,
-            core: Arc::new(Core::new(size)),
+            core: Arc::new(Core::new_with_small(size, shared_max)),
             pairs: Mutex::new(HashMap::new()),
             programs: Mutex::new(HashMap::new()),
             plan,
             radix: 2,
+            flat_small: false,
         };
+        comm.flat_small = matches!(
+            comm.options.schedule,
+            DefaultSchedule::Fixed(Algorithm::Binomial)
+        ) && oversubscribed(size);
         comm.radix = comm.tree_radix();
         // Root 0's programs now: a schedule that cannot be run fails here, not in a call.
         comm.prepare([0])?;
@@ -423,6 +462,9 @@ impl Comm {
                     schedule_of(&plan.model, candidate, self.size as u32, root as u32)?
                 }
             }
+            (DefaultSchedule::Fixed(_), _) if key.1 == FLAT_SMALL => {
+                self.fixed_schedule(Algorithm::Star, root)?
+            }
             (DefaultSchedule::Fixed(algorithm), _) => self.fixed_schedule(*algorithm, root)?,
             (DefaultSchedule::Planned(_), None) => unreachable!("planned when made"),
         };
@@ -463,6 +505,9 @@ impl Comm {
     /// The cache key of the default program: the root, and the size class where it matters.
     pub(crate) fn program_key(&self, root: usize, bytes: usize) -> (u32, u64) {
         match &self.options.schedule {
+            DefaultSchedule::Fixed(_) if self.flat_small && stream_lines(bytes) <= SLIP => {
+                (root as u32, FLAT_SMALL)
+            }
             DefaultSchedule::Fixed(_) => (root as u32, 0),
             DefaultSchedule::Planned(_) => (root as u32, bytes.max(1).next_power_of_two() as u64),
         }
@@ -487,7 +532,8 @@ impl Comm {
     pub fn prepare(&self, roots: impl IntoIterator<Item = usize>) -> Result<(), CollectiveError> {
         let classes: Vec<usize> = match self.plan {
             Some(ref p) => (0..p.classes.len()).map(|log2| 1usize << log2).collect(),
-            None => vec![1],
+            // Both keys of a fixed schedule: small payloads (maybe flat) and the rest.
+            None => vec![1, (SLIP + 1) * Line::PAYLOAD],
         };
         for root in roots {
             if root >= self.size {
@@ -526,6 +572,49 @@ impl Comm {
     }
 }
 
+/// The default largest shared-memory allreduce when ranks share CPUs (see
+/// [`CommOptions::allreduce_shared_max_bytes`]).
+const SHARED_MAX_OVERSUBSCRIBED: usize = 4 << 10;
+
+/// The default largest shared-memory allreduce when every rank can have its own CPU.
+const SHARED_MAX: usize = 64;
+
+/// The key class of a fixed binomial default's small payloads sent over the flat tree.
+const FLAT_SMALL: u64 = 1;
+
+/// Whether `size` ranks, each a thread of this process, must share CPUs: more ranks than the
+/// machine has online CPUs (`/sys/devices/system/cpu/online`; where it cannot be read, the
+/// CPUs this process may run on). Not the process's affinity mask: a launcher may bind the
+/// process to one CPU while its threads are pinned to others (`mpirun` binds each of two
+/// processes to a core). (Under Miri, which cannot read either: no.)
+fn oversubscribed(size: usize) -> bool {
+    if cfg!(miri) {
+        return false;
+    }
+    static ONLINE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cpus = *ONLINE.get_or_init(|| {
+        std::fs::read_to_string("/sys/devices/system/cpu/online")
+            .ok()
+            .and_then(|s| count_cpu_list(s.trim()))
+            .unwrap_or_else(|| crate::runtime::Team::available_cpus().len())
+    });
+    cpus > 0 && size > cpus
+}
+
+/// The number of CPUs in a kernel CPU list (`0-3,5,7-8`), if it is one.
+fn count_cpu_list(list: &str) -> Option<usize> {
+    list.split(',').try_fold(0usize, |n, part| {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.parse::<usize>().ok()?, b.parse::<usize>().ok()?),
+            None => {
+                let a = part.parse::<usize>().ok()?;
+                (a, a)
+            }
+        };
+        (b >= a).then(|| n + b - a + 1)
+    })
+}
+
 /// The most ranks this process can have: the OS thread limit, capped at [`MAX_COMM_RANKS`].
 /// (Not read under Miri, whose isolation has no `/proc`.)
 fn max_ranks() -> usize {
@@ -536,4 +625,18 @@ fn max_ranks() -> usize {
         .ok()
         .and_then(|s| s.trim().parse::<usize>().ok())
         .map_or(MAX_COMM_RANKS, |m| m.min(MAX_COMM_RANKS))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count_cpu_list;
+
+    #[test]
+    fn cpu_lists_count() {
+        assert_eq!(count_cpu_list("0-1"), Some(2));
+        assert_eq!(count_cpu_list("0"), Some(1));
+        assert_eq!(count_cpu_list("0-3,5,7-8"), Some(7));
+        assert_eq!(count_cpu_list(""), None);
+        assert_eq!(count_cpu_list("3-1"), None);
+    }
 }

@@ -17,7 +17,10 @@
 //! 5. `combine` — reduce, allreduce, scan, allgather and barrier on the rank-ordered tree.
 //! 6. `scatter` — single copy for large slice allreduces: a shared-memory reduce-scatter and
 //!    allgather on the guards of `direct`, with its soundness argument.
-//! 7. `error` — [`CollectiveError`] and [`PoisonCause`].
+//! 7. `small` — small allreduces in shared memory: every rank deposits its
+//!    value in its own slot and, once every slot holds the call's value, combines them all in
+//!    rank order.
+//! 8. `error` — [`CollectiveError`] and [`PoisonCause`].
 //!
 //! # Messages
 //!
@@ -42,7 +45,8 @@
 //! They combine in rank order, so any associative `op` works, commutative or not: the
 //! reduction tree is the `R`-nomial tree rooted at rank 0 in which each subtree is a contiguous
 //! range of ranks, and a rank combines its own value with its children's partials left to
-//! right. Reduce to another root adds one hop; allreduce is reduce to 0 plus broadcast; scan
+//! right. Reduce to another root adds one hop; allreduce is reduce to 0 plus broadcast (small
+//! values: every rank folds every rank's value from shared memory); scan
 //! adds a down-sweep of exclusive prefixes; allgather gathers contiguous ranges up the same tree
 //! and broadcasts the result.
 //!
@@ -59,6 +63,7 @@ mod direct;
 mod error;
 mod rank;
 mod scatter;
+mod small;
 
 pub use call::{CallInfo, CollectiveKind};
 pub use comm::{Comm, CommOptions, DefaultSchedule, Planned, MAX_COMM_RANKS};

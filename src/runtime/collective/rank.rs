@@ -48,8 +48,13 @@ pub struct CommRank<'c> {
     /// Every other rank, as the single-copy allreduce's lenders and readers (built on first
     /// use).
     pub(super) peers: RankProgram,
-    /// The line path of the slice reductions: where a child's partial arrives.
+    /// The line path of the slice reductions: where a child's partial arrives (and the
+    /// small allreduce's: where a peer's slot is read).
     pub(super) partial: Vec<u128>,
+    /// Small allreduces and barriers made so far (`small.rs`: the epoch).
+    pub(super) small_epoch: u64,
+    /// The digest of the headers of every call made so far (`small::digest`).
+    pub(super) digest: u64,
 }
 
 /// A rank's ends, as the executor sees them (every end the program needs is taken first).
@@ -87,6 +92,8 @@ impl<'c> CommRank<'c> {
             driver: 0,
             peers: RankProgram::default(),
             partial: Vec::new(),
+            small_epoch: 0,
+            digest: 0,
         }
     }
 
@@ -146,6 +153,7 @@ impl<'c> CommRank<'c> {
         }
         self.seq += 1;
         let header = CallInfo::header(kind, self.seq, root, bytes);
+        self.digest = super::small::digest(self.digest, header);
         core.publish(self.rank, self.seq, header);
         Ok(Call::new(core, self.rank, self.seq, header))
     }

@@ -646,6 +646,9 @@ pub fn bench(
         }
         (_, p) => p,
     };
+    if let (HeraldSide::Mpi, Some(p)) = (opts.herald, profile) {
+        cluster.apply_pieces(chan, p);
+    }
     let mut inproc = None;
     if opts.herald == HeraldSide::Inproc && me == 0 {
         // thread r on rank r's CPU

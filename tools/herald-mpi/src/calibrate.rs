@@ -33,6 +33,22 @@
 //! which measure slower than one rendezvous message.) Each fit keeps herald's protocol-change
 //! rule: the longest prefix of its sizes that lies on one line.
 //!
+//! # Message pieces
+//!
+//! Before those probes, each measured pair finds out whether cutting a message beats sending it
+//! whole ([`MessagePieces`]): round trips of messages of 2, 4, 8 and 16 times a candidate piece
+//! size (`2^k − 64` bytes, 1 KiB … 64 KiB), whole and in pieces, alternating, after a warm-up
+//! pass. An MPI library copies a message up to its eager limit through a buffer and sends a
+//! longer one by rendezvous (a handshake first), so just above the limit one message costs a
+//! round trip more than two pieces under it. The piece size kept is the largest candidate whose
+//! two pieces beat the whole message by 10 %; messages are cut up to the largest size at which
+//! every size tried was faster cut. Here (one host, 2 ranks): Open MPI 4.1 cut at 4032 bytes
+//! (its shared-memory eager limit is 4 KiB with the header) up to 64 512 bytes; MPICH 4.0 at
+//! 8128 bytes up to 130 048. The pair then keeps the pieces for the probes below (the profile's
+//! `L, o, g, G` describe messages as herald-mpi sends them), and `herald-mpi run` and `bench`
+//! cut every message between two ranks the way the profile's level where they meet says
+//! ([`Cluster::apply_pieces`]).
+//!
 //! `raw_hop_ns` is, over MPI, the one-way time of a batched ping-pong of empty messages between
 //! the pair (no cache-line baseline exists between processes). `switch_ns`, when two ranks share
 //! one CPU, is the same empty-message ping-pong between those two: what a message costs when its
@@ -47,7 +63,7 @@
 
 use crate::cluster::Cluster;
 use crate::error::Error;
-use crate::p2p::Channel;
+use crate::p2p::{Channel, Pieces};
 use crate::world::World;
 use herald::stats::median;
 use herald::{
@@ -55,7 +71,9 @@ use herald::{
         clock_overhead, clock_resolution, distribution, fit_prtt, spin_for, PrttPoint, Settling,
         QUANTITIES,
     },
-    model::{Distribution, LevelProfile, TopologySummary, PROFILE_SCHEMA},
+    model::{
+        Distribution, LevelProfile, MessagePieces, PieceTrial, TopologySummary, PROFILE_SCHEMA,
+    },
     Profile,
 };
 use mpi::collective::{CommunicatorCollectives, Root};
@@ -66,7 +84,8 @@ use std::time::{Duration, Instant};
 /// Bytes per size unit (the payload of one of herald's lines).
 pub const UNIT: usize = 56;
 
-/// How to calibrate: herald's probe settings, and the large sizes `G` is fitted on.
+/// How to calibrate: herald's probe settings, the large sizes `G` is fitted on, and whether to
+/// measure message [`pieces`](MessagePieces).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CalibrateOptions {
     /// herald's settings. Its `sizes` (for `L`, `o_s`, `o_r`, `g`) are in units of [`UNIT`]
@@ -74,6 +93,9 @@ pub struct CalibrateOptions {
     pub probe: herald::calibrate::CalibrateOptions,
     /// Large message sizes (units) for `G` alone (none: `G` from `probe.sizes`).
     pub large: Vec<u32>,
+    /// Whether to measure, per level, whether cutting messages into pieces beats sending them
+    /// whole (see the module docs); without it no level has pieces.
+    pub pieces: bool,
 }
 
 impl CalibrateOptions {
@@ -87,6 +109,7 @@ impl CalibrateOptions {
                 ..herald::calibrate::CalibrateOptions::quick()
             },
             large: vec![256, 1024],
+            pieces: true,
         }
     }
 
@@ -99,6 +122,7 @@ impl CalibrateOptions {
                 ..herald::calibrate::CalibrateOptions::full()
             },
             large: vec![256, 1024, 4096],
+            pieces: true,
         }
     }
 
@@ -191,6 +215,8 @@ struct Probe {
     /// plan the next slice.
     last: Option<Vec<(f64, f64)>>,
     reps: u32,
+    /// Client only: the level's message pieces, if cutting measured faster.
+    pieces: Option<MessagePieces>,
 }
 
 /// What a slice runs (sent by the client to the server as `f64`s).
@@ -326,6 +352,119 @@ fn server_slice(
     Ok(())
 }
 
+/// Candidate piece sizes: just under powers of two from 1 KiB to 64 KiB (an MPI library's
+/// eager limit counts its own header, so a message of exactly `2^k` bytes may already go by
+/// rendezvous where one of `2^k − 64` does not).
+const PIECE_SIZES: [usize; 7] = [960, 1984, 4032, 8128, 16_320, 32_704, 65_472];
+/// Message sizes tried per candidate piece size, in pieces.
+const PIECE_COUNTS: [usize; 4] = [2, 4, 8, 16];
+/// Round trips of each way per (piece size, message size), alternating which goes first.
+const PIECE_REPS: usize = 15;
+/// Cutting counts as faster when its median round trip is at most this share of the whole
+/// message's (a margin over the noise of 15 round trips).
+const PIECE_WIN: f64 = 0.9;
+
+/// `reps` round trips of `buf` with `peer` each way, whole and cut into pieces of at most
+/// `piece` bytes, alternating which goes first; the client's times (ns) whole, then cut.
+fn pieces_trial(
+    chan: &Channel,
+    client: bool,
+    peer: usize,
+    clock: f64,
+    buf: &mut [u8],
+    piece: usize,
+    reps: usize,
+) -> Result<[Vec<f64>; 2], Error> {
+    let mut times = [Vec::new(), Vec::new()];
+    for rep in 0..reps {
+        for k in 0..2 {
+            let cut = (k + rep) % 2 == 1;
+            chan.set_pieces(
+                peer,
+                if cut {
+                    Pieces::new(piece, buf.len())
+                } else {
+                    None
+                },
+            );
+            if client {
+                let t0 = Instant::now();
+                chan.send(buf, peer, TAG_DATA)?;
+                chan.recv(buf, peer, TAG_DATA)?;
+                times[usize::from(cut)].push(since(t0) - clock);
+            } else {
+                chan.recv(buf, peer, TAG_DATA)?;
+                chan.send(buf, peer, TAG_DATA)?;
+            }
+        }
+    }
+    Ok(times)
+}
+
+/// Measures, between this rank and `peer` (the client times, the server echoes), round trips
+/// of messages of 2, 4, 8 and 16 times each candidate piece size, sent whole and cut into
+/// pieces of that size, alternating. The piece size chosen is the largest at which 2 pieces
+/// beat one message by [`PIECE_WIN`] (just above the library's eager limit one message costs a
+/// rendezvous, two pieces under it do not); the longest message cut, the largest of its sizes
+/// up to which every size tried was faster cut. Both ranks return the same decision (the client
+/// sends it); `None` if no size was faster cut.
+fn measure_pieces(
+    chan: &Channel,
+    client: bool,
+    peer: usize,
+    clock: f64,
+) -> Result<Option<MessagePieces>, Error> {
+    let max = PIECE_SIZES[PIECE_SIZES.len() - 1] * PIECE_COUNTS[PIECE_COUNTS.len() - 1];
+    let mut buf = vec![0u8; max];
+    let mut trials = Vec::new();
+    // A first pass of two round trips each way, not kept, warms the buffers and the library's
+    // paths (the first round trips of a size measured up to 10× the later ones with MPICH).
+    for (pass, reps) in [(0, 2), (1, PIECE_REPS)] {
+        for &piece in &PIECE_SIZES {
+            for &count in &PIECE_COUNTS {
+                let len = piece * count;
+                let times = pieces_trial(chan, client, peer, clock, &mut buf[..len], piece, reps)?;
+                if client && pass == 1 {
+                    trials.push(PieceTrial {
+                        piece_bytes: piece as u64,
+                        bytes: len as u64,
+                        whole_ns: median(&times[0]),
+                        pieces_ns: median(&times[1]),
+                    });
+                }
+            }
+        }
+    }
+    chan.set_pieces(peer, None);
+    let mut decision = [0u64; 2];
+    if client {
+        let faster = |t: &PieceTrial| t.pieces_ns <= PIECE_WIN * t.whole_ns;
+        let chosen = PIECE_SIZES.iter().rev().find(|&&p| {
+            trials
+                .iter()
+                .any(|t| t.piece_bytes == p as u64 && t.bytes == 2 * p as u64 && faster(t))
+        });
+        if let Some(&p) = chosen {
+            let upto = trials
+                .iter()
+                .filter(|t| t.piece_bytes == p as u64)
+                .take_while(|t| faster(t))
+                .map(|t| t.bytes)
+                .last()
+                .unwrap_or(2 * p as u64);
+            decision = [p as u64, upto];
+        }
+        chan.send(bytemuck::cast_slice(&decision), peer, TAG_CTRL)?;
+    } else {
+        chan.recv(bytemuck::cast_slice_mut(&mut decision), peer, TAG_CTRL)?;
+    }
+    Ok((decision[0] > 0).then(|| MessagePieces {
+        piece_bytes: decision[0],
+        upto_bytes: decision[1],
+        trials,
+    }))
+}
+
 /// The first pair of ranks meeting at each level of the cluster hierarchy.
 fn pairs(cluster: &Cluster) -> Vec<Option<(usize, usize)>> {
     let h = cluster.hierarchy();
@@ -390,6 +529,7 @@ pub fn calibrate(
             discarded: 0,
             last: None,
             reps: MIN_REPS,
+            pieces: None,
         })
         .collect();
     if probes.is_empty() {
@@ -403,6 +543,19 @@ pub fn calibrate(
     let max_len = *opts.all_sizes().iter().max().unwrap_or(&1) as usize * UNIT;
     let mut buf = vec![0u8; max_len];
     let nap = Duration::from_micros(200);
+    if opts.pieces {
+        // Before the main probes, so that they measure messages the way the executors will
+        // send them: with the pieces in place.
+        for p in probes.iter_mut() {
+            if me == p.client || me == p.server {
+                let peer = if me == p.client { p.server } else { p.client };
+                let found = measure_pieces(chan, me == p.client, peer, clock)?;
+                chan.set_pieces(peer, found.as_ref().and_then(Pieces::of));
+                p.pieces = found;
+            }
+            chan.quiet_barrier(nap)?;
+        }
+    }
     let start = Instant::now();
     let mut rounds = 0usize;
     loop {
@@ -553,6 +706,12 @@ pub fn calibrate(
         .collect();
     let mut unsettled = Vec::new();
     for p in &probes {
+        // The pair's pieces were for its probes; the results go out whole.
+        if me == p.client {
+            chan.set_pieces(p.server, None);
+        } else if me == p.server {
+            chan.set_pieces(p.client, None);
+        }
         let level = if me == p.client {
             let d: Vec<Option<Distribution>> = (0..QUANTITIES.len())
                 .map(|k| p.samples.distribution(k))
@@ -592,6 +751,7 @@ pub fn calibrate(
                 capacity: None,
                 note: Some(note),
                 runtime: None,
+                pieces: p.pieces.clone(),
             };
             let lu = (lp, p.samples.unsettled(&p.name));
             if me == 0 {

@@ -161,7 +161,7 @@ pub(crate) fn run(world: &World, a: &BenchArgs) -> Result<(), Failure> {
                         world.library()
                     );
                 }
-                let p = crate::cli_calibrate::measure(world, true)?;
+                let p = crate::cli_calibrate::measure(world, true, true)?;
                 // rank 0 measured it: share it with every rank
                 Some(share(world, p)?)
             }

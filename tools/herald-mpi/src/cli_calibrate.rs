@@ -22,10 +22,17 @@ pub(crate) struct CalibrateArgs {
     /// Print the profile as JSON (rank 0).
     #[arg(long)]
     json: bool,
+    /// Do not measure message pieces: every message goes whole.
+    #[arg(long)]
+    no_pieces: bool,
 }
 
 /// Measures the job (collective), or fails on every rank alike.
-pub(crate) fn measure(world: &World, quick: bool) -> Result<Option<Profile>, Failure> {
+pub(crate) fn measure(
+    world: &World,
+    quick: bool,
+    pieces: bool,
+) -> Result<Option<Profile>, Failure> {
     if world.size() < 2 {
         return Err(Error::Launcher(
             "herald-mpi calibrate needs at least 2 ranks: start it with mpirun -np N".into(),
@@ -34,17 +41,23 @@ pub(crate) fn measure(world: &World, quick: bool) -> Result<Option<Profile>, Fai
     }
     let cluster = Cluster::gather(world)?;
     let chan = world.channel()?;
-    let opts = if quick {
-        CalibrateOptions::quick()
-    } else {
-        CalibrateOptions::full()
+    let opts = CalibrateOptions {
+        pieces,
+        ..if quick {
+            CalibrateOptions::quick()
+        } else {
+            CalibrateOptions::full()
+        }
     };
     Ok(calibrate(world, &chan, &cluster, &opts, |_| {})?)
 }
 
 /// Runs `herald-mpi calibrate`.
 pub(crate) fn run(world: &World, a: &CalibrateArgs) -> Result<(), Failure> {
-    world.agree(&format!("calibrate quick={} out={:?}", a.quick, a.out))?;
+    world.agree(&format!(
+        "calibrate quick={} out={:?} no_pieces={}",
+        a.quick, a.out, a.no_pieces
+    ))?;
     let out = match &a.out {
         Some(p) => Some(p.clone()),
         None => default_profile_path(world.library()),
@@ -53,7 +66,7 @@ pub(crate) fn run(world: &World, a: &CalibrateArgs) -> Result<(), Failure> {
         "output",
         out.ok_or_else(|| Error::Usage("no cache directory: give --out FILE".into())),
     )?;
-    let Some(profile) = measure(world, a.quick)? else {
+    let Some(profile) = measure(world, a.quick, !a.no_pieces)? else {
         return Ok(()); // not rank 0
     };
     herald::model::save_profile(&profile, &out).map_err(|e| Failure::Here(Error::herald(e)))?;
@@ -121,6 +134,31 @@ pub(crate) fn table(p: &Profile) -> String {
                 m.g(),
                 m.big_g()
             ));
+        }
+        match &l.pieces {
+            Some(p) => {
+                let at = |bytes: u64| {
+                    p.trials
+                        .iter()
+                        .find(|t| t.piece_bytes == p.piece_bytes && t.bytes == bytes)
+                        .map_or(String::new(), |t| {
+                            format!(
+                                " ({} B: {:.1} µs whole, {:.1} µs in pieces, round trip)",
+                                bytes,
+                                t.whole_ns / 1e3,
+                                t.pieces_ns / 1e3
+                            )
+                        })
+                };
+                out.push_str(&format!(
+                    "  pieces: messages of {} … {} bytes go in pieces of at most {} bytes{}\n",
+                    p.piece_bytes + 1,
+                    p.upto_bytes,
+                    p.piece_bytes,
+                    at(2 * p.piece_bytes)
+                ));
+            }
+            None => out.push_str("  pieces: none (no message size measured faster cut)\n"),
         }
     }
     if let Some(s) = &p.switch_ns {

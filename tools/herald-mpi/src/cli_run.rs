@@ -6,7 +6,7 @@ use herald::{
     generate,
     model::{KPort, OnePort},
     runtime::Spread,
-    Algorithm, Collective, LogP, Model, Postal, Ratio, Request, Schedule,
+    Algorithm, Collective, LogP, Model, Postal, Profile, Ratio, Request, Schedule,
 };
 use herald_mpi::{
     contribution, payload, BroadcastPlan, Cluster, CombinePlan, CombineScratch, Error, World,
@@ -115,7 +115,8 @@ pub(crate) struct RunArgs {
     /// Print one JSON object (rank 0).
     #[arg(long)]
     json: bool,
-    /// An MPI profile (herald-mpi calibrate) for --algo auto.
+    /// An MPI profile (herald-mpi calibrate) for --algo auto; with another --algo, the
+    /// profile's message pieces are used (how long messages are cut).
     #[arg(long, value_name = "FILE")]
     profile: Option<PathBuf>,
     /// Accept a profile of other hosts.
@@ -161,8 +162,18 @@ enum Chosen {
     Combine(CombinePlan),
 }
 
+/// What [`choose`] chose: the schedule, its model, its label, its predicted time (ns) where
+/// known, and the profile with the job's cluster where one was read (for the message pieces).
+type Choice = (
+    Schedule,
+    Model,
+    String,
+    Option<f64>,
+    Option<(Profile, Cluster)>,
+);
+
 /// The schedule the arguments name, its label and its predicted time (ns) where known.
-fn choose(world: &World, a: &RunArgs) -> Result<(Schedule, Model, String, Option<f64>), Error> {
+fn choose(world: &World, a: &RunArgs) -> Result<Choice, Error> {
     let n = world.size() as u32;
     if a.algo == "auto" {
         let profile = world.agree_result(
@@ -172,8 +183,16 @@ fn choose(world: &World, a: &RunArgs) -> Result<(Schedule, Model, String, Option
         let cluster = Cluster::gather(world)?;
         let (s, c, model) = cluster.plan(&profile, a.bytes as u64, a.root)?;
         let label = format!("{} (planned, {} block(s))", c.label, c.blocks);
-        return Ok((s, model, label, Some(c.makespan.to_f64())));
+        let predicted = Some(c.makespan.to_f64());
+        return Ok((s, model, label, predicted, Some((profile, cluster))));
     }
+    let with_profile = match &a.profile {
+        Some(path) => {
+            let p = world.agree_result("profile", load_mpi_profile(world, Some(path), a.force))?;
+            Some((p, Cluster::gather(world)?))
+        }
+        None => None,
+    };
     let algo: Algorithm = a.algo.parse().map_err(Error::herald)?;
     let algo = algo.with_params(a.radix, Some(a.radix));
     let combining = matches!(
@@ -187,7 +206,7 @@ fn choose(world: &World, a: &RunArgs) -> Result<(Schedule, Model, String, Option
     };
     let s =
         generate(&Request::broadcast(algo, n, a.blocks, a.root), &model).map_err(Error::herald)?;
-    Ok((s, model, algo.to_string(), None))
+    Ok((s, model, algo.to_string(), None, with_profile))
 }
 
 /// Runs `herald-mpi run`.
@@ -213,7 +232,7 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
             Error::Usage("--thread-profile applies with --threads T (T ≥ 2)".into()).into(),
         );
     }
-    let (schedule, model, label, predicted) = choose(world, a)?;
+    let (schedule, model, label, predicted, with_profile) = choose(world, a)?;
     let chosen = match schedule.collective() {
         Collective::Broadcast { .. } => Chosen::Broadcast(BroadcastPlan::new(&schedule)?),
         Collective::Reduce { .. } | Collective::Allreduce => {
@@ -238,6 +257,9 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
     // Every rank built the same schedule (same inputs, exact arithmetic); check it anyway.
     world.agree(&format!("schedule {} {}", label, digest(&schedule)))?;
     let chan = world.channel()?;
+    if let Some((profile, cluster)) = &with_profile {
+        cluster.apply_pieces(&chan, profile);
+    }
     let me = world.rank();
     let mut times = Vec::with_capacity(a.iters);
     let mut bad: Option<String> = None;

@@ -228,18 +228,22 @@ fn calibration(
                 ..quick.probe
             },
             large: vec![64, 256],
+            pieces: true,
         };
         let profile =
             crate::cli_bench::share(world, calibrate(world, chan, cluster, &opts, |_| {})?)?;
+        // Usable means what the bench then needs: a positive one-way time and a LogP model.
         let missing = want.iter().find(|&&d| {
-            let one_way = profile.levels[d].one_way_ns.as_ref().map(|x| x.median);
+            let level = &profile.levels[d];
+            let one_way = level.one_way_ns.as_ref().map(|x| x.median);
             !one_way.is_some_and(|v| v.is_finite() && v > 0.0)
+                || level.logp(herald::model::Pick::Dominant).is_err()
         });
         match missing {
             None => return Ok((want.len(), profile)),
             Some(&d) if scale >= 4 => {
                 return Err(fail(format!(
-                    "calibration: level {} has no positive one-way time (3 runs)",
+                    "calibration: level {} has no usable one-way time or LogP model (3 runs)",
                     profile.levels[d].name
                 )))
             }
@@ -315,6 +319,16 @@ pub(crate) fn run(world: &World, a: &SelftestArgs) -> Result<(), Failure> {
     let mut report = Vec::new();
     report.push(format!("{} broadcasts", broadcasts(world, &chan)?));
     report.push(format!("{} reduce/allreduce", combining(world, &chan)?));
+    // The same with every message of 1001 B … 100 000 B cut into pieces of at most 1000 B (a
+    // 4097-byte block in 5, a 10 001-element allreduce in 81; longer messages whole).
+    let pieces = herald_mpi::Pieces::new(1000, 100_000);
+    (0..world.size()).for_each(|p| chan.set_pieces(p, pieces));
+    report.push(format!(
+        "{} broadcasts and {} reduce/allreduce in pieces",
+        broadcasts(world, &chan)?,
+        combining(world, &chan)?
+    ));
+    (0..world.size()).for_each(|p| chan.set_pieces(p, None));
     report.push(format!("{} hierarchical", hierarchical(world, &mut chan)?));
     if !a.quick {
         let (levels, profile) = calibration(world, &chan, &cluster)?;

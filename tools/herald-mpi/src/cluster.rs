@@ -15,6 +15,7 @@
 //! profile's handoff time between two processes of one CPU.
 
 use crate::error::Error;
+use crate::p2p::{Channel, Pieces};
 use crate::world::{RankPlace, World};
 use herald::{
     model::{Assumptions, Hier, LevelKind},
@@ -224,6 +225,24 @@ impl Cluster {
     pub fn level_of(&self, a: usize, b: usize) -> usize {
         let pu = |r: usize| self.hierarchy.pu_of_os(self.rank_pus[r]).unwrap_or(0);
         self.hierarchy.lca_level(pu(a), pu(b))
+    }
+
+    /// Sets on `chan` how this rank's messages to each peer are cut: the
+    /// [`pieces`](herald::model::LevelProfile::pieces) `profile` measured at the level the two
+    /// ranks meet at (whole messages where it measured none). Every rank must call it with the
+    /// same profile (the two ends of a message cut it alike).
+    pub fn apply_pieces(&self, chan: &Channel, profile: &Profile) {
+        let me = chan.rank();
+        for peer in (0..self.rank_pus.len()).filter(|&p| p != me) {
+            let d = self.level_of(me, peer);
+            let pieces = profile
+                .levels
+                .iter()
+                .find(|l| l.depth == d)
+                .and_then(|l| l.pieces.as_ref())
+                .and_then(Pieces::of);
+            chan.set_pieces(peer, pieces);
+        }
     }
 
     /// herald's model of the job under `profile` (see the module docs).

@@ -19,6 +19,12 @@
 //! another rank hang silently. A request dropped before it completed is cancelled (receives) or
 //! waited for (sends) within the same deadline; if even that fails, the process is ended with
 //! `MPI_Abort`, since MPI might still write into, or read from, a buffer Rust is about to free.
+//!
+//! A channel may cut a peer's messages into [`Pieces`] (set from the profile, where
+//! `herald-mpi calibrate` measured that pieces beat one message: just above an MPI library's
+//! eager limit). Both ends of a message must cut it alike, so every rank sets the same pieces
+//! from the same profile; a mismatch fails as a truncation or a [`P2pError::Length`], never
+//! silently.
 
 use mpi::ffi;
 use mpi::raw::AsRaw;
@@ -103,6 +109,68 @@ fn check(call: &'static str, code: c_int) -> Result<(), P2pError> {
     }
 }
 
+/// How a channel cuts the messages it exchanges with one peer: a message of more than `piece`
+/// and at most `upto` bytes goes as `⌈len / piece⌉` pieces of nearly equal length (same tag, in
+/// order; MPI does not let messages of one sender and tag overtake each other), any other as
+/// one message.
+///
+/// ```
+/// use herald_mpi::Pieces;
+/// let p = Pieces::new(4000, 16_000).unwrap();
+/// assert_eq!(p.ranges(4000).count(), 1);
+/// assert_eq!(p.ranges(4096).collect::<Vec<_>>(), [0..2048, 2048..4096]);
+/// assert_eq!(p.ranges(16_001).count(), 1);
+/// assert!(Pieces::new(4000, 4000).is_none());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pieces {
+    piece: usize,
+    upto: usize,
+}
+
+impl Pieces {
+    /// Pieces of at most `piece` bytes for messages of `piece + 1 ..= upto` bytes; `None`
+    /// unless `0 < piece < upto`.
+    pub fn new(piece: usize, upto: usize) -> Option<Pieces> {
+        (piece > 0 && upto > piece).then_some(Pieces { piece, upto })
+    }
+
+    /// The cutting a profile's level records ([`herald::model::MessagePieces`]); `None` where
+    /// it cuts nothing.
+    pub fn of(m: &herald::model::MessagePieces) -> Option<Pieces> {
+        Pieces::new(
+            usize::try_from(m.piece_bytes).ok()?,
+            usize::try_from(m.upto_bytes).ok()?,
+        )
+    }
+
+    /// The largest piece, bytes.
+    pub fn piece(&self) -> usize {
+        self.piece
+    }
+
+    /// The longest message cut, bytes.
+    pub fn upto(&self) -> usize {
+        self.upto
+    }
+
+    /// How many pieces a message of `len` bytes goes in.
+    pub fn count(&self, len: usize) -> usize {
+        if len > self.piece && len <= self.upto {
+            len.div_ceil(self.piece)
+        } else {
+            1
+        }
+    }
+
+    /// The byte ranges of a message of `len` bytes, in order: `count(len)` ranges of at most
+    /// `piece` bytes (one range, `0..len`, for a message not cut).
+    pub fn ranges(&self, len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+        let c = self.count(len);
+        (0..c).map(move |i| i * len / c..(i + 1) * len / c)
+    }
+}
+
 /// Polls spent spinning before a waiting rank that shares its CPU starts yielding it between
 /// polls.
 const SPIN_POLLS: u32 = 256;
@@ -123,6 +191,8 @@ pub struct Channel {
     /// Whether waits yield the CPU (processes outnumber the host's CPUs), as MPI libraries do
     /// when oversubscribed; otherwise they spin, as MPI libraries do on a CPU of their own.
     yields: bool,
+    /// Per peer, how its messages are cut (none: one message each).
+    pieces: Vec<std::cell::Cell<Option<Pieces>>>,
 }
 
 /// Tag of the stop notices (above every block tag, beside the other control tags).
@@ -180,6 +250,7 @@ impl Channel {
             size,
             timeout,
             yields,
+            pieces: vec![std::cell::Cell::new(None); size],
         };
         let mut req = chan.stop.get();
         // SAFETY: `stop_buf` is a heap buffer of STOP_BYTES owned by the channel, which cancels
@@ -257,6 +328,24 @@ impl Channel {
         }
     }
 
+    /// Cuts the messages exchanged with `peer` into `pieces` from now on (`None`: one message
+    /// each). The peer must do the same for this rank, between the same messages.
+    pub fn set_pieces(&self, peer: usize, pieces: Option<Pieces>) {
+        if let Some(c) = self.pieces.get(peer) {
+            c.set(pieces);
+        }
+    }
+
+    /// How the messages exchanged with `peer` are cut.
+    pub fn pieces(&self, peer: usize) -> Option<Pieces> {
+        self.pieces.get(peer).and_then(std::cell::Cell::get)
+    }
+
+    /// The byte ranges a message of `len` bytes with `peer` goes in, if more than one.
+    fn cut(&self, peer: usize, len: usize) -> Option<Pieces> {
+        self.pieces(peer).filter(|p| p.count(len) > 1)
+    }
+
     /// This process's rank.
     pub fn rank(&self) -> usize {
         self.rank
@@ -313,8 +402,30 @@ impl Channel {
         to: usize,
         tag: u16,
     ) -> Result<SendReq<'b>, P2pError> {
+        let Some(pieces) = self.cut(to, buf.len()) else {
+            return Ok(SendReq {
+                raw: self.isend_raw(buf, to, tag)?,
+                more: Vec::new(),
+                _buf: PhantomData,
+            });
+        };
+        let mut ranges = pieces.ranges(buf.len());
+        let first = ranges.next().unwrap_or(0..0);
+        let raw = self.isend_raw(&buf[first], to, tag)?;
+        let more = ranges
+            .map(|r| self.isend_raw(&buf[r], to, tag))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(SendReq {
+            raw,
+            more,
+            _buf: PhantomData,
+        })
+    }
+
+    /// Posts one `MPI_Isend` of `buf`.
+    fn isend_raw<'b>(&'b self, buf: &'b [u8], to: usize, tag: u16) -> Result<RawReq<'b>, P2pError> {
         let (ptr, tag) = (buf.as_ptr().cast::<c_void>(), c_int::from(tag));
-        let req = self.post(
+        self.post(
             to,
             buf.len(),
             false,
@@ -325,11 +436,7 @@ impl Channel {
                 // receives the request handle.
                 unsafe { ffi::MPI_Isend(ptr, count, ffi::RSMPI_UINT8_T, peer, tag, comm, handle) }
             },
-        )?;
-        Ok(SendReq {
-            raw: req,
-            _buf: PhantomData,
-        })
+        )
     }
 
     /// Starts receiving exactly `buf.len()` bytes from `from` with `tag`.
@@ -342,20 +449,47 @@ impl Channel {
         from: usize,
         tag: u16,
     ) -> Result<RecvReq<'b>, P2pError> {
-        let (ptr, tag) = (buf.as_mut_ptr().cast::<c_void>(), c_int::from(tag));
-        let req = self.post(
+        let len = buf.len();
+        let pieces = self.cut(from, len);
+        let mut ranges = pieces.into_iter().flat_map(|p| p.ranges(len));
+        let first = ranges.next().unwrap_or(0..len);
+        let base = buf.as_mut_ptr();
+        let raw = self.irecv_raw(base, first, from, tag)?;
+        let more = ranges
+            .map(|r| {
+                let want = r.len();
+                self.irecv_raw(base, r, from, tag).map(|q| (q, want))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(RecvReq { raw, more, buf })
+    }
+
+    /// Posts one `MPI_Irecv` into `base[range]`; `base` points to the buffer the returned
+    /// request's [`RecvReq`] holds exclusively borrowed, and `range` lies inside it.
+    fn irecv_raw(
+        &self,
+        base: *mut u8,
+        range: std::ops::Range<usize>,
+        from: usize,
+        tag: u16,
+    ) -> Result<RawReq<'_>, P2pError> {
+        // SAFETY: `range` lies inside the buffer `base` points to (the caller's ranges cut
+        // `0..buf.len()`), so the offset stays in the same allocation.
+        let ptr = unsafe { base.add(range.start) }.cast::<c_void>();
+        let tag = c_int::from(tag);
+        self.post(
             from,
-            buf.len(),
+            range.len(),
             true,
             "MPI_Irecv",
             |count, peer, comm, handle| {
-                // SAFETY: `buf` is valid for writes of `count` bytes and stays exclusively
-                // borrowed by the returned request until MPI reports the receive complete (or
-                // cancelled).
+                // SAFETY: `ptr` is valid for writes of `count` bytes (its range of the
+                // buffer), which stays exclusively borrowed by the `RecvReq` holding this
+                // request until MPI reports the receive complete (or cancelled); the ranges of
+                // one buffer's requests are disjoint.
                 unsafe { ffi::MPI_Irecv(ptr, count, ffi::RSMPI_UINT8_T, peer, tag, comm, handle) }
             },
-        )?;
-        Ok(RecvReq { raw: req, buf })
+        )
     }
 
     /// Sends `buf` to `to` and waits until the send completes.
@@ -598,6 +732,8 @@ impl Drop for RawReq<'_> {
 #[must_use = "a send must be waited for"]
 pub struct SendReq<'b> {
     raw: RawReq<'b>,
+    /// The other pieces of a message cut into [`Pieces`], in order.
+    more: Vec<RawReq<'b>>,
     _buf: PhantomData<&'b [u8]>,
 }
 
@@ -616,15 +752,23 @@ impl SendReq<'_> {
     /// # Errors
     /// [`P2pError::Timeout`] after the channel's timeout, [`P2pError::Mpi`].
     pub fn wait(mut self) -> Result<(), P2pError> {
-        self.raw.wait().map(|_| ())
+        self.raw.wait()?;
+        for r in &mut self.more {
+            r.wait()?;
+        }
+        Ok(())
     }
 
-    /// Whether the send has completed (one `MPI_Test`).
+    /// Whether the send has completed (one `MPI_Test` per piece not yet complete).
     ///
     /// # Errors
     /// [`P2pError::Mpi`].
     pub fn test(&mut self) -> Result<bool, P2pError> {
-        Ok(self.raw.test()?.is_some())
+        let mut done = self.raw.test()?.is_some();
+        for r in &mut self.more {
+            done &= r.test()?.is_some();
+        }
+        Ok(done)
     }
 }
 
@@ -632,6 +776,8 @@ impl SendReq<'_> {
 #[must_use = "a receive must be waited for"]
 pub struct RecvReq<'b> {
     raw: RawReq<'b>,
+    /// The other pieces of a message cut into [`Pieces`], in order, with their lengths.
+    more: Vec<(RawReq<'b>, usize)>,
     buf: &'b mut [u8],
 }
 
@@ -652,22 +798,64 @@ impl<'b> RecvReq<'b> {
     /// [`P2pError::Length`] if the message was shorter than the buffer (a longer one fails in
     /// MPI as a truncation); [`P2pError::Timeout`], [`P2pError::Mpi`].
     pub fn wait(mut self) -> Result<&'b mut [u8], P2pError> {
-        let count = self.raw.wait()?;
         let want = self.buf.len();
-        if count != want {
+        let first = want - self.more.iter().map(|m| m.1).sum::<usize>();
+        let mut got = self.raw.wait()?;
+        let mut short = got != first;
+        for (r, len) in &mut self.more {
+            if short {
+                break; // the rest is cancelled when dropped
+            }
+            let count = r.wait()?;
+            short = count != *len;
+            got += count;
+        }
+        if short {
             return Err(P2pError::Length {
                 peer: self.raw.peer,
-                got: count,
+                got,
                 want,
             });
         }
-        let RecvReq { raw, buf } = self;
-        drop(raw); // completed: dropping does nothing
+        let RecvReq { raw, more, buf } = self;
+        drop((raw, more)); // completed: dropping does nothing
         Ok(buf)
     }
 
     /// The peer.
     pub fn peer(&self) -> usize {
         self.raw.peer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Pieces;
+
+    /// Every cut covers the message exactly once, in order, with pieces of at most `piece`
+    /// bytes, as few as that allows; messages outside `piece + 1 ..= upto` stay whole.
+    #[test]
+    fn pieces_cover_each_message_once_in_the_fewest_pieces() {
+        for piece in 1..40usize {
+            for upto in piece + 1..130 {
+                let p = Pieces::new(piece, upto).expect("piece < upto");
+                for len in 0..150usize {
+                    let ranges: Vec<_> = p.ranges(len).collect();
+                    assert_eq!(ranges.len(), p.count(len));
+                    assert_eq!(ranges.first().map(|r| r.start), Some(0));
+                    assert_eq!(ranges.last().map(|r| r.end), Some(len));
+                    assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+                    if len > piece && len <= upto {
+                        // the fewest pieces of at most `piece` bytes: ⌈len / piece⌉
+                        assert!(ranges.iter().all(|r| !r.is_empty() && r.len() <= piece));
+                        assert!((ranges.len() - 1) * piece < len);
+                    } else {
+                        assert_eq!(ranges.len(), 1);
+                    }
+                }
+            }
+        }
+        assert!(Pieces::new(0, 10).is_none());
+        assert!(Pieces::new(10, 10).is_none());
     }
 }

@@ -72,6 +72,9 @@ pub(crate) struct RowJson {
     /// Measurements in this mode.
     pub(crate) samples: usize,
     pub(crate) measured_over_predicted: f64,
+    /// This mode's measurements of the even and of the odd slices (for [`RegretJson::split`]).
+    #[serde(skip)]
+    pub(crate) halves: [Vec<f64>; 2],
 }
 
 /// The planner's regret at one (n, bytes, mode).
@@ -90,6 +93,34 @@ pub(crate) struct RegretJson {
     pub(crate) best_ns: f64,
     /// `pick_ns / best_ns − 1`.
     pub(crate) regret: f64,
+    /// The regret without the selection's bias: the best candidate chosen on the even slices'
+    /// measurements, and it and the pick compared on the odd slices' (`pick / best − 1`), and
+    /// the other way round; the mean of the two (one where the other lacks measurements; none
+    /// where both do). Where candidates are equally fast, `regret` is the gap between the
+    /// pick's noise and the luckiest candidate's (the winner's curse), and `split` is near 0 —
+    /// negative where the pick was the faster on the held-out half.
+    pub(crate) split: Option<f64>,
+}
+
+/// The split regret of `pick` among `group` (see [`RegretJson::split`]).
+fn split_regret(group: &[RowJson], pick: &RowJson) -> Option<f64> {
+    let med = |v: &[f64]| herald::stats::Summary::of_f64(v).map(|s| s.median);
+    let mut parts = Vec::new();
+    for (choose, judge) in [(0, 1), (1, 0)] {
+        let best = group
+            .iter()
+            .filter_map(|r| med(&r.halves[choose]).map(|m| (m, r)))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, r)| r);
+        let (Some(p), Some(b)) = (
+            med(&pick.halves[judge]),
+            best.and_then(|b| med(&b.halves[judge])),
+        ) else {
+            continue;
+        };
+        parts.push(p / b - 1.0);
+    }
+    (!parts.is_empty()).then(|| parts.iter().sum::<f64>() / parts.len() as f64)
 }
 
 /// Median, p10, p90 of `v` (nearest rank, `herald::stats`).
@@ -125,6 +156,7 @@ fn regrets(rows: &[RowJson]) -> Vec<RegretJson> {
             pick_ns: pick.measured_ns.median,
             best_ns: best.measured_ns.median,
             regret: pick.measured_ns.median / best.measured_ns.median - 1.0,
+            split: split_regret(group, pick),
         });
     }
     out
@@ -170,12 +202,14 @@ pub(crate) fn build(
     for (m, mode) in modes.iter().enumerate() {
         let r = regime(mode.center);
         for c in all {
-            let mine: Vec<f64> = c
-                .measured
-                .iter()
-                .filter(|&&(raw, _)| owner(raw) == m)
-                .map(|&(_, t)| t)
-                .collect();
+            let mut halves = [Vec::new(), Vec::new()];
+            // measurement i is slice i's
+            for (i, &(raw, t)) in c.measured.iter().enumerate() {
+                if owner(raw) == m {
+                    halves[i % 2].push(t);
+                }
+            }
+            let mine: Vec<f64> = halves.concat();
             if mine.is_empty() {
                 continue;
             }
@@ -194,6 +228,7 @@ pub(crate) fn build(
                 measured_over_predicted: measured_ns.median / predicted_ns,
                 measured_ns,
                 samples: mine.len(),
+                halves,
             });
         }
     }
@@ -287,20 +322,27 @@ pub(crate) fn table(v: &FidelityJson) -> String {
         }
         out.push('\n');
     }
-    out.push_str("regret: the planner's pick against the best measured candidate\n");
+    out.push_str(
+        "regret: the planner's pick against the best measured candidate; split: the best chosen \
+         on half the slices, compared on the other half\n",
+    );
     out.push_str(&format!(
-        "{:>4} {:>3} {:>8}  {:<36} {:<36} {:>7}\n",
-        "mode", "n", "bytes", "pick (measured)", "best (measured)", "regret"
+        "{:>4} {:>3} {:>8}  {:<36} {:<36} {:>7} {:>7}\n",
+        "mode", "n", "bytes", "pick (measured)", "best (measured)", "regret", "split"
     ));
     for r in &v.regret {
+        let split = r
+            .split
+            .map_or("–".to_owned(), |s| format!("{:.1}%", 100.0 * s));
         out.push_str(&format!(
-            "{:>4} {:>3} {:>8}  {:<36} {:<36} {:>6.1}%\n",
+            "{:>4} {:>3} {:>8}  {:<36} {:<36} {:>6.1}% {:>7}\n",
             r.mode,
             r.n,
             r.bytes,
             format!("{} ({})", r.pick, ns(r.pick_ns)),
             format!("{} ({})", r.best, ns(r.best_ns)),
             100.0 * r.regret,
+            split,
         ));
     }
     out.push_str(&format!(
@@ -309,4 +351,49 @@ pub(crate) fn table(v: &FidelityJson) -> String {
         v.slices, v.wall_s
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(candidate: &str, planner_rank: usize, even: &[f64], odd: &[f64]) -> RowJson {
+        let all: Vec<f64> = even.iter().chain(odd).copied().collect();
+        RowJson {
+            n: 2,
+            bytes: 64,
+            candidate: candidate.into(),
+            blocks: 1,
+            planner_rank,
+            baseline: None,
+            transport: "stream",
+            mode: 0,
+            predicted_ns: 1.0,
+            measured_ns: spread(&all),
+            samples: all.len(),
+            measured_over_predicted: 1.0,
+            halves: [even.to_vec(), odd.to_vec()],
+        }
+    }
+
+    /// The pick `a` is best on the even slices (10 < 11) and compared with itself on the odd
+    /// ones (0); `b` is best on the odd slices (11 < 12) and `a` against it on the even ones:
+    /// 10 / 11 − 1. The split regret is the mean, −1/22.
+    #[test]
+    fn split_regret_chooses_on_one_half_and_compares_on_the_other() {
+        let group = vec![
+            row("a", 1, &[10.0, 10.0, 10.0], &[12.0, 12.0, 12.0]),
+            row("b", 2, &[11.0, 11.0, 11.0], &[11.0, 11.0, 11.0]),
+        ];
+        let got = split_regret(&group, &group[0]).expect("both halves measured");
+        assert!((got - (10.0 / 11.0 - 1.0) / 2.0).abs() < 1e-12, "{got}");
+        // A pick measured only on the even slices: only the odd-chosen comparison is possible
+        // (b, best on the odd half, against a on the even one).
+        let lone = vec![row("a", 1, &[10.0], &[]), row("b", 2, &[11.0], &[11.0])];
+        let got = split_regret(&lone, &lone[0]).expect("one comparison");
+        assert!((got - (10.0 / 11.0 - 1.0)).abs() < 1e-12, "{got}");
+        // Nothing to compare on: no split regret.
+        let none = vec![row("a", 1, &[10.0], &[])];
+        assert_eq!(split_regret(&none, &none[0]), None);
+    }
 }

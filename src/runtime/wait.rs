@@ -42,7 +42,12 @@
 //! measurements of the same 1 MiB broadcast (barrier, then one, fresh data each time) took
 //! 32–49 µs in 18 of 18 with the floor; without it 5 of 18 took 158–223 µs, one 82 µs
 //! (docs/runtime.md, "Team"). Oversubscribed waits rarely reach the floor (other ranks run
-//! during each yield); 4–16 ranks on 2 CPUs measured the same with and without it.
+//! during each yield); 4–16 ranks on 2 CPUs measured the same with and without it. A waiter
+//! that can bound its wait from the work it waits for yields longer
+//! (`Signal::wait_until_unabortable_for`): a single copy's lender waits for its readers to
+//! copy its buffer, 150–190 µs for 4 MiB between two ranks here, and parking there cost a
+//! wake-up per broadcast (1.23–1.55× the cross-core copy, against 1.04–1.10× with the longer
+//! yields; docs/runtime.md, "A lender's wait").
 //!
 //! A worker pinned to a CPU that another worker of its team shares skips the spin and yields
 //! at once: the thread it waits for may need that very CPU, and on average `(k − 1)/2` of the
@@ -242,7 +247,7 @@ impl Signal {
     pub fn wait_until<T>(&self, mut ready: impl FnMut() -> Option<T>) -> Result<T, Aborted> {
         match ready() {
             Some(value) => Ok(value),
-            None => self.wait_cold(&mut |_| ready(), true, false),
+            None => self.wait_cold(&mut |_| ready(), true, false, YIELD_FOR),
         }
     }
 
@@ -259,15 +264,27 @@ impl Signal {
     ) -> Result<T, Aborted> {
         match ready(Phase::Spin) {
             Some(value) => Ok(value),
-            None => self.wait_cold(&mut ready, true, true),
+            None => self.wait_cold(&mut ready, true, true, YIELD_FOR),
         }
     }
 
     /// Like [`wait_until`](Self::wait_until), but not abortable (team bookkeeping).
-    pub(crate) fn wait_until_unabortable<T>(&self, mut ready: impl FnMut() -> Option<T>) -> T {
+    pub(crate) fn wait_until_unabortable<T>(&self, ready: impl FnMut() -> Option<T>) -> T {
+        self.wait_until_unabortable_for(YIELD_FOR, ready)
+    }
+
+    /// Like [`wait_until_unabortable`](Self::wait_until_unabortable), yielding for at least
+    /// `expected` (and at least [`YIELD_FOR`]) before parking: for a wait whose length the
+    /// waiter can bound from the work it waits for (a lender's readers copying its buffer),
+    /// so that a wait of known length does not pay a wake-up.
+    pub(crate) fn wait_until_unabortable_for<T>(
+        &self,
+        expected: std::time::Duration,
+        mut ready: impl FnMut() -> Option<T>,
+    ) -> T {
         match ready() {
             Some(value) => value,
-            None => match self.wait_cold(&mut |_| ready(), false, false) {
+            None => match self.wait_cold(&mut |_| ready(), false, false, expected.max(YIELD_FOR)) {
                 Ok(value) => value,
                 Err(Aborted) => unreachable!("an unabortable wait returned Aborted"),
             },
@@ -293,6 +310,7 @@ impl Signal {
         ready: &mut dyn FnMut(Phase) -> Option<T>,
         abortable: bool,
         timed: bool,
+        yield_for: std::time::Duration,
     ) -> Result<T, Aborted> {
         let aborted = || abortable && thread_aborted();
         let (spins, yields) = if cfg!(herald_loom) {
@@ -320,7 +338,7 @@ impl Signal {
                 if let Some(value) = ready(Phase::Slow) {
                     return Ok(value);
                 }
-                if yielded >= yields && began.elapsed() >= YIELD_FOR {
+                if yielded >= yields && began.elapsed() >= yield_for {
                     break;
                 }
             }

@@ -110,6 +110,8 @@ impl CommRank<'_> {
             me,
             id,
             receivers: &peers,
+            // each reader combines one part of this rank's slice and copies another
+            bytes: 2 * len * std::mem::size_of::<T>() / n,
             succeeded: false,
         };
         let result = {
@@ -300,6 +302,7 @@ mod loom_tests {
             me,
             id,
             receivers: &peers,
+            bytes: 0,
             succeeded: false,
         };
         let result = {

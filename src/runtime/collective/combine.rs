@@ -293,7 +293,9 @@ impl CommRank<'_> {
     /// once per rank. Below it, slices of at most `allreduce_shared_max_bytes` go through
     /// shared memory as in
     /// [`allreduce`](Self::allreduce); longer ones are combined up the rank-ordered tree
-    /// through the rings and the result is broadcast.
+    /// through the rings and the result is broadcast — except between two ranks, where each
+    /// sends its slice to the other through the rings and both fold (when both streams fit in
+    /// their rings at once: up to `capacity − 16` lines, 13 KiB with the default rings).
     ///
     /// # Errors
     ///
@@ -335,11 +337,62 @@ impl CommRank<'_> {
             self.allreduce_direct(id, data, &op)
         } else if bytes <= self.comm.core().small.max_bytes() {
             self.allreduce_slice_small(id, data, &op)
+        } else if self.exchanges(bytes) {
+            self.allreduce_exchange(id, data, &op)
         } else {
             self.reduce_slice_up(id, data, &op)
                 .and_then(|()| self.broadcast_default(0, id, bytemuck::cast_slice_mut(data)))
         };
         call.end(result)
+    }
+
+    /// Whether an allreduce of `bytes` runs as one exchange ([`allreduce_exchange`]): two
+    /// ranks, and a stream short enough that both sends fit in their rings at once. A ring's
+    /// consumer publishes its position at least every `capacity / 4` lines (at most
+    /// [`MAX_BATCH`](crate::runtime::MAX_BATCH)) and whenever it finds the ring empty; after a
+    /// finished call at most that many consumed lines are unpublished, so a stream of at most
+    /// `capacity − MAX_BATCH` lines never waits for room while its receiver is sending too.
+    ///
+    /// [`allreduce_exchange`]: Self::allreduce_exchange
+    fn exchanges(&self, bytes: usize) -> bool {
+        let capacity = self.comm.options().capacity;
+        self.size() == 2 && stream_lines(bytes) + crate::runtime::MAX_BATCH <= capacity
+    }
+
+    /// Allreduce between two ranks as one exchange: each sends its slice to the other, then
+    /// both fold `v0 ∘ v1` themselves (the same operands in the same order, so the same
+    /// bytes). One stream's latency instead of the tree's two (up to rank 0, back down).
+    fn allreduce_exchange<T: Pod>(
+        &mut self,
+        id: (u64, u64),
+        data: &mut [T],
+        op: &impl Fn(T, T) -> T,
+    ) -> Result<(), CollectiveError> {
+        let (me, peer) = (self.rank, 1 - self.rank);
+        let bytes = std::mem::size_of_val(data);
+        let lines = 0..stream_lines(bytes);
+        self.send_stream(peer, id, bytemuck::cast_slice(data), lines.clone())?;
+        let mut partial = std::mem::take(&mut self.partial);
+        partial.resize(partial.len().max(bytes.div_ceil(16)), 0);
+        let mut owned: Vec<T> = Vec::new();
+        let scratch: &mut [u8] = &mut bytemuck::cast_slice_mut(&mut partial[..])[..bytes];
+        let theirs: &mut [T] = match bytemuck::try_cast_slice_mut(scratch) {
+            Ok(t) => t,
+            Err(_) => {
+                owned.resize(data.len(), T::zeroed());
+                &mut owned
+            }
+        };
+        let into: &mut [u8] = bytemuck::cast_slice_mut(theirs);
+        let result = self.recv_stream(peer, id, into, lines);
+        if result.is_ok() {
+            let theirs: &[T] = bytemuck::cast_slice(into);
+            for (a, &b) in data.iter_mut().zip(theirs) {
+                *a = if me == 0 { op(*a, b) } else { op(b, *a) };
+            }
+        }
+        self.partial = partial;
+        result
     }
 
     /// Element-wise reduce of a slice to `root`, in place: the root's `data[i]` becomes

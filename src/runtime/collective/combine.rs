@@ -9,6 +9,25 @@ use super::small;
 use crate::runtime::exec::stream_lines;
 use bytemuck::Pod;
 
+/// Room for `len` elements of `T` that a peer's slice is received into: the endpoint's scratch
+/// `partial` (reused across calls, grown as needed) when `T`'s alignment allows, else `owned`.
+fn element_scratch<'a, T: Pod>(
+    partial: &'a mut Vec<u128>,
+    owned: &'a mut Vec<T>,
+    len: usize,
+) -> &'a mut [T] {
+    let bytes = len * std::mem::size_of::<T>();
+    partial.resize(partial.len().max(bytes.div_ceil(16)), 0);
+    let scratch: &mut [u8] = &mut bytemuck::cast_slice_mut(&mut partial[..])[..bytes];
+    match bytemuck::try_cast_slice_mut(scratch) {
+        Ok(t) => t,
+        Err(_) => {
+            owned.resize(len, T::zeroed());
+            owned
+        }
+    }
+}
+
 /// The rank-ordered `radix`-nomial tree rooted at rank 0 that the combining collectives use.
 ///
 /// Rank `v`'s subtree is the contiguous range `v .. v + R^d` (cut at `n`), `d` the position of
@@ -373,16 +392,8 @@ impl CommRank<'_> {
         let lines = 0..stream_lines(bytes);
         self.send_stream(peer, id, bytemuck::cast_slice(data), lines.clone())?;
         let mut partial = std::mem::take(&mut self.partial);
-        partial.resize(partial.len().max(bytes.div_ceil(16)), 0);
         let mut owned: Vec<T> = Vec::new();
-        let scratch: &mut [u8] = &mut bytemuck::cast_slice_mut(&mut partial[..])[..bytes];
-        let theirs: &mut [T] = match bytemuck::try_cast_slice_mut(scratch) {
-            Ok(t) => t,
-            Err(_) => {
-                owned.resize(data.len(), T::zeroed());
-                &mut owned
-            }
-        };
+        let theirs = element_scratch(&mut partial, &mut owned, data.len());
         let into: &mut [u8] = bytemuck::cast_slice_mut(theirs);
         let result = self.recv_stream(peer, id, into, lines);
         if result.is_ok() {
@@ -453,17 +464,7 @@ impl CommRank<'_> {
         let mut owned: Vec<T> = Vec::new();
         let mut result = Ok(());
         for (child, _) in tree.children(self.rank) {
-            // A child's partial arrives in the endpoint's scratch (reused across calls) when
-            // `T`'s alignment allows, else in a vector of `T`.
-            partial.resize(partial.len().max(bytes.div_ceil(16)), 0);
-            let scratch: &mut [u8] = &mut bytemuck::cast_slice_mut(&mut partial[..])[..bytes];
-            let theirs: &mut [T] = match bytemuck::try_cast_slice_mut(scratch) {
-                Ok(t) => t,
-                Err(_) => {
-                    owned.resize(data.len(), T::zeroed());
-                    &mut owned
-                }
-            };
+            let theirs = element_scratch(&mut partial, &mut owned, data.len());
             let into: &mut [u8] = bytemuck::cast_slice_mut(theirs);
             result = self.recv_stream(child, id, into, lines.clone());
             if result.is_err() {

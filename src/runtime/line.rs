@@ -48,6 +48,7 @@ impl Line {
 
     /// A line of zero bytes.
     #[must_use]
+    #[inline]
     pub const fn new() -> Self {
         Self {
             payload: [0; Line::PAYLOAD],
@@ -61,6 +62,7 @@ impl Line {
     /// assert!(line.payload().iter().all(|&b| b == 1));
     /// ```
     #[must_use]
+    #[inline]
     pub const fn from_payload(payload: [u8; Line::PAYLOAD]) -> Self {
         Self { payload }
     }
@@ -76,6 +78,7 @@ impl Line {
     /// assert_eq!(&line.payload()[..6], b"hello\0");
     /// ```
     #[must_use]
+    #[inline]
     pub fn from_bytes(bytes: &[u8]) -> Self {
         let mut line = Self::new();
         line.payload[..bytes.len()].copy_from_slice(bytes);
@@ -84,11 +87,13 @@ impl Line {
 
     /// The payload bytes.
     #[must_use]
+    #[inline]
     pub const fn payload(&self) -> &[u8; Line::PAYLOAD] {
         &self.payload
     }
 
     /// The payload bytes, writable.
+    #[inline]
     pub fn payload_mut(&mut self) -> &mut [u8; Line::PAYLOAD] {
         &mut self.payload
     }
@@ -106,6 +111,7 @@ impl Line {
     /// assert_eq!(line.word(5), 0);
     /// ```
     #[must_use]
+    #[inline]
     pub fn word(&self, i: usize) -> u64 {
         let bytes = self.payload[8 * i..8 * i + 8].try_into();
         u64::from_le_bytes(bytes.expect("8 bytes"))
@@ -116,6 +122,7 @@ impl Line {
     /// # Panics
     ///
     /// If `i >= Line::WORDS`.
+    #[inline]
     pub fn set_word(&mut self, i: usize, value: u64) {
         self.payload[8 * i..8 * i + 8].copy_from_slice(&value.to_le_bytes());
     }

@@ -139,13 +139,13 @@ pub fn channel(capacity: usize) -> (Sender, Receiver) {
     let batch = (capacity / 4).clamp(1, MAX_BATCH) as u64;
     let tx = Sender {
         ring: Arc::clone(&ring),
-        tail: 0,
+        lap: 0,
         index: 0,
         cached_head: 0,
     };
     let rx = Receiver {
         ring,
-        head: 0,
+        lap: 0,
         index: 0,
         published: 0,
         batch,
@@ -161,9 +161,12 @@ pub fn channel(capacity: usize) -> (Sender, Receiver) {
 #[repr(align(128))]
 pub struct Sender {
     ring: Arc<Ring>,
-    /// The next position to write; also the number of lines sent so far.
-    tail: u64,
-    /// `tail mod capacity`, kept incrementally (capacities need not be powers of two).
+    /// The position of slot 0 in the current lap: a multiple of the capacity. The next
+    /// position to write, `tail`, is `lap + index` (see [`tail`](Self::tail)).
+    lap: u64,
+    /// `tail mod capacity`, kept incrementally (capacities need not be powers of two). Only
+    /// this field changes on every line, `lap` once a lap: a send makes one store of
+    /// bookkeeping, not two (every store queues behind the slot stores in flight).
     index: usize,
     /// The last `head` read from the ring. Invariant: `cached_head <= head <= tail`.
     cached_head: u64,
@@ -173,8 +176,9 @@ pub struct Sender {
 #[repr(align(128))]
 pub struct Receiver {
     ring: Arc<Ring>,
-    /// The next position to read; also the number of lines received so far.
-    head: u64,
+    /// The position of slot 0 in the current lap; the next position to read, `head`, is
+    /// `lap + index` (see [`head`](Self::head)).
+    lap: u64,
     /// `head mod capacity`.
     index: usize,
     /// The last position stored into the ring's `head`. Invariant: `published <= head`.
@@ -275,20 +279,39 @@ impl Sender {
         // whose address escapes is built on the stack, and its stores queue behind the slot
         // stores still waiting for their cache lines).
         if !self.has_room() {
-            match self.wait_for_room() {
-                Ok(()) => {}
-                Err(RecvError::Disconnected) => return Err(SendError::Disconnected(line)),
-                Err(RecvError::Aborted) => return Err(SendError::Aborted(line)),
-            }
+            return self.send_cold(line);
         }
         self.write(&line);
         Ok(())
     }
 
+    /// [`send`](Self::send) when the ring was full: waits for room, then writes. Out of line,
+    /// so that the fast path saves no registers and builds no error on the stack: every store
+    /// a send makes queues behind the slot stores still waiting for their cache line, and
+    /// the fewer of them, the more lines a stream keeps in flight (docs/runtime.md).
+    #[cold]
+    #[inline(never)]
+    fn send_cold(&mut self, line: Line) -> Result<(), SendError> {
+        match self.wait_for_room() {
+            Ok(()) => {
+                self.write(&line);
+                Ok(())
+            }
+            Err(RecvError::Disconnected) => Err(SendError::Disconnected(line)),
+            Err(RecvError::Aborted) => Err(SendError::Aborted(line)),
+        }
+    }
+
     /// Lines sent so far (always counted; it is the producer's position).
     #[must_use]
     pub fn sent(&self) -> u64 {
-        self.tail
+        self.tail()
+    }
+
+    /// The next position to write; also the number of lines sent so far.
+    #[inline]
+    fn tail(&self) -> u64 {
+        self.lap + self.index as u64
     }
 
     /// The ring's capacity in lines.
@@ -308,13 +331,14 @@ impl Sender {
     #[inline]
     fn has_room(&mut self) -> bool {
         let capacity = self.ring.capacity() as u64;
-        if self.tail - self.cached_head < capacity {
+        let tail = self.tail();
+        if tail - self.cached_head < capacity {
             return true;
         }
         let head = self.ring.head.load(Ordering::Acquire);
-        debug_assert!(self.cached_head <= head && head <= self.tail);
+        debug_assert!(self.cached_head <= head && head <= tail);
         self.cached_head = head;
-        self.tail - head < capacity
+        tail - head < capacity
     }
 
     #[cold]
@@ -373,7 +397,7 @@ impl Sender {
     /// publishes it and wakes the consumer.
     #[inline]
     fn write_raw(&mut self, fill: impl FnOnce(*mut Payload)) {
-        let (tail, index) = (self.tail, self.index);
+        let (tail, index) = (self.tail(), self.index);
         debug_assert!(tail - self.cached_head < self.ring.capacity() as u64);
         debug_assert_eq!(tail % self.ring.capacity() as u64, index as u64);
         let slot = &self.ring.slots[index];
@@ -383,12 +407,12 @@ impl Sender {
         // reaches the payload while `fill` runs (the callers' `SAFETY` rests on this).
         slot.payload.with_mut(fill);
         slot.seq.store(tail + 1, Ordering::Release);
-        self.tail = tail + 1;
-        self.index = if index + 1 == self.ring.capacity() {
-            0
+        if index + 1 == self.ring.capacity() {
+            self.lap += self.ring.capacity() as u64;
+            self.index = 0;
         } else {
-            index + 1
-        };
+            self.index = index + 1;
+        }
         self.ring.rx_signal.notify();
     }
 }
@@ -508,7 +532,7 @@ impl Receiver {
         if ahead >= capacity {
             return false;
         }
-        let (head, index) = (self.head, self.index);
+        let (head, index) = (self.head(), self.index);
         let far = (index + ahead) % capacity;
         // Load the next line's word too: when both lines have been written, the two misses
         // overlap instead of the next line's coming only after the far one's.
@@ -520,7 +544,13 @@ impl Receiver {
     /// Lines received so far (always counted; it is the consumer's position).
     #[must_use]
     pub fn received(&self) -> u64 {
-        self.head
+        self.head()
+    }
+
+    /// The next position to read; also the number of lines received so far.
+    #[inline]
+    fn head(&self) -> u64 {
+        self.lap + self.index as u64
     }
 
     /// The ring's capacity in lines.
@@ -563,11 +593,9 @@ impl Receiver {
     #[inline]
     fn is_readable(&self) -> bool {
         let seq = self.ring.slots[self.index].seq.load(Ordering::Acquire);
-        debug_assert!(
-            seq <= self.head + 1,
-            "slot sequence ran ahead of the consumer"
-        );
-        seq == self.head + 1
+        let head = self.head();
+        debug_assert!(seq <= head + 1, "slot sequence ran ahead of the consumer");
+        seq == head + 1
     }
 
     /// Reads the line at `head` if the producer has written it.
@@ -594,7 +622,7 @@ impl Receiver {
     /// (an `Acquire` load of the slot's sequence word that read `head + 1`).
     #[inline]
     unsafe fn consume<R>(&mut self, f: impl FnOnce(&[u8; Line::PAYLOAD]) -> R) -> R {
-        let (head, index) = (self.head, self.index);
+        let (head, index) = (self.head(), self.index);
         debug_assert_eq!(head % self.ring.capacity() as u64, index as u64);
         let slot = &self.ring.slots[index];
         debug_assert_eq!(slot.seq.load(Ordering::Relaxed), head + 1);
@@ -603,12 +631,12 @@ impl Receiver {
         // head past it (below, after `f` returns): a shared reference for `f`'s duration is
         // sound.
         let result = slot.payload.with(|p| f(unsafe { &(*p).0 }));
-        self.head = head + 1;
-        self.index = if index + 1 == self.ring.capacity() {
-            0
+        if index + 1 == self.ring.capacity() {
+            self.lap += self.ring.capacity() as u64;
+            self.index = 0;
         } else {
-            index + 1
-        };
+            self.index = index + 1;
+        }
         if head + 1 - self.published >= self.batch {
             self.publish();
         }
@@ -617,7 +645,7 @@ impl Receiver {
 
     /// Publishes `head` to the producer if it moved, and wakes the producer.
     fn publish(&mut self) {
-        let head = self.head;
+        let head = self.head();
         if head != self.published {
             self.ring.head.store(head, Ordering::Release);
             self.published = head;
@@ -644,7 +672,7 @@ impl fmt::Debug for Sender {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Sender")
             .field("capacity", &self.ring.capacity())
-            .field("sent", &self.tail)
+            .field("sent", &self.tail())
             .finish_non_exhaustive()
     }
 }
@@ -653,7 +681,7 @@ impl fmt::Debug for Receiver {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Receiver")
             .field("capacity", &self.ring.capacity())
-            .field("received", &self.head)
+            .field("received", &self.head())
             .finish_non_exhaustive()
     }
 }

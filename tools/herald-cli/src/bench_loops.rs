@@ -4,7 +4,10 @@
 //! counter. The loops are generic over the ends, so every contestant runs the same
 //! monomorphized loop: the same counter, the same check of every value received (a message
 //! lost, duplicated or reordered stops the run), the same `spin_loop` while waiting. What
-//! differs is only what the contestant does inside `put` and `take`.
+//! differs is only what the contestant does inside `put` and `take`. Every `put` and `take` is
+//! `#[inline(always)]`, so each contestant's operations sit in the loop body: with plain
+//! `#[inline]` LLVM inlined the minimal ring's and not herald's (whose `send` carries an error
+//! path), and the stream then compared a call per line against none (docs/runtime.md).
 //!
 //! Contestants: `raw` (one cache line per direction, the counter stored into it: the floor),
 //! `ff` (a minimal FastForward ring: 64-byte slots whose first word is the sequence number,
@@ -99,14 +102,14 @@ pub(crate) struct RawPut(Arc<CachePadded<AtomicU64>>);
 pub(crate) struct RawTake(Arc<CachePadded<AtomicU64>>, u64);
 
 impl Put for RawPut {
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, v: u64) {
         self.0.store(v + 1, Ordering::Release);
     }
 }
 
 impl Take for RawTake {
-    #[inline]
+    #[inline(always)]
     fn take(&mut self) -> u64 {
         self.1 += 1;
         spin_until(&self.0, self.1);
@@ -169,7 +172,7 @@ pub(crate) fn ff(capacity: usize) -> (FfPut, FfTake) {
 }
 
 impl Put for FfPut {
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, v: u64) {
         let cap = self.ring.slots.len() as u64;
         while self.tail - self.cached_head == cap {
@@ -189,7 +192,7 @@ impl Put for FfPut {
 }
 
 impl Take for FfTake {
-    #[inline]
+    #[inline(always)]
     fn take(&mut self) -> u64 {
         let cap = self.ring.slots.len() as u64;
         let slot = &self.ring.slots[(self.head % cap) as usize].0;
@@ -209,7 +212,7 @@ impl Take for FfTake {
 }
 
 impl Put for Sender {
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, v: u64) {
         let mut line = Line::new();
         line.set_word(0, v);
@@ -219,7 +222,7 @@ impl Put for Sender {
 }
 
 impl Take for Receiver {
-    #[inline]
+    #[inline(always)]
     fn take(&mut self) -> u64 {
         let line = self.recv().expect("the sender is alive");
         std::hint::black_box(line.payload());
@@ -230,13 +233,11 @@ impl Take for Receiver {
 /// A 64-byte message for the queues that carry arrays.
 #[inline]
 fn message(v: u64) -> [u64; 8] {
-    let mut m = [!v; 8];
-    m[0] = v;
-    m
+    std::array::from_fn(|i| if i == 0 { v } else { !v })
 }
 
 impl Put for rtrb::Producer<[u64; 8]> {
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, v: u64) {
         let m = message(v);
         while self.push(m).is_err() {
@@ -246,7 +247,7 @@ impl Put for rtrb::Producer<[u64; 8]> {
 }
 
 impl Take for rtrb::Consumer<[u64; 8]> {
-    #[inline]
+    #[inline(always)]
     fn take(&mut self) -> u64 {
         loop {
             if let Ok(m) = self.pop() {
@@ -267,7 +268,7 @@ pub(crate) fn aq(capacity: usize) -> (Aq, Aq) {
 }
 
 impl Put for Aq {
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, v: u64) {
         let m = message(v);
         while self.0.push(m).is_err() {
@@ -277,7 +278,7 @@ impl Put for Aq {
 }
 
 impl Take for Aq {
-    #[inline]
+    #[inline(always)]
     fn take(&mut self) -> u64 {
         loop {
             if let Some(m) = self.0.pop() {

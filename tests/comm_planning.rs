@@ -107,3 +107,96 @@ fn planned_broadcasts() {
     });
     assert_eq!(ok, vec![true; n]);
 }
+
+/// The CPU count behind the shared-CPU rules, parsed here from the kernel's list on its own.
+fn online_cpus_here() -> Option<usize> {
+    let list = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;
+    list.trim().split(',').try_fold(0usize, |n, part| {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b) = (a.parse::<usize>().ok()?, b.parse::<usize>().ok()?);
+        Some(n + b - a + 1)
+    })
+}
+
+#[test]
+fn whether_ranks_share_cpus_is_an_option() {
+    let on = |cpus| CommOptions {
+        cpus,
+        ..CommOptions::default()
+    };
+    assert!(Comm::with_options(4, on(Some(2)))
+        .unwrap()
+        .ranks_share_cpus());
+    assert!(Comm::with_options(3, on(Some(2)))
+        .unwrap()
+        .ranks_share_cpus());
+    assert!(!Comm::with_options(2, on(Some(2)))
+        .unwrap()
+        .ranks_share_cpus());
+    assert!(!Comm::with_options(4, on(Some(64)))
+        .unwrap()
+        .ranks_share_cpus());
+    assert!(matches!(
+        Comm::with_options(2, on(Some(0))),
+        Err(CollectiveError::NoCpus)
+    ));
+    // Unset: the machine's online CPUs.
+    if let Some(cpus) = online_cpus_here() {
+        for n in [1, cpus, cpus + 1, 2 * cpus + 3] {
+            let comm = Comm::with_options(n, on(None)).unwrap();
+            assert_eq!(
+                comm.ranks_share_cpus(),
+                n > cpus,
+                "{n} ranks on {cpus} CPUs"
+            );
+        }
+    }
+}
+
+/// Both sets of rules (ranks on CPUs of their own, ranks sharing CPUs) deliver the same bytes,
+/// on any machine: broadcasts and slice allreduces on both sides of every size rule.
+#[test]
+fn both_cpu_rules_deliver_the_same_results() {
+    watchdog(|| {
+        let n = 4;
+        let mut team = Team::new(n).unwrap();
+        for cpus in [Some(1), Some(1024)] {
+            let options = CommOptions {
+                cpus,
+                ..CommOptions::default()
+            };
+            let mut comm = Comm::with_options(n, options).unwrap();
+            assert_eq!(comm.ranks_share_cpus(), cpus == Some(1));
+            let mut ranks = comm.ranks();
+            let ok = team.run_with(&mut ranks, |_, c| {
+                for (i, len) in [8usize, 64, 100, 888, 900, 5000].into_iter().enumerate() {
+                    let root = i % n;
+                    let want = payload(len, i as u64 + 7);
+                    let mut buf = if c.rank() == root {
+                        want.clone()
+                    } else {
+                        vec![0; len]
+                    };
+                    c.broadcast(root, &mut buf).unwrap();
+                    assert_eq!(buf, want, "{len} B from {root}, cpus {cpus:?}");
+                }
+                for elems in [1usize, 8, 64, 600] {
+                    let mine = |r: usize| -> Vec<u64> {
+                        (0..elems)
+                            .map(|k| (r as u64 + 1) * 1000 + k as u64)
+                            .collect()
+                    };
+                    let mut data = mine(c.rank());
+                    c.allreduce_slice(&mut data, |a, b| a.wrapping_add(b))
+                        .unwrap();
+                    let want: Vec<u64> = (0..elems)
+                        .map(|k| (0..n).map(|r| mine(r)[k]).fold(0, u64::wrapping_add))
+                        .collect();
+                    assert_eq!(data, want, "{elems} elements, cpus {cpus:?}");
+                }
+                true
+            });
+            assert!(ok.iter().all(|&b| b));
+        }
+    });
+}

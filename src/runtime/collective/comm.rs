@@ -191,7 +191,7 @@ pub struct CommOptions {
     /// The broadcast schedule of [`CommRank::broadcast`] and of the broadcast phases of
     /// allreduce, allgather and barrier, and the shape of the reduction tree. Default: binomial
     /// ([`DefaultSchedule::default`]); the planner's choice is explicit ([`Planned::load`]).
-    /// With more ranks than the machine has CPUs, a fixed binomial schedule sends payloads of
+    /// With more ranks than CPUs ([`cpus`](Self::cpus)), a fixed binomial schedule sends payloads of
     /// at most 16 lines (888 bytes) over the flat tree: ranks then share CPUs, each level of a
     /// tree waits for its receiver's turn on a shared CPU (about 2 µs on the development
     /// machine), and the flat tree's extra sends cost tens of ns each (docs/runtime.md,
@@ -229,11 +229,30 @@ pub struct CommOptions {
     /// communicator keeps two slots of this size per rank.
     ///
     /// Default `None`, a rule from measurements (docs/runtime.md, "Small allreduce in shared
-    /// memory"): 4 KiB when the communicator has more ranks than the machine has CPUs (at 4
+    /// memory"): 4 KiB when the communicator has more ranks than CPUs ([`cpus`](Self::cpus)) (at 4
     /// and 8 ranks on 2 CPUs shared memory took about half the tree's time from 8 B to 512 B),
     /// else 64 bytes (between 2 ranks on 2 CPUs it took 0.6× the tree's time at 8 B, 0.9× at
     /// 64 B, but 1.9× at 512 B).
     pub allreduce_shared_max_bytes: Option<usize>,
+    /// How many CPUs the ranks' threads run on. With more ranks than that, ranks share CPUs,
+    /// and two defaults change:
+    /// - a fixed binomial schedule sends small payloads over the flat tree ([`schedule`](Self::schedule));
+    /// - small allreduces go through shared memory up to 4 KiB ([`allreduce_shared_max_bytes`](Self::allreduce_shared_max_bytes)).
+    ///
+    /// Default `None`: the machine's online CPUs. They are read once per process from
+    /// `/sys/devices/system/cpu/online`, or, where that cannot be read, the CPUs this process may
+    /// run on. Set it where the machine's count is not what the ranks get: a [`Team`](crate::Team)
+    /// on a few of the machine's cores, or a container whose CPU quota is below the CPUs it sees.
+    /// With it set, a communicator's rules depend on nothing outside its options.
+    ///
+    /// ```
+    /// use herald::{Comm, CommOptions};
+    /// let on = |cpus| CommOptions { cpus: Some(cpus), ..CommOptions::default() };
+    /// assert!(Comm::with_options(4, on(2))?.ranks_share_cpus());
+    /// assert!(!Comm::with_options(4, on(4))?.ranks_share_cpus());
+    /// # Ok::<(), herald::runtime::CollectiveError>(())
+    /// ```
+    pub cpus: Option<usize>,
 }
 
 impl Default for CommOptions {
@@ -245,6 +264,7 @@ impl Default for CommOptions {
             direct_chunk_bytes: 64 << 10,
             allreduce_direct_min_bytes: 4 << 10,
             allreduce_shared_max_bytes: None,
+            cpus: None,
         }
     }
 }
@@ -289,8 +309,10 @@ pub struct Comm {
     /// The radix of the combining collectives' tree.
     radix: usize,
     /// Whether a fixed binomial default sends small payloads over the flat tree: the
-    /// communicator has more ranks than the machine has CPUs (see [`CommOptions::schedule`]).
+    /// communicator has more ranks than CPUs (see [`CommOptions::schedule`]).
     flat_small: bool,
+    /// Whether the ranks share CPUs ([`CommOptions::cpus`]).
+    shared: bool,
 }
 
 impl Comm {
@@ -341,13 +363,17 @@ impl Comm {
             DefaultSchedule::Fixed(_) => None,
             DefaultSchedule::Planned(p) => Some(p.table(size)?),
         };
-        let shared_max = options
-            .allreduce_shared_max_bytes
-            .unwrap_or(if oversubscribed(size) {
-                SHARED_MAX_OVERSUBSCRIBED
-            } else {
-                SHARED_MAX
-            });
+        let cpus = match options.cpus {
+            Some(0) => return Err(CollectiveError::NoCpus),
+            Some(cpus) => cpus,
+            None => online_cpus(),
+        };
+        let shared = cpus > 0 && size > cpus;
+        let shared_max = options.allreduce_shared_max_bytes.unwrap_or(if shared {
+            SHARED_MAX_OVERSUBSCRIBED
+        } else {
+            SHARED_MAX
+        });
         let mut comm = Comm {
             size,
             options,
@@ -357,11 +383,12 @@ impl Comm {
             plan,
             radix: 2,
             flat_small: false,
+            shared,
         };
         comm.flat_small = matches!(
             comm.options.schedule,
             DefaultSchedule::Fixed(Algorithm::Binomial)
-        ) && oversubscribed(size);
+        ) && shared;
         comm.radix = comm.tree_radix();
         // Root 0's programs now: a schedule that cannot be run fails here, not in a call.
         comm.prepare([0])?;
@@ -372,6 +399,12 @@ impl Comm {
     #[must_use]
     pub fn size(&self) -> usize {
         self.size
+    }
+
+    /// Whether the ranks share CPUs: more ranks than [`CommOptions::cpus`].
+    #[must_use]
+    pub fn ranks_share_cpus(&self) -> bool {
+        self.shared
     }
 
     /// The options in force.
@@ -582,23 +615,24 @@ const SHARED_MAX: usize = 64;
 /// The key class of a fixed binomial default's small payloads sent over the flat tree.
 const FLAT_SMALL: u64 = 1;
 
-/// Whether `size` ranks, each a thread of this process, must share CPUs: more ranks than the
-/// machine has online CPUs (`/sys/devices/system/cpu/online`; where it cannot be read, the
-/// CPUs this process may run on). Not the process's affinity mask: a launcher may bind the
-/// process to one CPU while its threads are pinned to others (`mpirun` binds each of two
-/// processes to a core). (Under Miri, which cannot read either: no.)
-fn oversubscribed(size: usize) -> bool {
+/// The machine's online CPUs (`/sys/devices/system/cpu/online`; where it cannot be read, the
+/// CPUs this process may run on), read once: the default of [`CommOptions::cpus`]. Not the
+/// process's affinity mask: a launcher may bind the process to one CPU while its threads are
+/// pinned to others (`mpirun` binds each of two processes to a core). (Under Miri, which
+/// cannot read either: unbounded, so ranks never share CPUs.)
+fn online_cpus() -> usize {
     if cfg!(miri) {
-        return false;
+        return usize::MAX;
     }
     static ONLINE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    let cpus = *ONLINE.get_or_init(|| {
+    *ONLINE.get_or_init(|| {
         std::fs::read_to_string("/sys/devices/system/cpu/online")
             .ok()
             .and_then(|s| count_cpu_list(s.trim()))
+            .filter(|&n| n > 0)
             .unwrap_or_else(|| crate::runtime::Team::available_cpus().len())
-    });
-    cpus > 0 && size > cpus
+        // (0 if neither could be read: then ranks are never taken to share CPUs.)
+    })
 }
 
 /// The number of CPUs in a kernel CPU list (`0-3,5,7-8`), if it is one.

@@ -23,6 +23,9 @@ pub enum CollectiveError {
     /// A communicator needs at least one rank.
     #[error("a communicator needs at least one rank")]
     NoRanks,
+    /// [`CommOptions::cpus`](crate::CommOptions::cpus) is `Some(0)`.
+    #[error("the ranks run on no CPUs (CommOptions::cpus is Some(0))")]
+    NoCpus,
     /// More ranks than the OS allows threads (or than a header can name).
     #[error("{ranks} ranks, but at most {max} are possible here")]
     TooManyRanks {

@@ -226,6 +226,8 @@ fn epoch(seed: u64, e: u64, n: usize, args: &StressArgs) -> Result<Epoch, CliErr
         allreduce_direct_min_bytes: [1, 4 << 10, usize::MAX][rng.random_range(0..3)],
         allreduce_shared_max_bytes: [None, Some(0), Some(64), Some(4 << 10)]
             [rng.random_range(0..4)],
+        // Both rules for ranks that share CPUs and for ranks that do not, whatever the machine.
+        cpus: [None, Some(1), Some(1024)][rng.random_range(0..3)],
     };
     let oneport = Model::from(OnePort);
     let postal = Model::from(Postal::new(Ratio::integer(2)).map_err(CliError::usage)?);

@@ -11,7 +11,7 @@ use crate::plan::{
     rank_for_runtime, runtime_model, schedule_of, Candidate, PlanError, PlanRequest,
 };
 use crate::runtime::channel::{channel, Receiver, Sender};
-use crate::runtime::exec::{stream_lines, SLIP};
+
 use crate::runtime::line::Line;
 use crate::runtime::program::Program;
 use crate::runtime::wait::PanicWatch;
@@ -191,11 +191,14 @@ pub struct CommOptions {
     /// The broadcast schedule of [`CommRank::broadcast`] and of the broadcast phases of
     /// allreduce, allgather and barrier, and the shape of the reduction tree. Default: binomial
     /// ([`DefaultSchedule::default`]); the planner's choice is explicit ([`Planned::load`]).
-    /// With more ranks than CPUs ([`cpus`](Self::cpus)), a fixed binomial schedule sends payloads of
-    /// at most 16 lines (888 bytes) over the flat tree: ranks then share CPUs, each level of a
-    /// tree waits for its receiver's turn on a shared CPU (about 2 µs on the development
-    /// machine), and the flat tree's extra sends cost tens of ns each (docs/runtime.md,
-    /// "Small allreduce in shared memory", for the measurements).
+    /// With more ranks than CPUs ([`cpus`](Self::cpus)), a fixed binomial schedule broadcasts
+    /// over the flat tree, at every size. The ranks then share CPUs, so each level of a tree
+    /// waits for its receiver's turn on a shared CPU (about 2 µs on the development machine).
+    /// The flat tree's extra sends cost tens of ns each, and its single copies take turns
+    /// anyway. On 2 CPUs, the flat tree measured at most binomial's time at 4, 8 and 16 ranks
+    /// from 512 B to 4 MiB in two fidelity runs, and down to a quarter of it. The rule covered
+    /// 888 bytes and less until the ninth session (docs/runtime.md, "Small allreduce in shared
+    /// memory" and "The flat tree at every size").
     pub schedule: DefaultSchedule,
     /// Broadcasts of at least this many bytes move by single copy: the rings carry one
     /// descriptor line per chunk and each receiver copies the chunk straight from its
@@ -308,9 +311,9 @@ pub struct Comm {
     plan: Option<PlanTable>,
     /// The radix of the combining collectives' tree.
     radix: usize,
-    /// Whether a fixed binomial default sends small payloads over the flat tree: the
-    /// communicator has more ranks than CPUs (see [`CommOptions::schedule`]).
-    flat_small: bool,
+    /// Whether a fixed binomial default broadcasts over the flat tree: the ranks share CPUs
+    /// (see [`CommOptions::schedule`]).
+    flat: bool,
     /// Whether the ranks share CPUs ([`CommOptions::cpus`]).
     shared: bool,
 }
@@ -382,10 +385,10 @@ impl Comm {
             programs: Mutex::new(HashMap::new()),
             plan,
             radix: 2,
-            flat_small: false,
+            flat: false,
             shared,
         };
-        comm.flat_small = matches!(
+        comm.flat = matches!(
             comm.options.schedule,
             DefaultSchedule::Fixed(Algorithm::Binomial)
         ) && shared;
@@ -495,7 +498,7 @@ impl Comm {
                     schedule_of(&plan.model, candidate, self.size as u32, root as u32)?
                 }
             }
-            (DefaultSchedule::Fixed(_), _) if key.1 == FLAT_SMALL => {
+            (DefaultSchedule::Fixed(_), _) if key.1 == FLAT => {
                 self.fixed_schedule(Algorithm::Star, root)?
             }
             (DefaultSchedule::Fixed(algorithm), _) => self.fixed_schedule(*algorithm, root)?,
@@ -538,9 +541,7 @@ impl Comm {
     /// The cache key of the default program: the root, and the size class where it matters.
     pub(crate) fn program_key(&self, root: usize, bytes: usize) -> (u32, u64) {
         match &self.options.schedule {
-            DefaultSchedule::Fixed(_) if self.flat_small && stream_lines(bytes) <= SLIP => {
-                (root as u32, FLAT_SMALL)
-            }
+            DefaultSchedule::Fixed(_) if self.flat => (root as u32, FLAT),
             DefaultSchedule::Fixed(_) => (root as u32, 0),
             DefaultSchedule::Planned(_) => (root as u32, bytes.max(1).next_power_of_two() as u64),
         }
@@ -565,8 +566,8 @@ impl Comm {
     pub fn prepare(&self, roots: impl IntoIterator<Item = usize>) -> Result<(), CollectiveError> {
         let classes: Vec<usize> = match self.plan {
             Some(ref p) => (0..p.classes.len()).map(|log2| 1usize << log2).collect(),
-            // Both keys of a fixed schedule: small payloads (maybe flat) and the rest.
-            None => vec![1, (SLIP + 1) * Line::PAYLOAD],
+            // A fixed schedule has one key per root (the flat tree's, or the schedule's).
+            None => vec![1],
         };
         for root in roots {
             if root >= self.size {
@@ -612,8 +613,8 @@ const SHARED_MAX_OVERSUBSCRIBED: usize = 4 << 10;
 /// The default largest shared-memory allreduce when every rank can have its own CPU.
 const SHARED_MAX: usize = 64;
 
-/// The key class of a fixed binomial default's small payloads sent over the flat tree.
-const FLAT_SMALL: u64 = 1;
+/// The key class of a fixed binomial default's broadcasts sent over the flat tree.
+const FLAT: u64 = 1;
 
 /// The machine's online CPUs (`/sys/devices/system/cpu/online`; where it cannot be read, the
 /// CPUs this process may run on), read once: the default of [`CommOptions::cpus`]. Not the

@@ -67,6 +67,18 @@ fn a_profile_that_cannot_plan_fails_when_the_comm_is_made() {
     assert!(matches!(err, CollectiveError::Plan(_)), "{err}");
 }
 
+/// Broadcasts `bytes` of payload `seed` from `root`; whether this rank holds them after.
+fn broadcast_arrives(c: &mut herald::CommRank<'_>, root: usize, bytes: usize, seed: u64) -> bool {
+    let sent = payload(bytes, seed);
+    let mut buf = if c.rank() == root {
+        sent.clone()
+    } else {
+        vec![0; bytes]
+    };
+    c.broadcast(root, &mut buf).unwrap();
+    buf == sent
+}
+
 #[test]
 fn planned_broadcasts_deliver_from_every_root_in_every_class() {
     watchdog(planned_broadcasts);
@@ -93,14 +105,7 @@ fn planned_broadcasts() {
         let mut all = true;
         for &bytes in &sizes {
             for root in 0..n {
-                let sent = payload(bytes, root as u64 + 1);
-                let mut buf = if c.rank() == root {
-                    sent.clone()
-                } else {
-                    vec![0; bytes]
-                };
-                c.broadcast(root, &mut buf).unwrap();
-                all &= buf == sent;
+                all &= broadcast_arrives(c, root, bytes, root as u64 + 1);
             }
         }
         all
@@ -171,14 +176,10 @@ fn both_cpu_rules_deliver_the_same_results() {
             let ok = team.run_with(&mut ranks, |_, c| {
                 for (i, len) in [8usize, 64, 100, 888, 900, 5000].into_iter().enumerate() {
                     let root = i % n;
-                    let want = payload(len, i as u64 + 7);
-                    let mut buf = if c.rank() == root {
-                        want.clone()
-                    } else {
-                        vec![0; len]
-                    };
-                    c.broadcast(root, &mut buf).unwrap();
-                    assert_eq!(buf, want, "{len} B from {root}, cpus {cpus:?}");
+                    assert!(
+                        broadcast_arrives(c, root, len, i as u64 + 7),
+                        "{len} B from {root}, cpus {cpus:?}"
+                    );
                 }
                 for elems in [1usize, 8, 64, 600] {
                     let mine = |r: usize| -> Vec<u64> {

@@ -407,12 +407,7 @@ impl Sender {
         // reaches the payload while `fill` runs (the callers' `SAFETY` rests on this).
         slot.payload.with_mut(fill);
         slot.seq.store(tail + 1, Ordering::Release);
-        if index + 1 == self.ring.capacity() {
-            self.lap += self.ring.capacity() as u64;
-            self.index = 0;
-        } else {
-            self.index = index + 1;
-        }
+        advance(&mut self.lap, &mut self.index, self.ring.capacity());
         self.ring.rx_signal.notify();
     }
 }
@@ -631,12 +626,7 @@ impl Receiver {
         // head past it (below, after `f` returns): a shared reference for `f`'s duration is
         // sound.
         let result = slot.payload.with(|p| f(unsafe { &(*p).0 }));
-        if index + 1 == self.ring.capacity() {
-            self.lap += self.ring.capacity() as u64;
-            self.index = 0;
-        } else {
-            self.index = index + 1;
-        }
+        advance(&mut self.lap, &mut self.index, self.ring.capacity());
         if head + 1 - self.published >= self.batch {
             self.publish();
         }
@@ -651,6 +641,18 @@ impl Receiver {
             self.published = head;
             self.ring.tx_signal.notify();
         }
+    }
+}
+
+/// Moves an end's position `lap + index` one slot on in a ring of `capacity` slots: the index
+/// on every line, the lap (and the index back to 0) once a lap.
+#[inline]
+fn advance(lap: &mut u64, index: &mut usize, capacity: usize) {
+    if *index + 1 == capacity {
+        *lap += capacity as u64;
+        *index = 0;
+    } else {
+        *index += 1;
     }
 }
 

@@ -11,7 +11,6 @@ use crate::plan::{
     rank_for_runtime, runtime_model, schedule_of, Candidate, PlanError, PlanRequest,
 };
 use crate::runtime::channel::{channel, Receiver, Sender};
-
 use crate::runtime::line::Line;
 use crate::runtime::program::Program;
 use crate::runtime::wait::PanicWatch;
@@ -239,7 +238,7 @@ pub struct CommOptions {
     pub allreduce_shared_max_bytes: Option<usize>,
     /// How many CPUs the ranks' threads run on. With more ranks than that, ranks share CPUs,
     /// and two defaults change:
-    /// - a fixed binomial schedule sends small payloads over the flat tree ([`schedule`](Self::schedule));
+    /// - a fixed binomial schedule broadcasts over the flat tree ([`schedule`](Self::schedule));
     /// - small allreduces go through shared memory up to 4 KiB ([`allreduce_shared_max_bytes`](Self::allreduce_shared_max_bytes)).
     ///
     /// Default `None`: the machine's online CPUs. They are read once per process from
@@ -377,6 +376,7 @@ impl Comm {
         } else {
             SHARED_MAX
         });
+        let flat = shared && options.schedule == DefaultSchedule::Fixed(Algorithm::Binomial);
         let mut comm = Comm {
             size,
             options,
@@ -385,13 +385,9 @@ impl Comm {
             programs: Mutex::new(HashMap::new()),
             plan,
             radix: 2,
-            flat: false,
+            flat,
             shared,
         };
-        comm.flat = matches!(
-            comm.options.schedule,
-            DefaultSchedule::Fixed(Algorithm::Binomial)
-        ) && shared;
         comm.radix = comm.tree_radix();
         // Root 0's programs now: a schedule that cannot be run fails here, not in a call.
         comm.prepare([0])?;
@@ -626,13 +622,13 @@ fn online_cpus() -> usize {
         return usize::MAX;
     }
     static ONLINE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    // 0 if neither can be read: then ranks are never taken to share CPUs.
     *ONLINE.get_or_init(|| {
         std::fs::read_to_string("/sys/devices/system/cpu/online")
             .ok()
             .and_then(|s| count_cpu_list(s.trim()))
             .filter(|&n| n > 0)
             .unwrap_or_else(|| crate::runtime::Team::available_cpus().len())
-        // (0 if neither could be read: then ranks are never taken to share CPUs.)
     })
 }
 

@@ -23,22 +23,21 @@
 //!   call returns one hop after its last reader's copy (it waits for its readers); fixed cost
 //!   `direct_call`. The copies of ranks that share a PU take turns on it.
 //! * **Separate messages** from one sender are `gap = max(g, o)` apart (the channel's LogP gap).
-//! * **Oversubscription** (sixth session): with `k > 1` threads per PU, ranks take turns on
-//!   their PU, and a rank keeps its PU while it has work. A message reaching a rank that is not
-//!   running gets it the PU `idle = (S − b) + (k − 1)·b/2` after the arrival if the PU's threads
-//!   were all waiting (each of the other `k − 1` yields a turn `b`, the bare thread switch,
-//!   half of them on average before the receiver; `S − b` is what the runtime's handoff costs
-//!   beyond a bare switch), or `busy = idle + b/2` after the PU's current rank finished its
-//!   work (it spins before it yields), whichever is later ([`RuntimeCosts::turns_ps`]). What
-//!   reached a rank before its turn came, or while it still works, needs no new turn; a lender
-//!   returns a turn after its last reader's copy; copies and sending work on one PU are
-//!   serialized. `S`, the handoff, is measured through the runtime (a one-line broadcast
-//!   between two ranks pinned to one PU, less the call's fixed cost and its line: the waiting
-//!   rank spins before it yields); `b` is [`Profile::switch_ns`] (two threads of one PU
-//!   yielding to each other); a profile without `S` uses `b` for both. With `k = 2`, `busy`
-//!   is `S` itself. Before, every message waited `(k − 1)/2` handoffs `S` and the messages of
-//!   one PU overlapped: a star of 8 ranks on 2 PUs was predicted at a third of its time
-//!   (docs/fidelity.md, run M).
+//! * **Oversubscription** (tenth session; [`predict_runtime`](crate::sim::predict_runtime)
+//!   simulates it): with more ranks than PUs, the ranks of a PU take turns on it in a fixed
+//!   cycle. A rank that runs does all it can — its next sends while it holds their blocks, the
+//!   lines or copies that reached it (a line read after it arrived costs its reader what it
+//!   cost its writer, the first excepted), its return once it holds everything, made every send
+//!   and (single copy) saw its readers' copies done — and then yields. A rank that gets the PU
+//!   with nothing to do yields again after a bare switch `b` ([`Profile::switch_ns`]); one with
+//!   something to do starts it after the runtime's handoff `S` (a one-line broadcast between
+//!   two ranks pinned to one PU, less the call's fixed cost and its line; `b` where the profile
+//!   lacks it). A stream writes one ring's worth ahead of its reader's start on the previous
+//!   one. A rank alone on its PU never yields (the runtime spins there). Where a non-root PU's
+//!   cycle stands when the call starts is unknown: the prediction is the mean over starting
+//!   ranks and phases. Before, each message waited an average `(k − 1)/2` turns: a flat tree
+//!   of 16 ranks on 2 PUs was predicted at 3× its time, and deeper trees no dearer than flat
+//!   ones (docs/fidelity.md, run R).
 //!
 //! Where a level has no runtime measurement of its own, its runtime parameters are those of the
 //! level the hierarchical model assumed its LogGP parameters from, times the same factor
@@ -439,16 +438,6 @@ impl RuntimeCosts {
     /// [`switch_ps`](Self::switch_ps).
     pub fn yield_ps(&self) -> u64 {
         self.yield_ps
-    }
-
-    /// When `k` ranks share each PU: how long after a message arrives its receiver runs, ps,
-    /// if the receiver's PU was idle (its threads yielding: `(k − 1)/2` turns of the others on
-    /// average, plus what the runtime's handoff costs beyond a bare switch), and if the PU's
-    /// current rank has just worked (it spins before it yields: half a turn more).
-    pub fn turns_ps(&self, k: u64) -> (u64, u64) {
-        let (s, b) = (self.switch_ps, self.yield_ps);
-        let idle = (s - b) + k.saturating_sub(1) * b / 2;
-        (idle, idle + b / 2)
     }
 
     /// Payload bytes per single-copy descriptor.

@@ -15,6 +15,7 @@ mod fat_tree;
 mod goal;
 mod optimum;
 mod runtime;
+mod runtime_shared;
 mod values;
 
 pub use bounds::lower_bound;

@@ -7,9 +7,10 @@
 //! unit (line, or chunk under single copy), and the block flows as a ramp: unit `j` leaves no
 //! earlier than the sender holds it. Sends are processed in order of their start times (a
 //! discrete-event list schedule), which also serializes the sending work of ranks sharing a PU.
-//! With more ranks than PUs, receivers take turns on their PU (`Turns`; the rule is in
-//! [`RuntimeCosts`]' module docs).
+//! With more ranks than PUs the ranks of each PU take turns on it: a simulation of their
+//! cycle (`runtime_shared`; the rules are in [`RuntimeCosts`]' module docs).
 
+use super::runtime_shared::{self, Shape};
 use crate::model::{RuntimeCosts, Transport};
 use crate::schedule::{Collective, Schedule};
 use std::cmp::Reverse;
@@ -68,9 +69,9 @@ impl RuntimePrediction {
 
 /// What a rank holds of one block: when its first and its last unit arrived.
 #[derive(Debug, Clone, Copy)]
-struct Ramp {
-    first: u64,
-    last: u64,
+pub(super) struct Ramp {
+    pub(super) first: u64,
+    pub(super) last: u64,
 }
 
 /// Predicts the runtime's time for broadcast schedule `s` of `bytes` payload bytes moved by
@@ -121,13 +122,29 @@ pub fn predict_runtime(
     let (units, unit_bytes): (Vec<u64>, Vec<u64>) = (0..blocks)
         .map(|b| block_units(bytes, blocks, b, transport, costs.chunk_bytes()))
         .unzip();
-    // Threads per PU; with more than one, receivers take turns on their PU (`Turns`).
-    let k = u64::from(n).div_ceil(u64::from(costs.pus().max(1)));
-    let mut turns = (k > 1).then(|| Turns::new(costs, n, root, call, k));
     let finest = costs.levels().iter().rev().flatten().next();
     let sends: Vec<Vec<(u32, u32)>> = (0..n)
         .map(|p| s.sends_of(p).map(|t| (t.to, t.what)).collect())
         .collect();
+    // More ranks than PUs: the ranks of a PU take turns on it, simulated.
+    if n > costs.pus().max(1) {
+        let shape = Shape {
+            n,
+            root,
+            sends: &sends,
+            units: &units,
+            unit_bytes: &unit_bytes,
+            bytes,
+            transport,
+            call,
+        };
+        let (makespan_ps, last_hold_ps) = runtime_shared::predict(&shape, costs)?;
+        return Ok(RuntimePrediction {
+            transport,
+            makespan_ps,
+            last_hold_ps,
+        });
+    }
     let mut hold: Vec<Vec<Option<Ramp>>> = vec![vec![None; blocks as usize]; n as usize];
     hold[root as usize] = vec![
         Some(Ramp {
@@ -171,8 +188,6 @@ pub fn predict_runtime(
         let (to, b) = sends[r as usize][next[r as usize]];
         let h = hold[r as usize][b as usize].expect("ready");
         let u = units[b as usize];
-        // Two ranks of one PU meet at the finest level's costs (only with k > 1; the receiver's
-        // turn on its PU is charged by `Turns`).
         let level = match costs.between(r, to) {
             Some(l) => l,
             None => finest.ok_or(PredictError::NoCosts)?,
@@ -180,16 +195,9 @@ pub fn predict_runtime(
         let hop = level.hop_ps;
         let (sent_last, first, last) = match transport {
             Transport::Stream => {
-                // On shared PUs every ring's worth after the first waits for a turn: the
-                // sender, blocked on a full ring, yields, and the receiver must run to drain it.
-                let stalls = turns
-                    .as_ref()
-                    .map_or(0, |t| u.div_ceil(RING_LINES).saturating_sub(1) * t.busy);
-                let sent_last = (start + level.stream_ps(u) + stalls).max(h.last + level.line_ps);
-                // The receiver reads once the line `burst_lines` ahead (or the last) is written,
-                // and once it runs.
-                let arrive = start + level.stream_ps(u.min(level.burst_lines)) + hop;
-                let first = turns.as_mut().map_or(arrive, |t| t.run(to, arrive));
+                let sent_last = (start + level.stream_ps(u)).max(h.last + level.line_ps);
+                // The receiver reads once the line `burst_lines` ahead (or the last) is written.
+                let first = start + level.stream_ps(u.min(level.burst_lines)) + hop;
                 (sent_last, first, (sent_last + hop).max(first))
             }
             Transport::Direct => {
@@ -204,20 +212,14 @@ pub fn predict_runtime(
                 let sent_last = (start + u * line).max(h.last + line);
                 let pu = costs.pu(to) as usize;
                 let arrive = start + line + hop;
-                let arrive = turns.as_mut().map_or(arrive, |t| t.run(to, arrive));
                 let first = arrive.max(copy_free[pu]) + level.block_ps + per_unit;
                 let last = (sent_last + hop + per_unit).max(first + (u - 1) * per_unit);
                 copy_free[pu] = last;
-                // The lender waits for its reader: its call ends a hop after the last copy (and,
-                // on a shared PU, once it runs again).
-                end = end.max(last + hop + turns.as_ref().map_or(0, |t| t.idle));
+                // The lender waits for its reader: its call ends a hop after the last copy.
+                end = end.max(last + hop);
                 (sent_last, first, last)
             }
         };
-        if let Some(t) = turns.as_mut() {
-            t.worked(to, last);
-            t.worked(r, sent_last);
-        }
         let ramp = Ramp { first, last };
         let slot = &mut hold[to as usize][b as usize];
         let newly = slot.is_none();
@@ -255,65 +257,6 @@ pub fn predict_runtime(
         makespan_ps: end.max(last_hold),
         last_hold_ps: last_hold,
     })
-}
-
-/// Ranks taking turns on shared PUs (`k > 1` ranks per PU): a rank that is not running when a
-/// message reaches it runs `idle` after the arrival if its PU's threads were all waiting
-/// (yielding in turn), or `busy` after the PU's current rank finished its work, whichever is
-/// later ([`RuntimeCosts::turns_ps`]). A rank keeps its PU while it has work: what reached it
-/// before its turn came, or while it still worked, needs no new turn.
-struct Turns {
-    idle: u64,
-    busy: u64,
-    /// Per PU: the rank running on it and until when it works (`None`: all waiting).
-    pu: Vec<Option<(u32, u64)>>,
-    /// Per rank: when its last turn began.
-    began: Vec<Option<u64>>,
-    /// Rank → PU.
-    pu_of: Vec<u32>,
-}
-
-impl Turns {
-    fn new(costs: &RuntimeCosts, n: u32, root: u32, call: u64, k: u64) -> Turns {
-        let (idle, busy) = costs.turns_ps(k);
-        let pu_of: Vec<u32> = (0..n).map(|r| costs.pu(r)).collect();
-        let mut pu = vec![None; costs.pus().max(1) as usize];
-        pu[pu_of[root as usize] as usize] = Some((root, call));
-        let mut began = vec![None; n as usize];
-        began[root as usize] = Some(0);
-        Turns {
-            idle,
-            busy,
-            pu,
-            began,
-            pu_of,
-        }
-    }
-
-    /// When rank `to` handles a message arriving at `arrive`.
-    fn run(&mut self, to: u32, arrive: u64) -> u64 {
-        if let Some(b) = self.began[to as usize] {
-            if arrive <= b {
-                return b; // it was waiting when its turn came
-            }
-        }
-        let p = self.pu_of[to as usize] as usize;
-        let at = match self.pu[p] {
-            Some((r, until)) if r == to && arrive <= until => return arrive, // still running
-            Some((_, until)) => (arrive + self.idle).max(until + self.busy),
-            None => arrive + self.idle,
-        };
-        self.began[to as usize] = Some(at);
-        self.pu[p] = Some((to, at));
-        at
-    }
-
-    /// The rank running on rank `r`'s PU works until `until` at least.
-    fn worked(&mut self, r: u32, until: u64) {
-        if let Some((_, u)) = self.pu[self.pu_of[r as usize] as usize].as_mut() {
-            *u = (*u).max(until);
-        }
-    }
 }
 
 /// Units (lines or chunks) of block `b` of a `bytes`-byte payload in `blocks` blocks, and the

@@ -6,7 +6,7 @@ use herald::model::Transport;
 use herald::runtime::CollectiveError;
 use herald::{Comm, CommOptions, CommRank, Hierarchy, Program, Team};
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What one measurement aims at: about a millisecond of broadcasts (barriers included).
 const TARGET_NS: f64 = 1.0e6;
@@ -16,6 +16,14 @@ const MIN_REPS: u64 = 3;
 const MAX_REPS: u64 = 2_000;
 /// Round trips of the raw hop that names a measurement's latency mode.
 const HOP_ROUND_TRIPS: u64 = 300;
+/// A pause after the raw hop, so that its two workers park before the measurement starts:
+/// idle workers yield for at least 100 µs (`runtime::wait`), sharing the measured ranks' CPUs.
+const HOP_SETTLE: Duration = Duration::from_micros(300);
+/// A pause when the measured team changes: the previous team's workers yield at least 64 times
+/// before they park, and with many workers per CPU each yield is a turn of the others (16 ranks
+/// on 2 CPUs: about 0.7 ms). Measured without it, a 4-rank broadcast right after a 16-rank one
+/// took 11–17 µs instead of 3.2 µs.
+const TEAM_SETTLE: Duration = Duration::from_millis(5);
 
 /// The OS CPU of each of `n` ranks: round-robin over the machine's PUs in compact order (the
 /// ranks of `n ≤ PUs` have a PU each, in the order the planner's model places them).
@@ -196,12 +204,19 @@ pub(crate) fn run_slices(
     }
     let len = all.len();
     let stride = len.div_ceil(slices).max(1);
+    let mut last_team = None;
     for s in 0..slices {
         for i in 0..len {
             let j = (i + s * stride) % len;
             seed += 1;
-            let raw = crate::bench::raw_hop(&mut hop_team, HOP_ROUND_TRIPS);
             let c = &all[j];
+            // Idle workers wait for their next job spinning, then yielding, then parked; a
+            // team's yielding workers would take the CPUs from the next measurement.
+            if last_team.replace(c.n) != Some(c.n) {
+                std::thread::sleep(TEAM_SETTLE);
+            }
+            let raw = crate::bench::raw_hop(&mut hop_team, HOP_ROUND_TRIPS);
+            std::thread::sleep(HOP_SETTLE);
             let team = teams.get_mut(&c.n).expect("team");
             let (times, _) = measure(
                 team,

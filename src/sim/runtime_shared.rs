@@ -1,0 +1,525 @@
+//! The runtime's time for a broadcast whose ranks share PUs (more ranks than PUs): each PU's
+//! threads take turns, simulated. [`RuntimeCosts`]' module docs state the rules; in short:
+//!
+//! * A PU runs one of its ranks at a time, and its ranks take turns in a fixed cycle (rank
+//!   order). A rank that runs does all it can: it makes its next sends while it holds their
+//!   blocks, reads what reached it (a stream it reads along as it arrives, a single copy it
+//!   copies), and returns when it has received every block, made every send and (single copy)
+//!   seen its readers' copies done. When it can do nothing more it yields.
+//! * A rank that gets the PU and has nothing to do yields again: one bare thread switch `b`.
+//!   One that has something to do starts it after the runtime's handoff `S ≥ b`.
+//! * Which rank of a non-root PU runs when the call starts is unknown: the prediction is the
+//!   mean over every starting position of the cycle (the root's PU starts with the root).
+//! * Messages between PUs travel as between ranks with PUs of their own.
+
+use super::runtime::{PredictError, Ramp, RING_LINES};
+use crate::model::{RuntimeCosts, RuntimeLevel, Transport};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// A broadcast's shape and sizes, as `predict_runtime` prepared them.
+pub(super) struct Shape<'a> {
+    pub(super) n: u32,
+    pub(super) root: u32,
+    /// Per rank: its sends `(to, block)` in program order.
+    pub(super) sends: &'a [Vec<(u32, u32)>],
+    /// Units (lines or chunks) per block.
+    pub(super) units: &'a [u64],
+    /// Payload bytes per block (single copy: copied bytes).
+    pub(super) unit_bytes: &'a [u64],
+    pub(super) bytes: u64,
+    pub(super) transport: Transport,
+    pub(super) call: u64,
+}
+
+/// One rank's progress.
+#[derive(Clone)]
+struct Rank {
+    next: usize,
+    /// Per piece: when its units reach this rank (stream: lines; single copy: descriptors),
+    /// and from whom.
+    avail: Vec<Option<(Ramp, u32)>>,
+    /// Per piece: when this rank holds its units (read or copied), `None` before it ran.
+    hold: Vec<Option<Ramp>>,
+    /// Pieces it receives and does not hold yet.
+    missing: usize,
+    /// Pieces on their way to it or arrived, that it has not read: `(first unit's arrival,
+    /// piece)`, earliest first (the earliest never one it holds).
+    pending: BinaryHeap<Reverse<(u64, usize)>>,
+    /// Single copy: pieces this rank lent whose readers have not copied them yet, and when the
+    /// last copy done so far is known to it (a hop after the copy).
+    lent_open: usize,
+    lent_done: u64,
+    /// Single copy: per piece, the ranks that lent it to this one (usually one).
+    lenders: Vec<Vec<u32>>,
+    returned: Option<u64>,
+}
+
+/// At most this many pieces per block: a stream of more rings is cut into this many pieces of
+/// several rings each, and waits for its reader once per piece (its stalls undercounted).
+const MAX_PIECES: u64 = 64;
+
+/// The broadcast cut into pieces: a stream block longer than a ring is sent ring by ring (the
+/// sender writes the next ring's worth once its reader has started on the last).
+struct Pieces {
+    /// Per piece: units and payload bytes.
+    units: Vec<u64>,
+    bytes: Vec<u64>,
+    /// Per piece: the previous piece of the same block.
+    prev: Vec<Option<usize>>,
+    /// Per rank: its sends `(to, piece)` in program order.
+    sends: Vec<Vec<(u32, usize)>>,
+    /// Per piece: its block.
+    block: Vec<u32>,
+}
+
+impl Pieces {
+    fn new(shape: &Shape<'_>) -> Pieces {
+        let mut of_block: Vec<Vec<usize>> = Vec::with_capacity(shape.units.len());
+        let (mut units, mut bytes, mut prev, mut block) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (b, &u) in shape.units.iter().enumerate() {
+            let cut = match shape.transport {
+                Transport::Stream => u.div_ceil(RING_LINES).clamp(1, MAX_PIECES),
+                Transport::Direct => 1,
+            };
+            let per = u.div_ceil(cut);
+            let mut ids = Vec::new();
+            let mut given = 0;
+            for j in 0..cut {
+                let lines = per.min(u - j * per);
+                let share = if j + 1 == cut {
+                    shape.unit_bytes[b] - given
+                } else {
+                    shape.unit_bytes[b] * lines / u.max(1)
+                };
+                given += share;
+                prev.push(ids.last().copied());
+                ids.push(units.len());
+                units.push(lines);
+                bytes.push(share);
+                block.push(b as u32);
+            }
+            of_block.push(ids);
+        }
+        let sends = shape
+            .sends
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .flat_map(|&(to, b)| of_block[b as usize].iter().map(move |&p| (to, p)))
+                    .collect()
+            })
+            .collect();
+        Pieces {
+            units,
+            bytes,
+            prev,
+            sends,
+            block,
+        }
+    }
+}
+
+/// Phases of the non-root PUs' cycles at the call: their first turn ends `(2i + 1)/(2·PHASES)`
+/// of a switch after it, for `i` in `0..PHASES` (a mean of half a switch).
+const PHASES: u64 = 2;
+/// Starting positions of the non-root PUs' cycles averaged over: all of them, or this many
+/// spread evenly.
+const OFFSETS: usize = 4;
+
+/// The predicted makespan and last hold, ps, of `shape` on shared PUs: the mean over the
+/// starting positions and phases of the non-root PUs' cycles.
+pub(super) fn predict(shape: &Shape<'_>, costs: &RuntimeCosts) -> Result<(u64, u64), PredictError> {
+    let pus = costs.pus().max(1);
+    let threads: Vec<Vec<u32>> = (0..pus)
+        .map(|p| (0..shape.n).filter(|&r| costs.pu(r) == p).collect())
+        .filter(|t: &Vec<u32>| !t.is_empty())
+        .collect();
+    let pieces = Pieces::new(shape);
+    let k = threads.iter().map(Vec::len).max().unwrap_or(1).max(1);
+    let (mut span, mut hold) = (0u128, 0u128);
+    let offsets = k.min(OFFSETS);
+    for offset in (0..offsets).map(|i| i * k / offsets) {
+        for phase in 0..PHASES {
+            let (m, h) = Sim::new(shape, &pieces, costs)?.run(&threads, offset, phase)?;
+            span += u128::from(m);
+            hold += u128::from(h);
+        }
+    }
+    let runs = (offsets * PHASES as usize) as u128;
+    Ok(((span / runs) as u64, (hold / runs) as u64))
+}
+
+/// Per PU: which of its threads runs and from when.
+struct Pu {
+    cur: usize,
+    time: u64,
+    /// The running thread has just taken the PU (its first work pays the handoff).
+    fresh: bool,
+    /// Turns so far (a non-root PU's first turn is part of a switch: its threads were yielding
+    /// in a phase unknown to the call, [`PHASES`]).
+    turns: u64,
+}
+
+struct Sim<'a> {
+    shape: &'a Shape<'a>,
+    pieces: &'a Pieces,
+    costs: &'a RuntimeCosts,
+    finest: &'a RuntimeLevel,
+    ranks: Vec<Rank>,
+}
+
+impl<'a> Sim<'a> {
+    fn new(
+        shape: &'a Shape<'a>,
+        pieces: &'a Pieces,
+        costs: &'a RuntimeCosts,
+    ) -> Result<Sim<'a>, PredictError> {
+        let finest = costs
+            .levels()
+            .iter()
+            .rev()
+            .flatten()
+            .next()
+            .ok_or(PredictError::NoCosts)?;
+        let count = pieces.units.len();
+        let mut ranks: Vec<Rank> = (0..shape.n)
+            .map(|_| Rank {
+                next: 0,
+                avail: vec![None; count],
+                hold: vec![None; count],
+                missing: 0,
+                pending: BinaryHeap::new(),
+                lent_open: 0,
+                lent_done: 0,
+                lenders: vec![Vec::new(); count],
+                returned: None,
+            })
+            .collect();
+        let mut expects = vec![vec![false; count]; shape.n as usize];
+        for s in &pieces.sends {
+            for &(to, p) in s {
+                expects[to as usize][p] = true;
+            }
+        }
+        let root = shape.root as usize;
+        let start = Ramp {
+            first: shape.call,
+            last: shape.call,
+        };
+        ranks[root].hold = vec![Some(start); count];
+        expects[root] = vec![false; count];
+        for (r, rank) in ranks.iter_mut().enumerate() {
+            rank.missing = expects[r].iter().filter(|&&e| e).count();
+        }
+        for (r, s) in pieces.sends.iter().enumerate() {
+            // A rank that sends a block nobody sends it would wait forever.
+            if let Some(&(_, p)) = s.iter().find(|&&(_, p)| r != root && !expects[r][p]) {
+                return Err(PredictError::Stuck {
+                    rank: r as u32,
+                    block: pieces.block[p],
+                });
+            }
+        }
+        Ok(Sim {
+            shape,
+            pieces,
+            costs,
+            finest,
+            ranks,
+        })
+    }
+
+    fn level(&self, a: u32, b: u32) -> &'a RuntimeLevel {
+        self.costs.between(a, b).unwrap_or(self.finest)
+    }
+
+    /// Rank `r`'s next send, if it can make it at `t`: it holds the piece, and the reader has
+    /// started on the piece's previous ring.
+    fn sendable(&self, r: u32, t: u64) -> Option<(u32, usize, Ramp)> {
+        let me = &self.ranks[r as usize];
+        let &(to, p) = self.pieces.sends[r as usize].get(me.next)?;
+        let h = me.hold[p].filter(|h| h.first <= t)?;
+        if let Some(q) = self.pieces.prev[p] {
+            self.ranks[to as usize].hold[q].filter(|h| h.first <= t)?;
+        }
+        Some((to, p, h))
+    }
+
+    /// A piece that reached rank `r` by `t` and that it has not read yet.
+    fn readable(&self, r: u32, t: u64) -> Option<usize> {
+        let &Reverse((first, p)) = self.ranks[r as usize].pending.peek()?;
+        (first <= t).then_some(p)
+    }
+
+    /// Whether rank `r` may return at `t`: it holds every piece, made every send, and its
+    /// readers (single copy) are done with what it lent, a hop ago.
+    fn finished(&self, r: u32, t: u64) -> bool {
+        let me = &self.ranks[r as usize];
+        me.next == self.pieces.sends[r as usize].len()
+            && me.missing == 0
+            && me.lent_open == 0
+            && me.lent_done <= t
+    }
+
+    /// The earliest moment from `t` on at which rank `r` could work, as far as the messages
+    /// already sent tell (`None`: nothing it waits for is on its way yet).
+    fn next_event(&self, r: u32, t: u64) -> Option<u64> {
+        let me = &self.ranks[r as usize];
+        if me.returned.is_some() {
+            return None;
+        }
+        let reads = me.pending.peek().map(|&Reverse((first, _))| first);
+        let send = self.pieces.sends[r as usize]
+            .get(me.next)
+            .and_then(|&(to, p)| {
+                let h = me.hold[p]?.first;
+                match self.pieces.prev[p] {
+                    Some(q) => Some(h.max(self.ranks[to as usize].hold[q]?.first)),
+                    None => Some(h),
+                }
+            });
+        let lent = (me.next == self.pieces.sends[r as usize].len()
+            && me.missing == 0
+            && me.lent_open == 0)
+            .then_some(me.lent_done);
+        reads
+            .into_iter()
+            .chain(send)
+            .chain(lent)
+            .map(|e| e.max(t))
+            .min()
+    }
+
+    /// Whether rank `r`, running at `t`, has something to do.
+    fn can_work(&self, r: u32, t: u64) -> bool {
+        self.ranks[r as usize].returned.is_none()
+            && (self.sendable(r, t).is_some()
+                || self.readable(r, t).is_some()
+                || self.finished(r, t))
+    }
+
+    /// Rank `r` runs from `t` and does all it can; returns when it stops (it then yields, or
+    /// it returned).
+    fn work(&mut self, r: u32, mut t: u64) -> Result<u64, PredictError> {
+        let ri = r as usize;
+        loop {
+            if let Some((to, p, h)) = self.sendable(r, t) {
+                let l = self.level(r, to);
+                let u = self.pieces.units[p];
+                let (sent_last, arrive) = match self.shape.transport {
+                    Transport::Stream => {
+                        let sent_last = (t + l.stream_ps(u)).max(h.last + l.line_ps);
+                        let first = t + l.stream_ps(u.min(l.burst_lines)) + l.hop_ps;
+                        (
+                            sent_last,
+                            Ramp {
+                                first,
+                                last: (sent_last + l.hop_ps).max(first),
+                            },
+                        )
+                    }
+                    Transport::Direct => {
+                        let line = l.burst_line_ps;
+                        let sent_last = (t + u * line).max(h.last + line);
+                        if self.ranks[to as usize].hold[p].is_none() {
+                            self.ranks[ri].lent_open += 1;
+                            self.ranks[to as usize].lenders[p].push(r);
+                        }
+                        let first = t + line + l.hop_ps;
+                        (
+                            sent_last,
+                            Ramp {
+                                first,
+                                last: sent_last + l.hop_ps,
+                            },
+                        )
+                    }
+                };
+                let them = &mut self.ranks[to as usize];
+                match them.avail[p] {
+                    None => {
+                        them.avail[p] = Some((arrive, r));
+                        if them.hold[p].is_none() {
+                            them.pending.push(Reverse((arrive.first, p)));
+                        }
+                    }
+                    Some((old, _)) if arrive.first < old.first && them.hold[p].is_none() => {
+                        them.avail[p] = Some((arrive, r));
+                        them.pending.push(Reverse((arrive.first, p)));
+                    }
+                    Some(_) => {}
+                }
+                self.ranks[ri].next += 1;
+                t = sent_last;
+                continue;
+            }
+            if let Some(p) = self.readable(r, t) {
+                let (a, from) = self.ranks[ri].avail[p].expect("readable");
+                let l = self.level(from, r);
+                let held = match self.shape.transport {
+                    // Read along as the lines arrive; a line read after it arrived costs its
+                    // reader what it cost its writer (the first line's is in the handoff `S`).
+                    Transport::Stream => Ramp {
+                        first: t.max(a.first),
+                        last: a.last.max(
+                            t.max(a.first)
+                                + l.stream_ps(self.pieces.units[p])
+                                    .saturating_sub(l.burst_line_ps),
+                        ),
+                    },
+                    Transport::Direct => {
+                        let u = self.pieces.units[p];
+                        let bytes = self.shape.bytes;
+                        let whole = l.copy_ps(bytes).ok_or(PredictError::NoDirect)?;
+                        let copy = (u128::from(whole) * u128::from(self.pieces.bytes[p])
+                            / u128::from(bytes.max(1))) as u64;
+                        let per_unit = copy.div_ceil(u.max(1));
+                        let first = t.max(a.first) + l.block_ps + per_unit;
+                        Ramp {
+                            first,
+                            last: (a.last + per_unit).max(first + u.saturating_sub(1) * per_unit),
+                        }
+                    }
+                };
+                // Its lenders see the copy done a hop later.
+                for q in std::mem::take(&mut self.ranks[ri].lenders[p]) {
+                    let hop = self.level(q, r).hop_ps;
+                    let lender = &mut self.ranks[q as usize];
+                    lender.lent_open -= 1;
+                    lender.lent_done = lender.lent_done.max(held.last + hop);
+                }
+                let me = &mut self.ranks[ri];
+                me.hold[p] = Some(held);
+                // `p` was the earliest; drop it, and entries of pieces now held.
+                while me
+                    .pending
+                    .peek()
+                    .is_some_and(|&Reverse((_, q))| me.hold[q].is_some())
+                {
+                    me.pending.pop();
+                }
+                me.missing -= 1;
+                t = held.last;
+                continue;
+            }
+            if self.finished(r, t) {
+                self.ranks[ri].returned = Some(t);
+            }
+            return Ok(t);
+        }
+    }
+
+    /// Runs the broadcast with the non-root PUs' cycles starting at `offset`.
+    fn run(
+        mut self,
+        threads: &[Vec<u32>],
+        offset: usize,
+        phase: u64,
+    ) -> Result<(u64, u64), PredictError> {
+        let root = self.shape.root;
+        let (switch, bare) = (self.costs.switch_ps(), self.costs.yield_ps().max(1));
+        let handoff = switch.saturating_sub(bare);
+        let mut pus: Vec<Pu> = threads
+            .iter()
+            .map(|t| Pu {
+                cur: t
+                    .iter()
+                    .position(|&r| r == root)
+                    .unwrap_or(offset % t.len()),
+                time: self.shape.call,
+                fresh: false,
+                turns: 0,
+            })
+            .collect();
+        let mut left = self.shape.n as usize;
+        // Per PU: its threads that have not returned.
+        let mut active: Vec<usize> = threads.iter().map(Vec::len).collect();
+        let mut last_work = self.shape.call;
+        while left > 0 {
+            // The PU furthest behind moves: whatever it could see was sent earlier.
+            let Some(p) = (0..pus.len())
+                .filter(|&p| active[p] > 0)
+                .min_by_key(|&p| pus[p].time)
+            else {
+                break;
+            };
+            let (r, t, fresh) = (threads[p][pus[p].cur], pus[p].time, pus[p].fresh);
+
+            if self.can_work(r, t) {
+                // A thread that has just taken the PU starts after the runtime's handoff.
+                let end = self.work(r, if fresh { t + handoff } else { t })?;
+                last_work = last_work.max(end);
+                let pu = &mut pus[p];
+                pu.time = end;
+                pu.fresh = false;
+                if self.ranks[r as usize].returned.is_some() {
+                    left -= 1;
+                    active[p] -= 1;
+                }
+                continue;
+            }
+            // Nothing to do (or returned: waiting in what the program does next): it yields,
+            // and the next thread of the cycle runs.
+            let len = threads[p].len() as u64;
+            let first = pus[p].turns == 0 && !threads[p].contains(&root);
+            let step = if first {
+                bare * (2 * phase + 1) / (2 * PHASES)
+            } else {
+                bare
+            };
+            // While no thread of this PU can work, its threads only yield in turn: skip the
+            // turns before the earliest moment one of them can, or another PU may act.
+            let others = (0..pus.len())
+                .filter(|&q| q != p && active[q] > 0)
+                .map(|q| pus[q].time)
+                .min();
+            let next = threads[p]
+                .iter()
+                .filter_map(|&r| self.next_event(r, t))
+                .min();
+            let until = match (others, next) {
+                (None, None) => {
+                    let r = (0..self.shape.n)
+                        .find(|&r| self.ranks[r as usize].returned.is_none())
+                        .unwrap_or(0);
+                    let b = self.pieces.sends[r as usize]
+                        .get(self.ranks[r as usize].next)
+                        .map_or(0, |&(_, q)| self.pieces.block[q]);
+                    return Err(PredictError::Stuck { rank: r, block: b });
+                }
+                (a, b) => a.into_iter().chain(b).min().unwrap_or(t),
+            };
+            if threads[p].len() == 1 {
+                // A rank alone on its PU polls without yielding (the runtime spins there).
+                let pu = &mut pus[p];
+                pu.time = until.max(t + 1);
+                continue;
+            }
+            let skip = if first || until <= t + step {
+                0
+            } else {
+                (until - t - step) / bare
+            };
+            let pu = &mut pus[p];
+            pu.cur = ((pu.cur as u64 + 1 + skip) % len) as usize;
+            pu.time = t + step + skip * bare;
+            pu.fresh = true;
+            pu.turns += 1 + skip;
+        }
+        let makespan = self
+            .ranks
+            .iter()
+            .filter_map(|r| r.returned)
+            .max()
+            .unwrap_or(self.shape.call);
+        let last_hold = self
+            .ranks
+            .iter()
+            .flat_map(|r| r.hold.iter().flatten().map(|h| h.last))
+            .max()
+            .unwrap_or(self.shape.call);
+        Ok((makespan.max(last_hold), last_hold))
+    }
+}

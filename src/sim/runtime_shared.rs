@@ -3,14 +3,22 @@
 //!
 //! * A PU runs one of its ranks at a time, and its ranks take turns in a fixed cycle (rank
 //!   order). A rank that runs does all it can: it makes its next sends while it holds their
-//!   blocks, reads what reached it (a stream it reads along as it arrives, a single copy it
-//!   copies), and returns when it has received every block, made every send and (single copy)
-//!   seen its readers' copies done. When it can do nothing more it yields.
+//!   blocks, reads what reached it (a stream along as it arrives, each line read after its
+//!   arrival costing what it cost to write, the first excepted; a single copy chunk by chunk),
+//!   and returns when it holds every block, made every send and (single copy) saw its readers'
+//!   copies done. When it can do nothing more it yields.
 //! * A rank that gets the PU and has nothing to do yields again: one bare thread switch `b`.
-//!   One that has something to do starts it after the runtime's handoff `S ≥ b`.
-//! * Which rank of a non-root PU runs when the call starts is unknown: the prediction is the
-//!   mean over every starting position of the cycle (the root's PU starts with the root).
+//!   One that has something to do starts it after the runtime's handoff `S ≥ b`. A rank alone
+//!   on its PU never yields (the runtime spins there).
+//! * A stream longer than a ring is sent ring by ring: the next ring's worth once the reader has
+//!   started on the previous one (at most [`MAX_PIECES`] pieces per block).
+//! * Where a non-root PU's cycle stands when the call starts is unknown: the prediction is the
+//!   mean over starting ranks ([`OFFSETS`]) and phases ([`PHASES`]); the root's PU starts with
+//!   the root.
 //! * Messages between PUs travel as between ranks with PUs of their own.
+//! * While no rank of a PU can work, its turns are skipped in one step up to the next moment
+//!   one could (an arrival already sent, or another PU's next move): the same result as taking
+//!   them one by one.
 
 use super::runtime::{PredictError, Ramp, RING_LINES};
 use crate::model::{RuntimeCosts, RuntimeLevel, Transport};

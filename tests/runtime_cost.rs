@@ -297,7 +297,8 @@ fn two_ranks_on_one_pu_reproduce_the_shared_calibration_point() {
 
 #[test]
 fn ranks_of_one_pu_take_turns_one_handoff_each() {
-    // A star of 4 ranks on one PU: the root writes three one-line messages and returns; each
+    // A star of 4 ranks on one PU: the root writes three one-line messages, a gap apart, and
+    // returns; each
     // receiver then takes the PU in the cycle's order (its line already there), one handoff S
     // apiece.
     let p = profile_with(RT, None, Some(5_300.0));
@@ -309,13 +310,13 @@ fn ranks_of_one_pu_take_turns_one_handoff_each() {
         48,
         Transport::Stream,
     );
-    assert_eq!(got, call + 3 * 9_500 + 3 * s_ps);
+    assert_eq!(got, call + 2 * GAP_PS + 9_500 + 3 * s_ps);
 }
 
 #[test]
 fn a_rank_alone_on_its_pu_never_waits_for_a_turn() {
     // 3 ranks on 2 PUs: ranks 0 and 2 share PU 0, rank 1 has PU 1 to itself and reads its line
-    // as it arrives; rank 2 runs a handoff after the root wrote both lines.
+    // as it arrives; rank 2 runs a handoff after the root wrote both lines (a gap apart).
     let p = profile_with(RT, None, Some(5_300.0));
     let (call, s_ps, _) = shared_costs();
     let got = predict(
@@ -325,7 +326,7 @@ fn a_rank_alone_on_its_pu_never_waits_for_a_turn() {
         48,
         Transport::Stream,
     );
-    assert_eq!(got, call + 2 * 9_500 + s_ps);
+    assert_eq!(got, call + GAP_PS + 9_500 + s_ps);
     // Rank 1 alone is done long before: without rank 2 the broadcast ends at its arrival.
     let pair = predict(
         &p,
@@ -370,12 +371,13 @@ fn on_shared_pus_depth_costs_turns() {
     let chain = predict(&p, &h, &tree(Algorithm::Chain, 4, 1), 48, Transport::Stream);
     assert!(chain >= call + 3 * 9_500 + 2 * s_ps, "{chain}");
     assert!(star < chain, "{star} vs {chain}");
-    // The flat tree: PU 0 runs rank 2 a handoff after the root's three lines; PU 1's two
+    // The flat tree: PU 0 runs rank 2 a handoff after the root's three lines (a gap apart); PU 1's two
     // receivers take it in turn, each after a handoff at most after its line arrived and the
     // other finished — so no later than two handoffs and a switch after the last line.
-    assert!(star >= call + 3 * 9_500 + s_ps, "{star}");
+    let lines = 2 * GAP_PS + 9_500;
+    assert!(star >= call + lines + s_ps, "{star}");
     assert!(
-        star <= call + 3 * 9_500 + HOP_PS + 2 * s_ps + SWITCH_PS,
+        star <= call + lines + HOP_PS + 2 * s_ps + SWITCH_PS,
         "{star}"
     );
 }

@@ -32,10 +32,10 @@
 //!   with nothing to do yields again after a bare switch `b` ([`Profile::switch_ns`]); one with
 //!   something to do starts it after the runtime's handoff `S` (a one-line broadcast between
 //!   two ranks pinned to one PU, less the call's fixed cost and its line; `b` where the profile
-//!   lacks it). A stream writes one ring's worth ahead of its reader's start on the previous
-//!   one. A rank alone on its PU never yields (the runtime spins there). Where a non-root PU's
-//!   cycle stands when the call starts is unknown: the prediction is the mean over starting
-//!   ranks and phases. Before, each message waited an average `(k − 1)/2` turns: a flat tree
+//!   lacks it). A sender's separate messages are `gap` apart, as above. A stream writes one
+//!   ring's worth ahead of its reader's start on the previous one. A rank alone on its PU never
+//!   yields (the runtime spins there). Where a non-root PU's cycle stands when the call starts
+//!   is unknown: the prediction is the mean over starting ranks and phases. Before, each message waited an average `(k − 1)/2` turns: a flat tree
 //!   of 16 ranks on 2 PUs was predicted at 3× its time, and deeper trees no dearer than flat
 //!   ones (docs/fidelity.md, run R).
 //!

@@ -10,6 +10,7 @@
 //! * A rank that gets the PU and has nothing to do yields again: one bare thread switch `b`.
 //!   One that has something to do starts it after the runtime's handoff `S ≥ b`. A rank alone
 //!   on its PU never yields (the runtime spins there).
+//! * A sender's separate messages are the channel's gap apart.
 //! * A stream longer than a ring is sent ring by ring: the next ring's worth once the reader has
 //!   started on the previous one (at most [`MAX_PIECES`] pieces per block).
 //! * Where a non-root PU's cycle stands when the call starts is unknown: the prediction is the
@@ -60,6 +61,8 @@ struct Rank {
     lent_done: u64,
     /// Single copy: per piece, the ranks that lent it to this one (usually one).
     lenders: Vec<Vec<u32>>,
+    /// When it may start its next message (its last start plus the gap).
+    free: u64,
     returned: Option<u64>,
 }
 
@@ -202,6 +205,7 @@ impl<'a> Sim<'a> {
                 lent_open: 0,
                 lent_done: 0,
                 lenders: vec![Vec::new(); count],
+                free: 0,
                 returned: None,
             })
             .collect();
@@ -316,10 +320,12 @@ impl<'a> Sim<'a> {
             if let Some((to, p, h)) = self.sendable(r, t) {
                 let l = self.level(r, to);
                 let u = self.pieces.units[p];
+                // Separate messages from one sender are at least the channel's gap apart.
+                let start = t.max(self.ranks[ri].free);
                 let (sent_last, arrive) = match self.shape.transport {
                     Transport::Stream => {
-                        let sent_last = (t + l.stream_ps(u)).max(h.last + l.line_ps);
-                        let first = t + l.stream_ps(u.min(l.burst_lines)) + l.hop_ps;
+                        let sent_last = (start + l.stream_ps(u)).max(h.last + l.line_ps);
+                        let first = start + l.stream_ps(u.min(l.burst_lines)) + l.hop_ps;
                         (
                             sent_last,
                             Ramp {
@@ -330,12 +336,12 @@ impl<'a> Sim<'a> {
                     }
                     Transport::Direct => {
                         let line = l.burst_line_ps;
-                        let sent_last = (t + u * line).max(h.last + line);
+                        let sent_last = (start + u * line).max(h.last + line);
                         if self.ranks[to as usize].hold[p].is_none() {
                             self.ranks[ri].lent_open += 1;
                             self.ranks[to as usize].lenders[p].push(r);
                         }
-                        let first = t + line + l.hop_ps;
+                        let first = start + line + l.hop_ps;
                         (
                             sent_last,
                             Ramp {
@@ -360,6 +366,7 @@ impl<'a> Sim<'a> {
                     Some(_) => {}
                 }
                 self.ranks[ri].next += 1;
+                self.ranks[ri].free = start + l.gap_ps;
                 t = sent_last;
                 continue;
             }

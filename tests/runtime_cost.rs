@@ -275,41 +275,44 @@ fn a_star_spaces_its_messages_by_the_gap() {
     assert_eq!(got, call + 2 * GAP_PS.max(9_500) + 9_500 + HOP_PS);
 }
 
-/// The shared-PU costs of `profile_with(RT, None, Some(5_300.0))`: the call's fixed cost, the
-/// runtime's handoff `S` (the one-line broadcast on one PU, 5.3 µs, less the call and its
-/// line) and the bare switch `b` (800 ns).
-fn shared_costs() -> (u64, u64, u64) {
+/// The profile whose handoff between two ranks of one PU is measured: a one-line broadcast on
+/// one PU takes 5.3 µs.
+fn shared_profile() -> Profile {
+    profile_with(RT, None, Some(5_300.0))
+}
+
+/// The shared profile's call fixed cost and the runtime's handoff `S` (the one-line broadcast
+/// on one PU, 5.3 µs, less the call and its line); the bare switch `b` is `SWITCH_PS`.
+fn shared_costs() -> (u64, u64) {
     let call = 300_000 - HOP_PS - 9_500;
-    (call, 5_300_000 - call - 9_500, SWITCH_PS)
+    (call, 5_300_000 - call - 9_500)
+}
+
+/// A star of `n` ranks on `cores` PUs under the shared profile.
+fn shared_star(cores: usize, n: u32, bytes: u64, t: Transport) -> u64 {
+    predict(
+        &shared_profile(),
+        &machine(cores),
+        &tree(Algorithm::Star, n, 1),
+        bytes,
+        t,
+    )
 }
 
 #[test]
 fn two_ranks_on_one_pu_reproduce_the_shared_calibration_point() {
     // The root writes its line and returns; its PU's other thread takes over after the
     // handoff S and reads: the calibration's one-line broadcast on one PU, 5.3 µs.
-    let p = profile_with(RT, None, Some(5_300.0));
-    let s = tree(Algorithm::Star, 2, 1);
-    assert_eq!(
-        predict(&p, &machine(1), &s, 48, Transport::Stream),
-        5_300_000
-    );
+    assert_eq!(shared_star(1, 2, 48, Transport::Stream), 5_300_000);
 }
 
 #[test]
 fn ranks_of_one_pu_take_turns_one_handoff_each() {
     // A star of 4 ranks on one PU: the root writes three one-line messages, a gap apart, and
-    // returns; each
-    // receiver then takes the PU in the cycle's order (its line already there), one handoff S
-    // apiece.
-    let p = profile_with(RT, None, Some(5_300.0));
-    let (call, s_ps, _) = shared_costs();
-    let got = predict(
-        &p,
-        &machine(1),
-        &tree(Algorithm::Star, 4, 1),
-        48,
-        Transport::Stream,
-    );
+    // returns; each receiver then takes the PU in the cycle's order (its line already there),
+    // one handoff S apiece.
+    let (call, s_ps) = shared_costs();
+    let got = shared_star(1, 4, 48, Transport::Stream);
     assert_eq!(got, call + 2 * GAP_PS + 9_500 + 3 * s_ps);
 }
 
@@ -317,24 +320,11 @@ fn ranks_of_one_pu_take_turns_one_handoff_each() {
 fn a_rank_alone_on_its_pu_never_waits_for_a_turn() {
     // 3 ranks on 2 PUs: ranks 0 and 2 share PU 0, rank 1 has PU 1 to itself and reads its line
     // as it arrives; rank 2 runs a handoff after the root wrote both lines (a gap apart).
-    let p = profile_with(RT, None, Some(5_300.0));
-    let (call, s_ps, _) = shared_costs();
-    let got = predict(
-        &p,
-        &machine(2),
-        &tree(Algorithm::Star, 3, 1),
-        48,
-        Transport::Stream,
-    );
+    let (call, s_ps) = shared_costs();
+    let got = shared_star(2, 3, 48, Transport::Stream);
     assert_eq!(got, call + GAP_PS + 9_500 + s_ps);
     // Rank 1 alone is done long before: without rank 2 the broadcast ends at its arrival.
-    let pair = predict(
-        &p,
-        &machine(2),
-        &tree(Algorithm::Star, 2, 1),
-        48,
-        Transport::Stream,
-    );
+    let pair = shared_star(2, 2, 48, Transport::Stream);
     assert_eq!(pair, call + 9_500 + HOP_PS);
 }
 
@@ -343,19 +333,12 @@ fn a_lender_on_a_shared_pu_returns_a_turn_after_its_reader() {
     // Single copy of 4 KiB between two ranks of one PU: the root lends (one descriptor line)
     // and waits; its reader takes the PU (S) and copies; the root takes it back (S) and sees
     // the copy done.
-    let p = profile_with(RT, None, Some(5_300.0));
-    let (_, s_ps, _) = shared_costs();
+    let (_, s_ps) = shared_costs();
     // The calibration's definitions: the 4 KiB single copy (2 µs) is the direct call, the
     // descriptor's hop and line, the copy (4096 B at 50 fs per byte) and the hop back.
     let copy = 4096 * 50;
     let direct_call = 2_000_000 - (HOP_PS + 9_500) - (copy + HOP_PS);
-    let got = predict(
-        &p,
-        &machine(1),
-        &tree(Algorithm::Star, 2, 1),
-        4096,
-        Transport::Direct,
-    );
+    let got = shared_star(1, 2, 4096, Transport::Direct);
     assert_eq!(got, direct_call + 9_500 + s_ps + copy + s_ps);
 }
 
@@ -364,16 +347,21 @@ fn on_shared_pus_depth_costs_turns() {
     // 4 ranks on 2 PUs (0 and 2 on PU 0, 1 and 3 on PU 1), one line. A flat tree reaches both
     // ranks of PU 1 with the root's first writes; a chain 0 → 1 → 2 → 3 needs each rank to
     // have run before the next can: at least a handoff per hop after the first.
-    let p = profile_with(RT, None, Some(5_300.0));
-    let (call, s_ps, _) = shared_costs();
-    let h = machine(2);
-    let star = predict(&p, &h, &tree(Algorithm::Star, 4, 1), 48, Transport::Stream);
-    let chain = predict(&p, &h, &tree(Algorithm::Chain, 4, 1), 48, Transport::Stream);
+    let (call, s_ps) = shared_costs();
+    let star = shared_star(2, 4, 48, Transport::Stream);
+    let chain = predict(
+        &shared_profile(),
+        &machine(2),
+        &tree(Algorithm::Chain, 4, 1),
+        48,
+        Transport::Stream,
+    );
     assert!(chain >= call + 3 * 9_500 + 2 * s_ps, "{chain}");
     assert!(star < chain, "{star} vs {chain}");
-    // The flat tree: PU 0 runs rank 2 a handoff after the root's three lines (a gap apart); PU 1's two
-    // receivers take it in turn, each after a handoff at most after its line arrived and the
-    // other finished — so no later than two handoffs and a switch after the last line.
+    // The flat tree: PU 0 runs rank 2 a handoff after the root's three lines (a gap apart);
+    // PU 1's two receivers take it in turn, each after a handoff at most after its line
+    // arrived and the other finished — so no later than two handoffs and a switch after the
+    // last line.
     let lines = 2 * GAP_PS + 9_500;
     assert!(star >= call + lines + s_ps, "{star}");
     assert!(
@@ -389,8 +377,8 @@ fn oversubscribed_streams_stall_once_per_ring() {
     // Two ranks on one PU: a stream of 3 rings' worth fills the ring twice more, and each time
     // the writer yields to its reader (a handoff S) and the reader, having drained it, yields
     // back (another S). With a PU each, the ranks stream on.
-    let p = profile_with(RT, None, Some(5_300.0));
-    let (_, s_ps, _) = shared_costs();
+    let p = shared_profile();
+    let (_, s_ps) = shared_costs();
     let bytes = |rings: u64| rings * RING_LINES * 56 - 8;
     let grow = |h: &herald::Hierarchy, s: &Schedule| {
         predict(&p, h, s, bytes(3), Transport::Stream)
@@ -475,8 +463,7 @@ fn the_handoff_between_ranks_of_one_pu_is_measured_through_the_runtime() {
     let costs = RuntimeCosts::from_profile(&profile(RT), &h, Pick::Dominant).unwrap();
     assert_eq!(costs.switch_ps(), SWITCH_PS);
     // With it: the one-line broadcast on one PU less the call and its line.
-    let p = profile_with(RT, None, Some(5_300.0));
-    let costs = RuntimeCosts::from_profile(&p, &h, Pick::Dominant).unwrap();
+    let costs = RuntimeCosts::from_profile(&shared_profile(), &h, Pick::Dominant).unwrap();
     assert_eq!(costs.switch_ps(), 5_300_000 - call - 9_500);
 }
 

@@ -6,9 +6,9 @@
 //! compiled program's order), a send starts when its sender is free and holds the block's first
 //! unit (line, or chunk under single copy), and the block flows as a ramp: unit `j` leaves no
 //! earlier than the sender holds it. Sends are processed in order of their start times (a
-//! discrete-event list schedule), which also serializes the sending work of ranks sharing a PU.
-//! With more ranks than PUs the ranks of each PU take turns on it: a simulation of their
-//! cycle (`runtime_shared`; the rules are in [`RuntimeCosts`]' module docs).
+//! discrete-event list schedule). With more ranks than PUs the ranks of each PU take turns on
+//! it: a simulation of their cycle (`runtime_shared`; the rules are in [`RuntimeCosts`]' module
+//! docs).
 
 use super::runtime_shared::{self, Shape};
 use crate::model::{RuntimeCosts, Transport};
@@ -156,29 +156,23 @@ pub fn predict_runtime(
     let mut next = vec![0usize; n as usize];
     // When each rank may start its next message (its last start plus the gap, or its last end).
     let mut free = vec![call; n as usize];
-    let mut pu_free = vec![call; costs.pus().max(1) as usize];
-    // Single copy: when each PU's copying is done (a rank copies one chunk at a time, and the
-    // ranks of one PU take turns).
-    let mut copy_free = vec![call; costs.pus().max(1) as usize];
+    // Single copy: when each rank's copying is done (it copies one chunk at a time).
+    let mut copy_free = vec![call; n as usize];
     let mut end = call;
     let mut heap: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
-    let ready =
-        |r: u32, next: &[usize], hold: &[Vec<Option<Ramp>>], free: &[u64], pu_free: &[u64]| {
-            let &(_, b) = sends[r as usize].get(next[r as usize])?;
-            let h = hold[r as usize][b as usize]?;
-            Some(
-                free[r as usize]
-                    .max(pu_free[costs.pu(r) as usize])
-                    .max(h.first),
-            )
-        };
+    // Here every rank has a PU of its own (more ranks are simulated above).
+    let ready = |r: u32, next: &[usize], hold: &[Vec<Option<Ramp>>], free: &[u64]| {
+        let &(_, b) = sends[r as usize].get(next[r as usize])?;
+        let h = hold[r as usize][b as usize]?;
+        Some(free[r as usize].max(h.first))
+    };
     for r in 0..n {
-        if let Some(t) = ready(r, &next, &hold, &free, &pu_free) {
+        if let Some(t) = ready(r, &next, &hold, &free) {
             heap.push(Reverse((t, r)));
         }
     }
     while let Some(Reverse((key, r))) = heap.pop() {
-        let Some(start) = ready(r, &next, &hold, &free, &pu_free) else {
+        let Some(start) = ready(r, &next, &hold, &free) else {
             continue; // a stale entry
         };
         if start > key {
@@ -210,11 +204,10 @@ pub fn predict_runtime(
                 let per_unit = copy.div_ceil(u);
                 let line = level.burst_line_ps;
                 let sent_last = (start + u * line).max(h.last + line);
-                let pu = costs.pu(to) as usize;
                 let arrive = start + line + hop;
-                let first = arrive.max(copy_free[pu]) + level.block_ps + per_unit;
+                let first = arrive.max(copy_free[to as usize]) + level.block_ps + per_unit;
                 let last = (sent_last + hop + per_unit).max(first + (u - 1) * per_unit);
-                copy_free[pu] = last;
+                copy_free[to as usize] = last;
                 // The lender waits for its reader: its call ends a hop after the last copy.
                 end = end.max(last + hop);
                 (sent_last, first, last)
@@ -228,15 +221,13 @@ pub fn predict_runtime(
             _ => ramp,
         });
         free[r as usize] = (start + level.gap_ps).max(sent_last);
-        let pu = costs.pu(r) as usize;
-        pu_free[pu] = pu_free[pu].max(start) + (sent_last - start).min(level.stream_ps(u));
         end = end.max(sent_last).max(last);
         next[r as usize] += 1;
-        if let Some(t) = ready(r, &next, &hold, &free, &pu_free) {
+        if let Some(t) = ready(r, &next, &hold, &free) {
             heap.push(Reverse((t, r)));
         }
         if newly && to != r {
-            if let Some(t) = ready(to, &next, &hold, &free, &pu_free) {
+            if let Some(t) = ready(to, &next, &hold, &free) {
                 heap.push(Reverse((t, to)));
             }
         }

@@ -42,7 +42,6 @@ pub(super) struct Shape<'a> {
 }
 
 /// One rank's progress.
-#[derive(Clone)]
 struct Rank {
     next: usize,
     /// Per piece: when its units reach this rank (stream: lines; single copy: descriptors),
@@ -168,9 +167,9 @@ struct Pu {
     time: u64,
     /// The running thread has just taken the PU (its first work pays the handoff).
     fresh: bool,
-    /// Turns so far (a non-root PU's first turn is part of a switch: its threads were yielding
-    /// in a phase unknown to the call, [`PHASES`]).
-    turns: u64,
+    /// Whether a thread has yielded yet (a non-root PU's first turn is part of a switch: its
+    /// threads were yielding in a phase unknown to the call, [`PHASES`]).
+    yielded: bool,
 }
 
 struct Sim<'a> {
@@ -250,13 +249,22 @@ impl<'a> Sim<'a> {
     /// Rank `r`'s next send, if it can make it at `t`: it holds the piece, and the reader has
     /// started on the piece's previous ring.
     fn sendable(&self, r: u32, t: u64) -> Option<(u32, usize, Ramp)> {
+        self.next_send(r)
+            .filter(|&(_, _, _, at)| at <= t)
+            .map(|(to, p, h, _)| (to, p, h))
+    }
+
+    /// Rank `r`'s next send `(to, piece, its hold of the piece)` and the earliest moment it
+    /// can make it, as far as is known (`None`: none left, or what it waits for is not known).
+    fn next_send(&self, r: u32) -> Option<(u32, usize, Ramp, u64)> {
         let me = &self.ranks[r as usize];
         let &(to, p) = self.pieces.sends[r as usize].get(me.next)?;
-        let h = me.hold[p].filter(|h| h.first <= t)?;
-        if let Some(q) = self.pieces.prev[p] {
-            self.ranks[to as usize].hold[q].filter(|h| h.first <= t)?;
-        }
-        Some((to, p, h))
+        let h = me.hold[p]?;
+        let at = match self.pieces.prev[p] {
+            Some(q) => h.first.max(self.ranks[to as usize].hold[q]?.first),
+            None => h.first,
+        };
+        Some((to, p, h, at))
     }
 
     /// A piece that reached rank `r` by `t` and that it has not read yet.
@@ -268,11 +276,15 @@ impl<'a> Sim<'a> {
     /// Whether rank `r` may return at `t`: it holds every piece, made every send, and its
     /// readers (single copy) are done with what it lent, a hop ago.
     fn finished(&self, r: u32, t: u64) -> bool {
+        self.may_return(r).is_some_and(|at| at <= t)
+    }
+
+    /// When rank `r` may return, once it holds every piece, made every send and (single copy)
+    /// knows every reader done (`None`: not yet known).
+    fn may_return(&self, r: u32) -> Option<u64> {
         let me = &self.ranks[r as usize];
-        me.next == self.pieces.sends[r as usize].len()
-            && me.missing == 0
-            && me.lent_open == 0
-            && me.lent_done <= t
+        (me.next == self.pieces.sends[r as usize].len() && me.missing == 0 && me.lent_open == 0)
+            .then_some(me.lent_done)
     }
 
     /// The earliest moment from `t` on at which rank `r` could work, as far as the messages
@@ -283,23 +295,11 @@ impl<'a> Sim<'a> {
             return None;
         }
         let reads = me.pending.peek().map(|&Reverse((first, _))| first);
-        let send = self.pieces.sends[r as usize]
-            .get(me.next)
-            .and_then(|&(to, p)| {
-                let h = me.hold[p]?.first;
-                match self.pieces.prev[p] {
-                    Some(q) => Some(h.max(self.ranks[to as usize].hold[q]?.first)),
-                    None => Some(h),
-                }
-            });
-        let lent = (me.next == self.pieces.sends[r as usize].len()
-            && me.missing == 0
-            && me.lent_open == 0)
-            .then_some(me.lent_done);
+        let send = self.next_send(r).map(|(_, _, _, at)| at);
         reads
             .into_iter()
             .chain(send)
-            .chain(lent)
+            .chain(self.may_return(r))
             .map(|e| e.max(t))
             .min()
     }
@@ -445,13 +445,12 @@ impl<'a> Sim<'a> {
                     .unwrap_or(offset % t.len()),
                 time: self.shape.call,
                 fresh: false,
-                turns: 0,
+                yielded: false,
             })
             .collect();
         let mut left = self.shape.n as usize;
         // Per PU: its threads that have not returned.
         let mut active: Vec<usize> = threads.iter().map(Vec::len).collect();
-        let mut last_work = self.shape.call;
         while left > 0 {
             // The PU furthest behind moves: whatever it could see was sent earlier.
             let Some(p) = (0..pus.len())
@@ -465,7 +464,6 @@ impl<'a> Sim<'a> {
             if self.can_work(r, t) {
                 // A thread that has just taken the PU starts after the runtime's handoff.
                 let end = self.work(r, if fresh { t + handoff } else { t })?;
-                last_work = last_work.max(end);
                 let pu = &mut pus[p];
                 pu.time = end;
                 pu.fresh = false;
@@ -478,7 +476,7 @@ impl<'a> Sim<'a> {
             // Nothing to do (or returned: waiting in what the program does next): it yields,
             // and the next thread of the cycle runs.
             let len = threads[p].len() as u64;
-            let first = pus[p].turns == 0 && !threads[p].contains(&root);
+            let first = !pus[p].yielded && !threads[p].contains(&root);
             let step = if first {
                 bare * (2 * phase + 1) / (2 * PHASES)
             } else {
@@ -521,7 +519,7 @@ impl<'a> Sim<'a> {
             pu.cur = ((pu.cur as u64 + 1 + skip) % len) as usize;
             pu.time = t + step + skip * bare;
             pu.fresh = true;
-            pu.turns += 1 + skip;
+            pu.yielded = true;
         }
         let makespan = self
             .ranks

@@ -144,6 +144,34 @@ fn combining(world: &World, chan: &Channel) -> Result<usize, Failure> {
     Ok(checked)
 }
 
+/// A message shorter than its receive is reported as such: rank 0 sends 8 bytes to rank 1,
+/// which expects 16; the other ranks wait. (Cut into pieces, a shorter message leaves pieces
+/// that no receive matches once the first one fails, which MPI libraries warn about when the
+/// job ends; the whole message is the path every small message takes.)
+fn short_message(world: &World, chan: &Channel) -> Result<(), Failure> {
+    const TAG: u16 = 31_999; // no other check's tag
+    match world.rank() {
+        0 => chan.send(&[7u8; 8], 1, TAG).map_err(Error::from)?,
+        1 => {
+            let mut buf = [0u8; 16];
+            let got = chan.irecv(&mut buf, 0, TAG).map_err(Error::from)?.wait();
+            let expected = herald_mpi::P2pError::Length {
+                peer: 0,
+                got: 8,
+                want: 16,
+            };
+            if got.as_ref().err() != Some(&expected) {
+                return Err(fail(format!(
+                    "8 bytes sent where 16 were expected: {got:?}, not {expected}"
+                )));
+            }
+        }
+        _ => {}
+    }
+    world.barrier();
+    Ok(())
+}
+
 /// Hierarchical broadcasts: each process a node of 2 threads, under given costs.
 fn hierarchical(world: &World, chan: &mut Channel) -> Result<usize, Failure> {
     let (p, t) = (world.size(), 2usize);
@@ -329,6 +357,8 @@ pub(crate) fn run(world: &World, a: &SelftestArgs) -> Result<(), Failure> {
         combining(world, &chan)?
     ));
     (0..world.size()).for_each(|p| chan.set_pieces(p, None));
+    short_message(world, &chan)?;
+    report.push("a short message".to_owned());
     report.push(format!("{} hierarchical", hierarchical(world, &mut chan)?));
     if !a.quick {
         let (levels, profile) = calibration(world, &chan, &cluster)?;

@@ -212,13 +212,14 @@ impl BroadcastPlan {
             };
             sends.push(chan.isend(data, to, b as u16)?);
         }
-        for req in pending.into_iter().flatten() {
+        // `drain`, not `into_iter`: a list of requests stays in place (see `CombinePlan::run`).
+        for req in pending.drain(..).flatten() {
             req.wait()?;
         }
         for req in extra {
             req.wait()?;
         }
-        for req in sends {
+        for req in sends.drain(..) {
             req.wait()?;
         }
         Ok(())
@@ -247,7 +248,7 @@ impl BroadcastPlan {
                 for &(to, _) in many {
                     sends.push(chan.isend(buf, to, 0)?);
                 }
-                for req in sends {
+                for req in sends.drain(..) {
                     req.wait()?;
                 }
             }
@@ -436,6 +437,9 @@ impl CombinePlan {
             v.resize_with(recvs, Vec::new);
             v.iter_mut().for_each(|b| b.resize(len, 0));
         }
+        if run_one_each(chan, ops, scratch, value)? {
+            return Ok(());
+        }
         let last = {
             let mut posted: Small<RecvReq<'_>> = SmallVec::with_capacity(recvs);
             let froms = ops.iter().filter_map(|op| match op {
@@ -448,7 +452,9 @@ impl CombinePlan {
             let mut acc: &[u64] = value;
             let mut last = None;
             let mut fresh = scratch.accs.iter_mut().enumerate();
-            let mut posted = posted.into_iter();
+            // `drain`, not `into_iter`: the lists stay where they are on the stack (moving a
+            // list of eight requests is a copy of half a KiB per call).
+            let mut posted = posted.drain(..);
             let mut inflight: Small<SendReq<'_>> = SmallVec::with_capacity(sends);
             for op in ops {
                 match *op {
@@ -457,17 +463,15 @@ impl CombinePlan {
                     }
                     CombineOp::Recv(_) => {
                         let req = posted.next().expect("posted in op order");
-                        let got: &[u64] = bytemuck::cast_slice(&*req.wait()?);
+                        let got = req.wait()?;
                         let (i, out) = fresh.next().expect("one accumulator per receive");
-                        for ((o, a), g) in out.iter_mut().zip(acc).zip(got) {
-                            *o = a.wrapping_add(*g);
-                        }
+                        fold(out, acc, got);
                         acc = out;
                         last = Some(i);
                     }
                 }
             }
-            for req in inflight {
+            for req in inflight.drain(..) {
                 req.wait()?;
             }
             last
@@ -476,6 +480,54 @@ impl CombinePlan {
             std::mem::swap(value, &mut scratch.accs[i]);
         }
         Ok(())
+    }
+}
+
+/// Runs a rank's part with at most one receive and one send (an exchange of two ranks, a
+/// chain's link, a tree's leaf or a two-rank reduce's root) without the general path's request
+/// lists: the same operations in the same order, for the small values whose time is mostly the
+/// per-call bookkeeping. `Ok(false)` (nothing done) for any other part. `scratch` has one
+/// buffer of the value's length in `inbox` and in `accs` per receive.
+fn run_one_each(
+    chan: &Channel,
+    ops: &[CombineOp],
+    scratch: &mut CombineScratch,
+    value: &mut Vec<u64>,
+) -> Result<bool, Error> {
+    let (inbox, accs) = (&mut scratch.inbox, &mut scratch.accs);
+    match *ops {
+        [] => {}
+        [CombineOp::Send(to)] => chan.send(bytemuck::cast_slice(value), to, COMBINE_TAG)?,
+        [CombineOp::Recv(from)] => {
+            let posted = chan.irecv(bytemuck::cast_slice_mut(&mut inbox[0]), from, COMBINE_TAG)?;
+            fold(&mut accs[0], value, posted.wait()?);
+            std::mem::swap(value, &mut accs[0]);
+        }
+        [CombineOp::Recv(from), CombineOp::Send(to)] => {
+            let posted = chan.irecv(bytemuck::cast_slice_mut(&mut inbox[0]), from, COMBINE_TAG)?;
+            fold(&mut accs[0], value, posted.wait()?);
+            chan.send(bytemuck::cast_slice(&accs[0]), to, COMBINE_TAG)?;
+            std::mem::swap(value, &mut accs[0]);
+        }
+        [CombineOp::Send(to), CombineOp::Recv(from)] => {
+            // The receive is posted before the send starts, as the general path posts every
+            // receive first.
+            let posted = chan.irecv(bytemuck::cast_slice_mut(&mut inbox[0]), from, COMBINE_TAG)?;
+            let sent = chan.isend(bytemuck::cast_slice(value), to, COMBINE_TAG)?;
+            fold(&mut accs[0], value, posted.wait()?);
+            sent.wait()?;
+            std::mem::swap(value, &mut accs[0]);
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// `out = acc + got`, element-wise (wrapping): the combine of every combining plan.
+fn fold(out: &mut [u64], acc: &[u64], got: &[u8]) {
+    let got: &[u64] = bytemuck::cast_slice(got);
+    for ((o, a), g) in out.iter_mut().zip(acc).zip(got) {
+        *o = a.wrapping_add(*g);
     }
 }
 

@@ -97,15 +97,23 @@ fn error_text(code: c_int) -> String {
 }
 
 /// `Ok` for `MPI_SUCCESS`, else the error.
+#[inline]
 fn check(call: &'static str, code: c_int) -> Result<(), P2pError> {
     if code == 0 {
         Ok(())
     } else {
-        Err(P2pError::Mpi {
-            call,
-            code,
-            text: error_text(code),
-        })
+        Err(mpi_error(call, code))
+    }
+}
+
+/// The error of MPI call `call` that returned `code` (out of line: only failures build it).
+#[cold]
+#[inline(never)]
+fn mpi_error(call: &'static str, code: c_int) -> P2pError {
+    P2pError::Mpi {
+        call,
+        code,
+        text: error_text(code),
     }
 }
 
@@ -337,11 +345,13 @@ impl Channel {
     }
 
     /// How the messages exchanged with `peer` are cut.
+    #[inline]
     pub fn pieces(&self, peer: usize) -> Option<Pieces> {
         self.pieces.get(peer).and_then(std::cell::Cell::get)
     }
 
     /// The byte ranges a message of `len` bytes with `peer` goes in, if more than one.
+    #[inline]
     fn cut(&self, peer: usize, len: usize) -> Option<Pieces> {
         self.pieces(peer).filter(|p| p.count(len) > 1)
     }
@@ -361,21 +371,31 @@ impl Channel {
         self.timeout
     }
 
+    /// MPI's `(peer, count)` for a message of `len` bytes with `peer`.
+    #[inline]
     fn args(&self, peer: usize, len: usize) -> Result<(c_int, c_int), P2pError> {
+        match c_int::try_from(len) {
+            Ok(count) if peer < self.size && peer != self.rank => Ok((peer as c_int, count)),
+            _ => Err(self.bad_args(peer, len)),
+        }
+    }
+
+    #[cold]
+    fn bad_args(&self, peer: usize, len: usize) -> P2pError {
         if peer >= self.size || peer == self.rank {
-            return Err(P2pError::Invalid(format!(
+            P2pError::Invalid(format!(
                 "rank {} cannot exchange messages with rank {peer} of {}",
                 self.rank, self.size
-            )));
+            ))
+        } else {
+            P2pError::Invalid(format!("a message of {len} bytes is too long"))
         }
-        let count = c_int::try_from(len)
-            .map_err(|_| P2pError::Invalid(format!("a message of {len} bytes is too long")))?;
-        Ok((peer as c_int, count))
     }
 
     /// Posts one nonblocking transfer of `len` bytes with `peer` (a receive if `recv`): checks
     /// the arguments, then `call(count, peer, comm, handle)` is the MPI call `name` that posts
     /// it, writing the request to `handle`.
+    #[inline]
     fn post<'b>(
         &'b self,
         peer: usize,
@@ -385,8 +405,8 @@ impl Channel {
         call: impl FnOnce(c_int, c_int, ffi::MPI_Comm, &mut ffi::MPI_Request) -> c_int,
     ) -> Result<RawReq<'b>, P2pError> {
         let (rank, count) = self.args(peer, len)?;
-        let what = if recv { "from" } else { "to" };
-        let mut req = RawReq::null(self, peer, what, recv);
+        let kind = if recv { Kind::Recv } else { Kind::Send };
+        let mut req = RawReq::null(self, peer, kind);
         check(name, call(count, rank, self.comm.as_raw(), &mut req.handle))?;
         req.active = true;
         Ok(req)
@@ -396,6 +416,7 @@ impl Channel {
     ///
     /// # Errors
     /// [`P2pError::Invalid`] for a bad peer or a message over 2³¹ − 1 bytes; [`P2pError::Mpi`].
+    #[inline]
     pub fn isend<'b>(
         &'b self,
         buf: &'b [u8],
@@ -423,6 +444,7 @@ impl Channel {
     }
 
     /// Posts one `MPI_Isend` of `buf`.
+    #[inline]
     fn isend_raw<'b>(&'b self, buf: &'b [u8], to: usize, tag: u16) -> Result<RawReq<'b>, P2pError> {
         let (ptr, tag) = (buf.as_ptr().cast::<c_void>(), c_int::from(tag));
         self.post(
@@ -443,6 +465,7 @@ impl Channel {
     ///
     /// # Errors
     /// As [`isend`](Self::isend).
+    #[inline]
     pub fn irecv<'b>(
         &'b self,
         buf: &'b mut [u8],
@@ -450,10 +473,16 @@ impl Channel {
         tag: u16,
     ) -> Result<RecvReq<'b>, P2pError> {
         let len = buf.len();
-        let pieces = self.cut(from, len);
-        let mut ranges = pieces.into_iter().flat_map(|p| p.ranges(len));
-        let first = ranges.next().unwrap_or(0..len);
         let base = buf.as_mut_ptr();
+        let Some(pieces) = self.cut(from, len) else {
+            return Ok(RecvReq {
+                raw: self.irecv_raw(base, 0..len, from, tag)?,
+                more: Vec::new(),
+                buf,
+            });
+        };
+        let mut ranges = pieces.ranges(len);
+        let first = ranges.next().unwrap_or(0..len);
         let raw = self.irecv_raw(base, first, from, tag)?;
         let more = ranges
             .map(|r| {
@@ -466,6 +495,7 @@ impl Channel {
 
     /// Posts one `MPI_Irecv` into `base[range]`; `base` points to the buffer the returned
     /// request's [`RecvReq`] holds exclusively borrowed, and `range` lies inside it.
+    #[inline]
     fn irecv_raw(
         &self,
         base: *mut u8,
@@ -496,6 +526,7 @@ impl Channel {
     ///
     /// # Errors
     /// As [`isend`](Self::isend) and [`SendReq::wait`].
+    #[inline]
     pub fn send(&self, buf: &[u8], to: usize, tag: u16) -> Result<(), P2pError> {
         self.isend(buf, to, tag)?.wait()
     }
@@ -504,6 +535,7 @@ impl Channel {
     ///
     /// # Errors
     /// As [`irecv`](Self::irecv) and [`RecvReq::wait`].
+    #[inline]
     pub fn recv(&self, buf: &mut [u8], from: usize, tag: u16) -> Result<(), P2pError> {
         self.irecv(buf, from, tag)?.wait().map(|_| ())
     }
@@ -526,7 +558,7 @@ impl Channel {
     }
 
     fn ibarrier(&self) -> Result<RawReq<'_>, P2pError> {
-        let mut req = RawReq::null(self, self.rank, "barrier", false);
+        let mut req = RawReq::null(self, self.rank, Kind::Barrier);
         // SAFETY: the communicator is valid; `req.handle` receives the request handle.
         let rc = unsafe { ffi::MPI_Ibarrier(self.comm.as_raw(), &mut req.handle) };
         check("MPI_Ibarrier", rc)?;
@@ -562,32 +594,51 @@ pub fn abort_world(code: i32) -> ! {
     std::process::abort()
 }
 
-/// A raw request handle and what its wait needs to know.
+/// What a request is, for its wait and its messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A send (waited for when dropped unfinished).
+    Send,
+    /// A receive (cancelled when dropped unfinished; its count is checked).
+    Recv,
+    /// A nonblocking barrier.
+    Barrier,
+}
+
+/// A raw request handle and what its wait needs to know. Kept small (24 bytes, was 48 with a
+/// `&str` and a `usize` peer): every message moves its request into and out of the executors'
+/// per-call lists.
 struct RawReq<'c> {
     handle: ffi::MPI_Request,
     /// Whether MPI still owns the request (started and not completed).
     active: bool,
-    /// Whether the request is a receive (cancellable).
-    recv: bool,
+    kind: Kind,
+    peer: u32,
     chan: &'c Channel,
-    peer: usize,
-    what: &'static str,
 }
 
+const _: () = assert!(std::mem::size_of::<RawReq<'static>>() <= 24);
+
 impl<'c> RawReq<'c> {
-    fn null(chan: &'c Channel, peer: usize, what: &'static str, recv: bool) -> RawReq<'c> {
+    fn null(chan: &'c Channel, peer: usize, kind: Kind) -> RawReq<'c> {
         RawReq {
             // SAFETY: reading an MPI-provided constant handle.
             handle: unsafe { ffi::RSMPI_REQUEST_NULL },
             active: false,
-            recv,
+            kind,
+            // a peer is a rank of the channel, below its size (an MPI `int`)
+            peer: u32::try_from(peer).unwrap_or(u32::MAX),
             chan,
-            peer,
-            what,
         }
     }
 
+    /// The peer's rank.
+    fn peer(&self) -> usize {
+        self.peer as usize
+    }
+
     /// One `MPI_Test`: `Some(count of bytes)` once complete.
+    #[inline]
     fn test(&mut self) -> Result<Option<usize>, P2pError> {
         if !self.active {
             return Ok(Some(0));
@@ -599,25 +650,22 @@ impl<'c> RawReq<'c> {
         let rc = unsafe { ffi::MPI_Test(&mut self.handle, &mut flag, status.as_mut_ptr()) };
         if rc != 0 {
             self.active = false; // an erroneous request is no longer MPI's (MPI 3.1 §8.3)
-            return Err(P2pError::Mpi {
-                call: "MPI_Test",
-                code: rc,
-                text: error_text(rc),
-            });
+            return Err(mpi_error("MPI_Test", rc));
         }
         if flag == 0 {
             return Ok(None);
         }
         self.active = false;
-        if !self.recv {
+        if self.kind != Kind::Recv {
             return Ok(Some(0));
         }
-        // SAFETY: MPI_Test wrote the status of the completed receive.
-        let status = unsafe { status.assume_init() };
         let mut count: c_int = 0;
-        // SAFETY: `status` is the status of a completed receive of MPI_UINT8_T elements.
-        let rc = unsafe { ffi::MPI_Get_count(&status, ffi::RSMPI_UINT8_T, &mut count) };
-        check("MPI_Get_count", rc)?;
+        // SAFETY: MPI_Test completed the receive and wrote its status, a receive of
+        // MPI_UINT8_T elements; `count` is valid for writes.
+        let rc = unsafe { ffi::MPI_Get_count(status.as_ptr(), ffi::RSMPI_UINT8_T, &mut count) };
+        if rc != 0 {
+            return Err(mpi_error("MPI_Get_count", rc));
+        }
         Ok(Some(usize::try_from(count).unwrap_or(0)))
     }
 
@@ -661,9 +709,10 @@ impl<'c> RawReq<'c> {
 
     /// What the request waits for, in words.
     fn describe(&self) -> String {
-        match self.what {
-            "barrier" => "the other ranks in a barrier".to_owned(),
-            what => format!("a message {what} rank {}", self.peer),
+        match self.kind {
+            Kind::Barrier => "the other ranks in a barrier".to_owned(),
+            Kind::Recv => format!("a message from rank {}", self.peer),
+            Kind::Send => format!("a message to rank {}", self.peer),
         }
     }
 
@@ -671,28 +720,54 @@ impl<'c> RawReq<'c> {
         self.poll_count(idle).map(|_| ())
     }
 
+    /// Waits until the request completes: one test inline (most messages a rank waits for
+    /// have arrived by then), the polling loop out of line.
+    #[inline]
     fn wait(&mut self) -> Result<usize, P2pError> {
+        match self.test() {
+            Ok(Some(count)) => Ok(count),
+            Ok(None) => self.wait_polling(),
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+
+    /// The rest of [`wait`](Self::wait): polls until the request completes or fails.
+    #[inline(never)]
+    fn wait_polling(&mut self) -> Result<usize, P2pError> {
         let r = if self.chan.yields {
             self.poll_count(std::thread::yield_now)
         } else {
             self.poll_count(std::hint::spin_loop)
         };
-        if let Err(e) = &r {
-            self.chan
-                .failed
-                .borrow_mut()
-                .get_or_insert_with(|| e.to_string());
-        }
-        r
+        r.map_err(|e| self.failed(e))
+    }
+
+    /// Records that a wait on the channel failed with `e` (the first failure is kept: later
+    /// drops of unfinished requests name it), and returns `e`.
+    #[cold]
+    fn failed(&self, e: P2pError) -> P2pError {
+        self.chan
+            .failed
+            .borrow_mut()
+            .get_or_insert_with(|| e.to_string());
+        e
     }
 }
 
 impl Drop for RawReq<'_> {
+    #[inline]
     fn drop(&mut self) {
-        if !self.active {
-            return;
+        if self.active {
+            self.drop_active();
         }
-        if self.recv {
+    }
+}
+
+impl RawReq<'_> {
+    /// Dropping a request MPI still owns: see [`RawReq`]'s `Drop`.
+    #[cold]
+    fn drop_active(&mut self) {
+        if self.kind == Kind::Recv {
             // SAFETY: `handle` is an active receive of this process; cancelling it is allowed
             // and is followed by a completing wait below.
             unsafe { ffi::MPI_Cancel(&mut self.handle) };
@@ -799,6 +874,17 @@ impl<'b> RecvReq<'b> {
     /// MPI as a truncation); [`P2pError::Timeout`], [`P2pError::Mpi`].
     pub fn wait(mut self) -> Result<&'b mut [u8], P2pError> {
         let want = self.buf.len();
+        if self.more.is_empty() {
+            let got = self.raw.wait()?;
+            if got != want {
+                return Err(P2pError::Length {
+                    peer: self.raw.peer(),
+                    got,
+                    want,
+                });
+            }
+            return Ok(self.buf);
+        }
         let first = want - self.more.iter().map(|m| m.1).sum::<usize>();
         let mut got = self.raw.wait()?;
         let mut short = got != first;
@@ -812,7 +898,7 @@ impl<'b> RecvReq<'b> {
         }
         if short {
             return Err(P2pError::Length {
-                peer: self.raw.peer,
+                peer: self.raw.peer(),
                 got,
                 want,
             });
@@ -824,7 +910,7 @@ impl<'b> RecvReq<'b> {
 
     /// The peer.
     pub fn peer(&self) -> usize {
-        self.raw.peer
+        self.raw.peer()
     }
 }
 

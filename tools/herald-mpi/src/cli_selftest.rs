@@ -144,29 +144,39 @@ fn combining(world: &World, chan: &Channel) -> Result<usize, Failure> {
     Ok(checked)
 }
 
-/// A message shorter than its receive is reported as such: rank 0 sends 8 bytes to rank 1,
-/// which expects 16; the other ranks wait. (Cut into pieces, a shorter message leaves pieces
-/// that no receive matches once the first one fails, which MPI libraries warn about when the
-/// job ends; the whole message is the path every small message takes.)
+/// A message shorter than its receive is reported as such, by both ways of receiving: rank 0
+/// sends 8 bytes twice to rank 1, which expects 16, once through a posted receive
+/// ([`Channel::irecv`]) and once waiting at once ([`Channel::recv`]); the other ranks wait.
+/// (Cut into pieces, a shorter message leaves pieces that no receive matches once the first
+/// one fails, which MPI libraries warn about when the job ends; the whole message is the path
+/// every small message takes.)
 fn short_message(world: &World, chan: &Channel) -> Result<(), Failure> {
     const TAG: u16 = 31_999; // no other check's tag
-    match world.rank() {
-        0 => chan.send(&[7u8; 8], 1, TAG).map_err(Error::from)?,
-        1 => {
-            let mut buf = [0u8; 16];
-            let got = chan.irecv(&mut buf, 0, TAG).map_err(Error::from)?.wait();
-            let expected = herald_mpi::P2pError::Length {
-                peer: 0,
-                got: 8,
-                want: 16,
-            };
-            if got.as_ref().err() != Some(&expected) {
-                return Err(fail(format!(
-                    "8 bytes sent where 16 were expected: {got:?}, not {expected}"
-                )));
+    for posted in [true, false] {
+        match world.rank() {
+            0 => chan.send(&[7u8; 8], 1, TAG).map_err(Error::from)?,
+            1 => {
+                let mut buf = [0u8; 16];
+                let got = if posted {
+                    let req = chan.irecv(&mut buf, 0, TAG).map_err(Error::from)?;
+                    req.wait().map(|_| ())
+                } else {
+                    chan.recv(&mut buf, 0, TAG)
+                };
+                let expected = herald_mpi::P2pErrorKind::Length {
+                    peer: 0,
+                    got: 8,
+                    want: 16,
+                };
+                if got.as_ref().err().map(herald_mpi::P2pError::kind) != Some(&expected) {
+                    return Err(fail(format!(
+                        "8 bytes sent where 16 were expected (posted receive: {posted}): \
+                         {got:?}, not {expected}"
+                    )));
+                }
             }
+            _ => {}
         }
-        _ => {}
     }
     world.barrier();
     Ok(())
@@ -358,7 +368,7 @@ pub(crate) fn run(world: &World, a: &SelftestArgs) -> Result<(), Failure> {
     ));
     (0..world.size()).for_each(|p| chan.set_pieces(p, None));
     short_message(world, &chan)?;
-    report.push("a short message".to_owned());
+    report.push("2 short messages".to_owned());
     report.push(format!("{} hierarchical", hierarchical(world, &mut chan)?));
     if !a.quick {
         let (levels, profile) = calibration(world, &chan, &cluster)?;

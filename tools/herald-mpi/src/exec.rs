@@ -499,23 +499,23 @@ fn run_one_each(
         [] => {}
         [CombineOp::Send(to)] => chan.send(bytemuck::cast_slice(value), to, COMBINE_TAG)?,
         [CombineOp::Recv(from)] => {
-            let posted = chan.irecv(bytemuck::cast_slice_mut(&mut inbox[0]), from, COMBINE_TAG)?;
-            fold(&mut accs[0], value, posted.wait()?);
+            chan.recv(bytemuck::cast_slice_mut(&mut inbox[0]), from, COMBINE_TAG)?;
+            fold(&mut accs[0], value, bytemuck::cast_slice(&inbox[0]));
             std::mem::swap(value, &mut accs[0]);
         }
         [CombineOp::Recv(from), CombineOp::Send(to)] => {
-            let posted = chan.irecv(bytemuck::cast_slice_mut(&mut inbox[0]), from, COMBINE_TAG)?;
-            fold(&mut accs[0], value, posted.wait()?);
+            chan.recv(bytemuck::cast_slice_mut(&mut inbox[0]), from, COMBINE_TAG)?;
+            fold(&mut accs[0], value, bytemuck::cast_slice(&inbox[0]));
             chan.send(bytemuck::cast_slice(&accs[0]), to, COMBINE_TAG)?;
             std::mem::swap(value, &mut accs[0]);
         }
         [CombineOp::Send(to), CombineOp::Recv(from)] => {
             // The receive is posted before the send starts, as the general path posts every
-            // receive first.
-            let posted = chan.irecv(bytemuck::cast_slice_mut(&mut inbox[0]), from, COMBINE_TAG)?;
-            let sent = chan.isend(bytemuck::cast_slice(value), to, COMBINE_TAG)?;
-            fold(&mut accs[0], value, posted.wait()?);
-            sent.wait()?;
+            // receive first; the send completes before the combine (it is the combine's
+            // input, so either order reads the same bytes).
+            let got = bytemuck::cast_slice_mut(&mut inbox[0]);
+            chan.sendrecv(bytemuck::cast_slice(value), to, got, from, COMBINE_TAG)?;
+            fold(&mut accs[0], value, bytemuck::cast_slice(&inbox[0]));
             std::mem::swap(value, &mut accs[0]);
         }
         _ => return Ok(false),

@@ -57,7 +57,7 @@ pub use error::Error;
 pub use exec::{
     block_ranges, BroadcastPlan, CombineOp, CombinePlan, CombineScratch, RankPart, MAX_BLOCKS,
 };
-pub use p2p::{abort_world, Channel, P2pError, Pieces, RecvReq, SendReq};
+pub use p2p::{abort_world, Channel, P2pError, P2pErrorKind, Pieces, RecvReq, SendReq};
 pub use world::{library_line, InitOptions, RankPlace, World};
 
 /// A payload that differs per iteration and per byte (xorshift), for verifying every byte.

@@ -11,7 +11,7 @@ mod cli_table;
 mod output;
 
 use clap::{Parser, Subcommand};
-use herald_mpi::{Error, InitOptions, P2pError, World};
+use herald_mpi::{Error, InitOptions, P2pErrorKind, World};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -92,9 +92,14 @@ fn main() -> ExitCode {
         Err(Failure::Here(e)) => {
             // Only this rank knows: the others may wait for it forever.
             let _ = fail(Some(world.rank()), &e);
-            if let Error::P2p(P2pError::Timeout { .. } | P2pError::Stopped { .. }) = e {
-                // stop notices are out: give every rank a moment to say why it stops
-                std::thread::sleep(Duration::from_millis(500));
+            if let Error::P2p(p) = &e {
+                if matches!(
+                    p.kind(),
+                    P2pErrorKind::Timeout { .. } | P2pErrorKind::Stopped { .. }
+                ) {
+                    // stop notices are out: give every rank a moment to say why it stops
+                    std::thread::sleep(Duration::from_millis(500));
+                }
             }
             let code = if e.is_usage() {
                 herald_cli_common::USAGE

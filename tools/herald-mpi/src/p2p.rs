@@ -15,7 +15,7 @@
 //!
 //! A request is completed by polling `MPI_Test` (spinning a little, then yielding the CPU between
 //! polls: ranks may outnumber CPUs) until a deadline; past it the wait fails with
-//! [`P2pError::Timeout`] naming the peer — a rank that died or stopped answering never makes
+//! [`P2pErrorKind::Timeout`] naming the peer — a rank that died or stopped answering never makes
 //! another rank hang silently. A request dropped before it completed is cancelled (receives) or
 //! waited for (sends) within the same deadline; if even that fails, the process is ended with
 //! `MPI_Abort`, since MPI might still write into, or read from, a buffer Rust is about to free.
@@ -23,7 +23,7 @@
 //! A channel may cut a peer's messages into [`Pieces`] (set from the profile, where
 //! `herald-mpi calibrate` measured that pieces beat one message: just above an MPI library's
 //! eager limit). Both ends of a message must cut it alike, so every rank sets the same pieces
-//! from the same profile; a mismatch fails as a truncation or a [`P2pError::Length`], never
+//! from the same profile; a mismatch fails as a truncation or a [`P2pErrorKind::Length`], never
 //! silently.
 
 use mpi::ffi;
@@ -33,10 +33,42 @@ use std::marker::PhantomData;
 use std::os::raw::{c_int, c_void};
 use std::time::{Duration, Instant};
 
-/// Errors of point-to-point operations.
+/// An error of a point-to-point operation: what went wrong is its [`kind`](Self::kind).
+///
+/// One pointer wide, so that the results of the operations every message makes (`Result<(),
+/// P2pError>`, `Result<usize, P2pError>`) travel in registers: with the kind inline (56 bytes),
+/// each `?` on a message's path copied the whole result through the stack, and those copies
+/// stalled on the stores that had just written it (store-to-load forwarding fails for a 16-byte
+/// load of a result written piecewise).
+///
+/// ```
+/// use herald_mpi::{P2pError, P2pErrorKind};
+/// let e = P2pError::from(P2pErrorKind::Length { peer: 1, got: 8, want: 16 });
+/// assert!(matches!(e.kind(), P2pErrorKind::Length { got: 8, .. }));
+/// assert_eq!(std::mem::size_of::<Result<(), P2pError>>(), std::mem::size_of::<usize>());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(transparent)]
+pub struct P2pError(Box<P2pErrorKind>);
+
+impl P2pError {
+    /// What went wrong.
+    pub fn kind(&self) -> &P2pErrorKind {
+        &self.0
+    }
+}
+
+impl From<P2pErrorKind> for P2pError {
+    #[cold]
+    fn from(kind: P2pErrorKind) -> P2pError {
+        P2pError(Box::new(kind))
+    }
+}
+
+/// What went wrong in a point-to-point operation ([`P2pError::kind`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum P2pError {
+pub enum P2pErrorKind {
     /// An MPI call returned an error code.
     #[error("{call} failed with MPI error {code}: {text}")]
     Mpi {
@@ -110,11 +142,12 @@ fn check(call: &'static str, code: c_int) -> Result<(), P2pError> {
 #[cold]
 #[inline(never)]
 fn mpi_error(call: &'static str, code: c_int) -> P2pError {
-    P2pError::Mpi {
+    P2pErrorKind::Mpi {
         call,
         code,
         text: error_text(code),
     }
+    .into()
 }
 
 /// How a channel cuts the messages it exchanges with one peer: a message of more than `piece`
@@ -229,7 +262,7 @@ impl Channel {
     /// Duplicates `world` for herald's messages; requests fail after `timeout` without progress.
     ///
     /// # Errors
-    /// [`P2pError::Invalid`] if MPI provides less than `MPI_THREAD_SERIALIZED`; [`P2pError::Mpi`]
+    /// [`P2pErrorKind::Invalid`] if MPI provides less than `MPI_THREAD_SERIALIZED`; [`P2pErrorKind::Mpi`]
     /// if the error handler cannot be set.
     pub(crate) fn new(
         world: &SimpleCommunicator,
@@ -238,9 +271,10 @@ impl Channel {
     ) -> Result<Channel, P2pError> {
         let level = mpi::environment::threading_support();
         if !matches!(level, mpi::Threading::Serialized | mpi::Threading::Multiple) {
-            return Err(P2pError::Invalid(format!(
+            return Err(P2pErrorKind::Invalid(format!(
                 "MPI provides thread level {level:?}; herald-mpi needs MPI_THREAD_SERIALIZED"
-            )));
+            ))
+            .into());
         }
         let comm = world.duplicate();
         // SAFETY: `comm` is a valid communicator (just duplicated) and MPI_ERRORS_RETURN a
@@ -280,8 +314,9 @@ impl Channel {
         Ok(chan)
     }
 
-    /// Whether another rank sent a stop notice (one `MPI_Test` of the posted receive).
-    fn stopped(&self) -> Option<P2pError> {
+    /// Whether another rank sent a stop notice (one `MPI_Test` of the posted receive): its
+    /// [`P2pErrorKind::Stopped`], whose `waiting` the caller fills in.
+    fn stopped(&self) -> Option<P2pErrorKind> {
         let mut req = self.stop.get();
         // SAFETY: reading an MPI-provided constant handle.
         if req == unsafe { ffi::RSMPI_REQUEST_NULL } {
@@ -299,7 +334,7 @@ impl Channel {
         let status = unsafe { status.assume_init() };
         let text = &self.stop_buf[..];
         let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
-        Some(P2pError::Stopped {
+        Some(P2pErrorKind::Stopped {
             waiting: String::new(),
             from: usize::try_from(status.MPI_SOURCE).unwrap_or(usize::MAX),
             reason: String::from_utf8_lossy(&text[..end]).into_owned(),
@@ -383,12 +418,13 @@ impl Channel {
     #[cold]
     fn bad_args(&self, peer: usize, len: usize) -> P2pError {
         if peer >= self.size || peer == self.rank {
-            P2pError::Invalid(format!(
+            P2pErrorKind::Invalid(format!(
                 "rank {} cannot exchange messages with rank {peer} of {}",
                 self.rank, self.size
             ))
+            .into()
         } else {
-            P2pError::Invalid(format!("a message of {len} bytes is too long"))
+            P2pErrorKind::Invalid(format!("a message of {len} bytes is too long")).into()
         }
     }
 
@@ -415,7 +451,7 @@ impl Channel {
     /// Starts sending `buf` to `to` with `tag`.
     ///
     /// # Errors
-    /// [`P2pError::Invalid`] for a bad peer or a message over 2³¹ − 1 bytes; [`P2pError::Mpi`].
+    /// [`P2pErrorKind::Invalid`] for a bad peer or a message over 2³¹ − 1 bytes; [`P2pErrorKind::Mpi`].
     #[inline]
     pub fn isend<'b>(
         &'b self,
@@ -493,8 +529,9 @@ impl Channel {
         Ok(RecvReq { raw, more, buf })
     }
 
-    /// Posts one `MPI_Irecv` into `base[range]`; `base` points to the buffer the returned
-    /// request's [`RecvReq`] holds exclusively borrowed, and `range` lies inside it.
+    /// Posts one `MPI_Irecv` into `base[range]`; `base` points to a buffer the caller holds
+    /// exclusively borrowed until the returned request completes or is dropped (a [`RecvReq`]
+    /// holding it, or the caller's own frame), and `range` lies inside it.
     #[inline]
     fn irecv_raw(
         &self,
@@ -528,7 +565,12 @@ impl Channel {
     /// As [`isend`](Self::isend) and [`SendReq::wait`].
     #[inline]
     pub fn send(&self, buf: &[u8], to: usize, tag: u16) -> Result<(), P2pError> {
-        self.isend(buf, to, tag)?.wait()
+        if self.cut(to, buf.len()).is_some() {
+            return self.isend(buf, to, tag)?.wait();
+        }
+        // A whole message waits on its raw request here: no `SendReq` is built and moved out
+        // (see `recv`).
+        self.isend_raw(buf, to, tag)?.wait().map(|_| ())
     }
 
     /// Receives exactly `buf.len()` bytes from `from`.
@@ -537,14 +579,55 @@ impl Channel {
     /// As [`irecv`](Self::irecv) and [`RecvReq::wait`].
     #[inline]
     pub fn recv(&self, buf: &mut [u8], from: usize, tag: u16) -> Result<(), P2pError> {
-        self.irecv(buf, from, tag)?.wait().map(|_| ())
+        let want = buf.len();
+        if self.cut(from, want).is_some() {
+            return self.irecv(buf, from, tag)?.wait().map(|_| ());
+        }
+        // A whole message waits on its raw request here. Building a `RecvReq` only to wait on
+        // it cost a stall per message: the caller moved the request, just written field by
+        // field, with 16-byte loads that the stores could not forward.
+        let mut raw = self.irecv_raw(buf.as_mut_ptr(), 0..want, from, tag)?;
+        // `buf` stays borrowed until `raw` completes (here) or is dropped (cancelled and
+        // completed, below `?`).
+        let got = raw.wait()?;
+        raw.check_length(got, want)
+    }
+
+    /// Sends `out` to `to` and receives exactly `inbox.len()` bytes from `from` (the same tag),
+    /// the receive posted first: an exchange, as `MPI_Sendrecv`, waiting for both.
+    ///
+    /// # Errors
+    /// As [`send`](Self::send) and [`recv`](Self::recv).
+    #[inline]
+    pub fn sendrecv(
+        &self,
+        out: &[u8],
+        to: usize,
+        inbox: &mut [u8],
+        from: usize,
+        tag: u16,
+    ) -> Result<(), P2pError> {
+        let want = inbox.len();
+        if self.cut(from, want).is_some() || self.cut(to, out.len()).is_some() {
+            let posted = self.irecv(inbox, from, tag)?;
+            let sent = self.isend(out, to, tag)?;
+            posted.wait()?;
+            return sent.wait();
+        }
+        // As in `recv`: raw requests, waited for in place. `inbox` stays borrowed until `posted`
+        // completes or is dropped (cancelled and completed).
+        let mut posted = self.irecv_raw(inbox.as_mut_ptr(), 0..want, from, tag)?;
+        let mut sent = self.isend_raw(out, to, tag)?;
+        let got = posted.wait()?;
+        posted.check_length(got, want)?;
+        sent.wait().map(|_| ())
     }
 
     /// A barrier whose waiting sleeps instead of spinning (`MPI_Ibarrier` polled every `nap`),
     /// for ranks that must stay off the CPUs while others measure.
     ///
     /// # Errors
-    /// [`P2pError::Mpi`], or [`P2pError::Timeout`] after the channel's timeout.
+    /// [`P2pErrorKind::Mpi`], or [`P2pErrorKind::Timeout`] after the channel's timeout.
     pub fn quiet_barrier(&self, nap: Duration) -> Result<(), P2pError> {
         self.ibarrier()?.poll(|| std::thread::sleep(nap))
     }
@@ -552,7 +635,7 @@ impl Channel {
     /// A barrier among the channel's processes (`MPI_Ibarrier`, polled like every wait here).
     ///
     /// # Errors
-    /// [`P2pError::Mpi`], or [`P2pError::Timeout`] after the channel's timeout.
+    /// [`P2pErrorKind::Mpi`], or [`P2pErrorKind::Timeout`] after the channel's timeout.
     pub fn barrier(&self) -> Result<(), P2pError> {
         self.ibarrier()?.wait().map(|_| ())
     }
@@ -637,6 +720,21 @@ impl<'c> RawReq<'c> {
         self.peer as usize
     }
 
+    /// `Ok` if a completed receive got `got` bytes where `want` were expected.
+    #[inline]
+    fn check_length(&self, got: usize, want: usize) -> Result<(), P2pError> {
+        if got == want {
+            Ok(())
+        } else {
+            Err(P2pErrorKind::Length {
+                peer: self.peer(),
+                got,
+                want,
+            }
+            .into())
+        }
+    }
+
     /// One `MPI_Test`: `Some(count of bytes)` once complete.
     #[inline]
     fn test(&mut self) -> Result<Option<usize>, P2pError> {
@@ -688,21 +786,21 @@ impl<'c> RawReq<'c> {
             }
             if polls % 64 == 0 {
                 if let Some(mut e) = self.chan.stopped() {
-                    if let P2pError::Stopped { waiting, .. } = &mut e {
+                    if let P2pErrorKind::Stopped { waiting, .. } = &mut e {
                         *waiting = self.describe();
                     }
-                    return Err(e);
+                    return Err(e.into());
                 }
             }
             if polls % 1024 == 0
                 && start.get_or_insert_with(Instant::now).elapsed() > self.chan.timeout
             {
-                let e = P2pError::Timeout {
+                let e = P2pErrorKind::Timeout {
                     waiting: self.describe(),
                     secs: self.chan.timeout.as_secs(),
                 };
                 self.chan.stop_all(&e.to_string());
-                return Err(e);
+                return Err(e.into());
             }
         }
     }
@@ -825,7 +923,7 @@ impl SendReq<'_> {
     /// Waits until the send completes.
     ///
     /// # Errors
-    /// [`P2pError::Timeout`] after the channel's timeout, [`P2pError::Mpi`].
+    /// [`P2pErrorKind::Timeout`] after the channel's timeout, [`P2pErrorKind::Mpi`].
     pub fn wait(mut self) -> Result<(), P2pError> {
         self.raw.wait()?;
         for r in &mut self.more {
@@ -837,7 +935,7 @@ impl SendReq<'_> {
     /// Whether the send has completed (one `MPI_Test` per piece not yet complete).
     ///
     /// # Errors
-    /// [`P2pError::Mpi`].
+    /// [`P2pErrorKind::Mpi`].
     pub fn test(&mut self) -> Result<bool, P2pError> {
         let mut done = self.raw.test()?.is_some();
         for r in &mut self.more {
@@ -870,19 +968,13 @@ impl<'b> RecvReq<'b> {
     /// Waits until the message has arrived and returns the buffer it filled.
     ///
     /// # Errors
-    /// [`P2pError::Length`] if the message was shorter than the buffer (a longer one fails in
-    /// MPI as a truncation); [`P2pError::Timeout`], [`P2pError::Mpi`].
+    /// [`P2pErrorKind::Length`] if the message was shorter than the buffer (a longer one fails in
+    /// MPI as a truncation); [`P2pErrorKind::Timeout`], [`P2pErrorKind::Mpi`].
     pub fn wait(mut self) -> Result<&'b mut [u8], P2pError> {
         let want = self.buf.len();
         if self.more.is_empty() {
             let got = self.raw.wait()?;
-            if got != want {
-                return Err(P2pError::Length {
-                    peer: self.raw.peer(),
-                    got,
-                    want,
-                });
-            }
+            self.raw.check_length(got, want)?;
             return Ok(self.buf);
         }
         let first = want - self.more.iter().map(|m| m.1).sum::<usize>();
@@ -897,11 +989,12 @@ impl<'b> RecvReq<'b> {
             got += count;
         }
         if short {
-            return Err(P2pError::Length {
+            return Err(P2pErrorKind::Length {
                 peer: self.raw.peer(),
                 got,
                 want,
-            });
+            }
+            .into());
         }
         let RecvReq { raw, more, buf } = self;
         drop((raw, more)); // completed: dropping does nothing

@@ -565,8 +565,10 @@ impl Channel {
     /// As [`isend`](Self::isend) and [`SendReq::wait`].
     #[inline]
     pub fn send(&self, buf: &[u8], to: usize, tag: u16) -> Result<(), P2pError> {
-        if self.cut(to, buf.len()).is_some() {
-            return self.isend(buf, to, tag)?.wait();
+        if let Some(pieces) = self.cut(to, buf.len()) {
+            let mut sent = Pending::new();
+            self.post_sends(buf, to, tag, Some(pieces), &mut sent)?;
+            return wait_sends(&mut sent);
         }
         // A whole message waits on its raw request here: no `SendReq` is built and moved out
         // (see `recv`).
@@ -580,8 +582,10 @@ impl Channel {
     #[inline]
     pub fn recv(&self, buf: &mut [u8], from: usize, tag: u16) -> Result<(), P2pError> {
         let want = buf.len();
-        if self.cut(from, want).is_some() {
-            return self.irecv(buf, from, tag)?.wait().map(|_| ());
+        if let Some(pieces) = self.cut(from, want) {
+            let mut posted = Pending::new();
+            self.post_recvs(buf, from, tag, Some(pieces), &mut posted)?;
+            return wait_recvs(&mut posted, want);
         }
         // A whole message waits on its raw request here. Building a `RecvReq` only to wait on
         // it cost a stall per message: the caller moved the request, just written field by
@@ -608,11 +612,13 @@ impl Channel {
         tag: u16,
     ) -> Result<(), P2pError> {
         let want = inbox.len();
-        if self.cut(from, want).is_some() || self.cut(to, out.len()).is_some() {
-            let posted = self.irecv(inbox, from, tag)?;
-            let sent = self.isend(out, to, tag)?;
-            posted.wait()?;
-            return sent.wait();
+        let cuts = (self.cut(from, want), self.cut(to, out.len()));
+        if cuts != (None, None) {
+            let (mut posted, mut sent) = (Pending::new(), Pending::new());
+            self.post_recvs(inbox, from, tag, cuts.0, &mut posted)?;
+            self.post_sends(out, to, tag, cuts.1, &mut sent)?;
+            wait_recvs(&mut posted, want)?;
+            return wait_sends(&mut sent);
         }
         // As in `recv`: raw requests, waited for in place. `inbox` stays borrowed until `posted`
         // completes or is dropped (cancelled and completed).
@@ -621,6 +627,51 @@ impl Channel {
         let got = posted.wait()?;
         posted.check_length(got, want)?;
         sent.wait().map(|_| ())
+    }
+
+    /// Posts the receives of `buf` from `from`, whole or cut into `pieces`, in order, into
+    /// `posted` (each with its length). `buf` stays borrowed as long as `posted` holds them.
+    fn post_recvs<'b>(
+        &'b self,
+        buf: &'b mut [u8],
+        from: usize,
+        tag: u16,
+        pieces: Option<Pieces>,
+        posted: &mut Pending<'b>,
+    ) -> Result<(), P2pError> {
+        let (len, base) = (buf.len(), buf.as_mut_ptr());
+        match pieces {
+            None => posted.push((self.irecv_raw(base, 0..len, from, tag)?, len)),
+            Some(p) => {
+                for r in p.ranges(len) {
+                    let n = r.len();
+                    posted.push((self.irecv_raw(base, r, from, tag)?, n));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Posts the sends of `buf` to `to`, whole or cut into `pieces`, in order, into `sent`.
+    /// `buf` stays borrowed as long as `sent` holds them.
+    fn post_sends<'b>(
+        &'b self,
+        buf: &'b [u8],
+        to: usize,
+        tag: u16,
+        pieces: Option<Pieces>,
+        sent: &mut Pending<'b>,
+    ) -> Result<(), P2pError> {
+        match pieces {
+            None => sent.push((self.isend_raw(buf, to, tag)?, buf.len())),
+            Some(p) => {
+                for r in p.ranges(buf.len()) {
+                    let n = r.len();
+                    sent.push((self.isend_raw(&buf[r], to, tag)?, n));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A barrier whose waiting sleeps instead of spinning (`MPI_Ibarrier` polled every `nap`),
@@ -901,6 +952,49 @@ impl RawReq<'_> {
     }
 }
 
+/// The raw requests of one message cut into pieces, in order, each with its length (on the
+/// stack for up to 16 pieces: a profile cuts messages of at most 64 KiB into pieces of at least
+/// 4 KiB). Waited for in place by [`Channel::send`], [`Channel::recv`] and
+/// [`Channel::sendrecv`], which need no [`SendReq`] or [`RecvReq`] (whose lists of further
+/// pieces were a heap allocation per message).
+type Pending<'b> = smallvec::SmallVec<[(RawReq<'b>, usize); 16]>;
+
+/// Waits for the receives of one message, in order (see [`wait_in_order`]).
+fn wait_recvs(posted: &mut Pending<'_>, want: usize) -> Result<(), P2pError> {
+    wait_in_order(posted.iter_mut().map(|(r, len)| (r, *len)), want)
+}
+
+/// Waits for the pieces of one message of `want` bytes, in order, each with the length it was
+/// posted for: a piece shorter than that ends the wait with [`P2pErrorKind::Length`] (the later
+/// pieces are cancelled when their requests are dropped).
+fn wait_in_order<'r, 'c: 'r>(
+    pieces: impl Iterator<Item = (&'r mut RawReq<'c>, usize)>,
+    want: usize,
+) -> Result<(), P2pError> {
+    let mut got = 0;
+    for (r, len) in pieces {
+        let count = r.wait()?;
+        got += count;
+        if count != len {
+            return Err(P2pErrorKind::Length {
+                peer: r.peer(),
+                got,
+                want,
+            }
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// Waits for the sends of one message.
+fn wait_sends(sent: &mut Pending<'_>) -> Result<(), P2pError> {
+    for (r, _) in sent.iter_mut() {
+        r.wait()?;
+    }
+    Ok(())
+}
+
 /// A send in progress; its buffer stays borrowed until [`wait`](Self::wait) (or drop).
 #[must_use = "a send must be waited for"]
 pub struct SendReq<'b> {
@@ -978,24 +1072,9 @@ impl<'b> RecvReq<'b> {
             return Ok(self.buf);
         }
         let first = want - self.more.iter().map(|m| m.1).sum::<usize>();
-        let mut got = self.raw.wait()?;
-        let mut short = got != first;
-        for (r, len) in &mut self.more {
-            if short {
-                break; // the rest is cancelled when dropped
-            }
-            let count = r.wait()?;
-            short = count != *len;
-            got += count;
-        }
-        if short {
-            return Err(P2pErrorKind::Length {
-                peer: self.raw.peer(),
-                got,
-                want,
-            }
-            .into());
-        }
+        let pieces = std::iter::once((&mut self.raw, first))
+            .chain(self.more.iter_mut().map(|(r, len)| (r, *len)));
+        wait_in_order(pieces, want)?;
         let RecvReq { raw, more, buf } = self;
         drop((raw, more)); // completed: dropping does nothing
         Ok(buf)

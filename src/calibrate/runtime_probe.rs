@@ -2,7 +2,8 @@
 //! [`RuntimeCosts`](crate::model::RuntimeCosts)): on one pair of PUs, 2-rank broadcasts with
 //! [`CommRank::broadcast_with`](crate::runtime::CommRank::broadcast_with), timed barrier then
 //! one (from the root's call to the later return, fresh data on the root every time), streamed
-//! and by single copy (in one block, and in many blocks for the per-block cost), and a one-line
+//! and by single copy (in one block, and in many blocks for the per-block cost; a short stream
+//! also in 2 blocks, for the executor's cost beyond the one-block path), and a one-line
 //! broadcast between two ranks pinned to one PU (the handoff when ranks share a PU). Each slice
 //! also times a raw atomic ping-pong on one line, so its samples fall into the latency mode they
 //! ran in, and every quantity is a weighted distribution over slices with modes, like the
@@ -22,6 +23,8 @@ use std::time::Instant;
 const ONE_LINE: usize = 48;
 /// The short stream: exactly the receiver's read-ahead in full lines.
 const BURST: usize = SLIP * 56 - 8;
+/// The shortest stream two blocks can cut: two full lines.
+const TWO_LINES: usize = 2 * 56 - 8;
 /// The two long streamed sizes: both many ring capacities long (the sustained regime).
 const STREAM: [usize; 2] = [16 << 10, 256 << 10];
 /// The three single-copy sizes: one chunk, a chunk's worth, and a payload past the caches.
@@ -31,41 +34,54 @@ const DIRECT: [usize; 3] = [4 << 10, 64 << 10, 1 << 20];
 const HUGE: usize = 4 << 20;
 /// Blocks of the many-block single copy (of `DIRECT[1]` bytes, one chunk per block).
 const MANY_BLOCKS: u32 = 16;
+/// How many blocks a case's payload is cut into.
+#[derive(Clone, Copy)]
+enum Blocks {
+    One,
+    /// Two: a stream then runs the executor (see `exec_ns`).
+    Two,
+    /// `MANY_BLOCKS`.
+    Many,
+}
+
 /// One kind of timed broadcast of the probe.
 #[derive(Clone, Copy)]
 struct Case {
     bytes: usize,
     /// By single copy (else streamed).
     direct: bool,
-    /// In `MANY_BLOCKS` blocks (else one).
-    many: bool,
+    blocks: Blocks,
     /// Both ranks on the pair's first PU (else one rank on each PU of the pair).
     shared: bool,
 }
 
-const fn case(bytes: usize, direct: bool, many: bool, shared: bool) -> Case {
+const fn case(bytes: usize, direct: bool, blocks: Blocks, shared: bool) -> Case {
     Case {
         bytes,
         direct,
-        many,
+        blocks,
         shared,
     }
 }
 
 /// Measurements per slice: one line, burst, two long streams, three single copies of one
 /// block, `DIRECT[1]` bytes by single copy in `MANY_BLOCKS` blocks, one line between two
-/// ranks of one PU, and `HUGE` bytes by single copy.
-const CASES: [Case; 10] = [
-    case(ONE_LINE, false, false, false),
-    case(BURST, false, false, false),
-    case(STREAM[0], false, false, false),
-    case(STREAM[1], false, false, false),
-    case(DIRECT[0], true, false, false),
-    case(DIRECT[1], true, false, false),
-    case(DIRECT[2], true, false, false),
-    case(DIRECT[1], true, true, false),
-    case(ONE_LINE, false, false, true),
-    case(HUGE, true, false, false),
+/// ranks of one PU, `HUGE` bytes by single copy, the burst in 2 blocks, and two lines in 1 and
+/// in 2 blocks.
+const CASES: [Case; 13] = [
+    case(ONE_LINE, false, Blocks::One, false),
+    case(BURST, false, Blocks::One, false),
+    case(STREAM[0], false, Blocks::One, false),
+    case(STREAM[1], false, Blocks::One, false),
+    case(DIRECT[0], true, Blocks::One, false),
+    case(DIRECT[1], true, Blocks::One, false),
+    case(DIRECT[2], true, Blocks::One, false),
+    case(DIRECT[1], true, Blocks::Many, false),
+    case(ONE_LINE, false, Blocks::One, true),
+    case(HUGE, true, Blocks::One, false),
+    case(BURST, false, Blocks::Two, false),
+    case(TWO_LINES, false, Blocks::One, false),
+    case(TWO_LINES, false, Blocks::Two, false),
 ];
 /// Aim of one measurement's duration, ns.
 const AIM_NS: f64 = 1_000_000.0;
@@ -87,11 +103,14 @@ pub(crate) struct RuntimeProbe {
     chunk: usize,
     /// The 2-rank broadcast from rank 0, in one block.
     program: Program,
+    /// The same in 2 blocks.
+    two: Program,
     /// The same in `MANY_BLOCKS` blocks.
     many: Program,
     /// Per slice: raw hop, one line, burst line, line, direct, copy, large copy, per-block
-    /// cost, one line on a shared PU, huge copy; with the weight.
-    samples: Vec<([f64; 10], f64)>,
+    /// cost, one line on a shared PU, huge copy, executor on the burst and on two lines; with
+    /// the weight.
+    samples: Vec<([f64; 12], f64)>,
     /// Repetitions per measurement (in `CASES` order), adapted per slice.
     reps: [u64; CASES.len()],
     /// Whether the warm-up slice (whose repetitions were a guess) is behind.
@@ -121,12 +140,15 @@ impl RuntimeProbe {
         let schedule =
             generate(&Request::broadcast(Algorithm::Binomial, 2, 1, 0), &model).map_err(probe)?;
         let program = Program::compile(&schedule).map_err(probe)?;
-        let many = generate(
-            &Request::broadcast(Algorithm::Binomial, 2, MANY_BLOCKS, 0),
-            &model,
-        )
-        .map_err(probe)?;
-        let many = Program::compile(&many).map_err(probe)?;
+        let in_blocks = |blocks: u32| {
+            let s = generate(
+                &Request::broadcast(Algorithm::Binomial, 2, blocks, 0),
+                &model,
+            )
+            .map_err(probe)?;
+            Program::compile(&s).map_err(probe)
+        };
+        let (two, many) = (in_blocks(2)?, in_blocks(MANY_BLOCKS)?);
         Ok(RuntimeProbe {
             team,
             shared,
@@ -134,9 +156,10 @@ impl RuntimeProbe {
             direct,
             chunk,
             program,
+            two,
             many,
             samples: Vec::new(),
-            reps: [64, 16, 4, 2, 8, 4, 2, 4, 16, 2],
+            reps: [64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32],
             warm: false,
         })
     }
@@ -156,10 +179,14 @@ impl RuntimeProbe {
         let large = (t[6] - t[5]) / (DIRECT[2] - DIRECT[1]) as f64;
         let block = (t[7] - t[5]) / f64::from(MANY_BLOCKS - 1);
         let huge = (t[9] - t[6]) / (HUGE - DIRECT[2]) as f64;
+        let exec = t[10] - t[1];
+        let exec_short = t[12] - t[11];
         let weight = t0.elapsed().as_secs_f64();
         if self.warm {
             self.samples.push((
-                [raw, t[0], burst, line, t[4], copy, large, block, t[8], huge],
+                [
+                    raw, t[0], burst, line, t[4], copy, large, block, t[8], huge, exec, exec_short,
+                ],
                 weight,
             ));
         }
@@ -193,6 +220,8 @@ impl RuntimeProbe {
             shared_one_line_ns: Some(dist(8)),
             copy_huge_ns_per_byte: Some(dist(9)),
             huge_bytes: Some(HUGE as u64),
+            exec_ns: Some(dist(10)),
+            exec_short_ns: Some(dist(11)),
         })
     }
 
@@ -230,7 +259,7 @@ impl RuntimeProbe {
         let Case {
             bytes,
             direct,
-            many,
+            blocks,
             shared,
         } = what;
         let comm = if direct {
@@ -239,7 +268,11 @@ impl RuntimeProbe {
             &mut self.stream
         };
         let mut ranks = comm.ranks();
-        let program = if many { &self.many } else { &self.program };
+        let program = match blocks {
+            Blocks::One => &self.program,
+            Blocks::Two => &self.two,
+            Blocks::Many => &self.many,
+        };
         let fill = |buf: &mut [u8], i: u64| {
             let salt = (i * 13 + 5) as u8;
             for (j, b) in buf.iter_mut().enumerate() {

@@ -341,6 +341,19 @@ pub struct RuntimeCalibration {
     /// The largest single-copy payload measured, bytes (with `copy_huge_ns_per_byte`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub huge_bytes: Option<u64>,
+    /// A streamed call through the runtime's executor, beyond one of the same lines in one
+    /// block: the `burst_lines`-line broadcast of `burst_line_ns` in 2 blocks, less the same in
+    /// 1 block. A stream of one block of at most `burst_lines` lines takes a shorter path (its
+    /// lines straight through the rings); one of several blocks or more lines runs the
+    /// executor, whose set-up and per-poll pass over the rank's edges cost this much more.
+    /// Absent from profiles written before herald measured it (then 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec_ns: Option<Distribution>,
+    /// The same for a two-line broadcast (104 bytes) in 2 blocks against 1: the executor's
+    /// extra cost grows with the lines it handles (`exec_ns` at `burst_lines` lines). Absent
+    /// from profiles written before herald measured it (then `exec_ns` at every length).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec_short_ns: Option<Distribution>,
 }
 
 /// One level of the topology summary.

@@ -6,9 +6,14 @@
 //!
 //! What the model knows about the runtime (docs/fidelity.md names why each term is there):
 //!
-//! * **A call's fixed cost** (`call`): a collective call's header, program lookup, executor
-//!   set-up and end-of-call mark, measured as the one-way time of a one-line broadcast minus the
-//!   channel's one-way time and one line.
+//! * **A call's fixed cost** (`call`): a collective call's header, program lookup and
+//!   end-of-call mark, measured as the one-way time of a one-line broadcast minus the channel's
+//!   one-way time and one line. A one-line broadcast, like any stream of one block of at most
+//!   `burst_lines` lines, goes straight through the rings; a stream of several blocks or more
+//!   lines runs the executor, whose set-up and per-poll passes cost each rank `exec` more
+//!   (twelfth session: the `burst_lines`-line broadcast in 2 blocks less the same in 1; 2 ranks
+//!   ping-ponging 48–512 B took 30–60 ns more per call in 2 blocks, which the model, with
+//!   consecutive blocks on one edge as one message, priced the same as 1).
 //! * **Line streams** (`line`): the executor forwards line by line; a message of `k` lines
 //!   occupies its sender `k · line`, its first line arrives `hop` after it left, and a forwarding
 //!   rank cannot send a line before it holds it. Consecutive blocks on one edge are therefore
@@ -157,6 +162,12 @@ pub struct RuntimeCosts {
     call_ps: u64,
     /// A single-copy call's fixed cost, ps; `None`: single copy not modelled.
     direct_call_ps: Option<u64>,
+    /// What a streamed call through the executor (several blocks, or more than
+    /// `burst_lines` lines) costs each rank beyond `call_ps`, ps (0: not measured): at 2 lines
+    /// and at `exec_lines` lines and more.
+    exec_ps: (u64, u64),
+    /// The finest measured level's `burst_lines` (where `exec_ps.1` was measured).
+    exec_lines: u64,
     /// One-way handoff between two ranks of one PU through the runtime, ps.
     switch_ps: u64,
     /// One turn of a yielding thread on a shared PU (the bare thread switch), ps; at most
@@ -371,6 +382,15 @@ impl RuntimeCosts {
             let d = r.shared_one_line_ns.as_ref()?;
             Some(ps(d.pick(pick)).saturating_sub(call_ps + l.burst_line_ps))
         });
+        // The executor's extra cost at `burst_lines` lines, and at 2 (else the same).
+        let (exec_ps, exec_lines) = finest.as_ref().map_or(((0, 0), 2), |(_, r)| {
+            let at = |d: &Option<super::Distribution>| d.as_ref().map(|d| ps(d.pick(pick)));
+            let long = at(&r.exec_ns).unwrap_or(0);
+            (
+                (at(&r.exec_short_ns).unwrap_or(long), long),
+                r.burst_lines.max(2),
+            )
+        });
         let switch = profile.switch_ns.as_ref().map_or(0, |d| ps(d.pick(pick)));
         let switch_ps = shared.unwrap_or(switch);
         // A yield turn: the bare switch where both were measured, else the handoff itself.
@@ -384,6 +404,8 @@ impl RuntimeCosts {
             levels,
             call_ps,
             direct_call_ps,
+            exec_ps,
+            exec_lines,
             switch_ps,
             yield_ps,
             chunk_bytes,
@@ -426,6 +448,38 @@ impl RuntimeCosts {
     /// A single-copy call's fixed cost, ps (`None`: not calibrated, single copy not modelled).
     pub fn direct_call_ps(&self) -> Option<u64> {
         self.direct_call_ps
+    }
+
+    /// What a streamed call of `lines` lines costs each rank beyond
+    /// [`call_ps`](Self::call_ps) when it runs the executor (a stream of several blocks, or of
+    /// more than the finest level's `burst_lines` lines; a stream of one block of at most that
+    /// many lines goes straight through the rings), ps: linear in `lines` between the two
+    /// calibrated lengths, 2 lines
+    /// ([`exec_short_ns`](crate::model::RuntimeCalibration::exec_short_ns)) and `burst_lines`
+    /// ([`exec_ns`](crate::model::RuntimeCalibration::exec_ns)), the latter's beyond; 0 where
+    /// the profile did not measure it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use herald::{*, model::{RuntimeCosts, Pick}};
+    /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+    /// let profile = Profile::from_json_forced(&text)?;
+    /// let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+    /// let costs = RuntimeCosts::from_profile(&profile, &h, Pick::Dominant)?;
+    /// // This profile predates the measurement: no extra cost at any length.
+    /// assert_eq!((costs.exec_ps(2), costs.exec_ps(100)), (0, 0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn exec_ps(&self, lines: u64) -> u64 {
+        let (short, long) = self.exec_ps;
+        let span = self.exec_lines.saturating_sub(2);
+        if span == 0 || lines >= self.exec_lines {
+            return long;
+        }
+        let k = i128::from(lines.max(2) - 2);
+        let (s, l) = (i128::from(short), i128::from(long));
+        (s + (l - s) * k / i128::from(span)).max(0) as u64
     }
 
     /// One-way handoff between two ranks of one PU, ps (measured through the runtime where the

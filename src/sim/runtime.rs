@@ -123,6 +123,14 @@ pub fn predict_runtime(
         .map(|b| block_units(bytes, blocks, b, transport, costs.chunk_bytes()))
         .unzip();
     let finest = costs.levels().iter().rev().flatten().next();
+    // A stream of several blocks, or of more lines than a receiver reads ahead, runs the
+    // executor: each rank's call costs `exec` more than the one-block path's.
+    let burst = finest.map_or(1, |l| l.burst_lines.max(1));
+    let stream_lines = (HEADER + bytes).div_ceil(LINE_PAYLOAD);
+    let exec = match transport {
+        Transport::Stream if blocks > 1 || stream_lines > burst => costs.exec_ps(stream_lines),
+        _ => 0,
+    };
     let sends: Vec<Vec<(u32, u32)>> = (0..n)
         .map(|p| s.sends_of(p).map(|t| (t.to, t.what)).collect())
         .collect();
@@ -137,6 +145,7 @@ pub fn predict_runtime(
             bytes,
             transport,
             call,
+            exec,
         };
         let (makespan_ps, last_hold_ps) = runtime_shared::predict(&shape, costs)?;
         return Ok(RuntimePrediction {
@@ -145,6 +154,9 @@ pub fn predict_runtime(
             last_hold_ps,
         });
     }
+    // Every rank sets its executor up at once, in parallel: the broadcast starts that much
+    // later.
+    let call = call + exec;
     let mut hold: Vec<Vec<Option<Ramp>>> = vec![vec![None; blocks as usize]; n as usize];
     hold[root as usize] = vec![
         Some(Ramp {

@@ -9,7 +9,8 @@
 //!   copies done. When it can do nothing more it yields.
 //! * A rank that gets the PU and has nothing to do yields again: one bare thread switch `b`.
 //!   One that has something to do starts it after the runtime's handoff `S ≥ b`. A rank alone
-//!   on its PU never yields (the runtime spins there).
+//!   on its PU never yields (the runtime spins there). A rank's first work in a stream that runs
+//!   the executor costs it the executor's set-up too ([`RuntimeCosts::exec_ps`]).
 //! * A sender's separate messages are the channel's gap apart.
 //! * A stream longer than a ring is sent ring by ring: the next ring's worth once the reader has
 //!   started on the previous one (at most [`MAX_PIECES`] pieces per block).
@@ -39,6 +40,9 @@ pub(super) struct Shape<'a> {
     pub(super) bytes: u64,
     pub(super) transport: Transport,
     pub(super) call: u64,
+    /// What each rank's first turn of work costs beyond the handoff when its stream runs the
+    /// executor ([`RuntimeCosts::exec_ps`]; 0 otherwise).
+    pub(super) exec: u64,
 }
 
 /// One rank's progress.
@@ -63,6 +67,8 @@ struct Rank {
     /// When it may start its next message (its last start plus the gap).
     free: u64,
     returned: Option<u64>,
+    /// Whether it has worked yet (its first work pays [`Shape::exec`]).
+    started: bool,
 }
 
 /// At most this many pieces per block: a stream of more rings is cut into this many pieces of
@@ -206,6 +212,7 @@ impl<'a> Sim<'a> {
                 lenders: vec![Vec::new(); count],
                 free: 0,
                 returned: None,
+                started: false,
             })
             .collect();
         let mut expects = vec![vec![false; count]; shape.n as usize];
@@ -316,6 +323,10 @@ impl<'a> Sim<'a> {
     /// it returned).
     fn work(&mut self, r: u32, mut t: u64) -> Result<u64, PredictError> {
         let ri = r as usize;
+        if !self.ranks[ri].started {
+            self.ranks[ri].started = true;
+            t += self.shape.exec;
+        }
         loop {
             if let Some((to, p, h)) = self.sendable(r, t) {
                 let l = self.level(r, to);

@@ -83,9 +83,10 @@ pub(crate) fn predicted_ns(
 
 /// The cases of an `n`-rank, `bytes`-byte broadcast: the runtime planner's `top` best-ranked
 /// (candidate, transport) choices with distinct programs, then each baseline whose program is
-/// not among them (the planner's best-ranked choice of its kind). `transports`: `None` measures
-/// each choice in its own transport (what the runtime would run); otherwise every chosen
-/// program in each listed transport.
+/// not among them (the planner's best-ranked choice of its kind), then the pick's program in
+/// the other transport if it is not among them (so the regret always weighs the planner's
+/// choice of transport). `transports`: `None` measures each choice in its own transport (what
+/// the runtime would run); otherwise every chosen program in each listed transport.
 ///
 /// # Errors
 /// A usage error if the profile cannot make the model or the planner fails.
@@ -129,6 +130,27 @@ pub(crate) fn cases(
                 k.2.get_or_insert(name);
             }
             None => chosen.push((i + 1, c, Some(name), p)),
+        }
+    }
+    // The pick in the other transport: without it, a 512-byte broadcast's five measured
+    // candidates could all be streams, and a single copy measured faster than the pick never
+    // showed in the regret (twelfth session, docs/fidelity.md runs U and V).
+    if transports.is_none() {
+        if let Some((_, pick, _, program)) = chosen.first() {
+            let (pick, program) = (*pick, program.clone());
+            let other = ranked.iter().enumerate().find(|(_, c)| {
+                c.transport != pick.transport
+                    && c.schedule == pick.schedule
+                    && c.candidate.blocks == pick.candidate.blocks
+            });
+            if let Some((i, c)) = other {
+                if !chosen
+                    .iter()
+                    .any(|k| k.3 == program && k.1.transport == c.transport)
+                {
+                    chosen.push((i + 1, c, Some("other transport"), program));
+                }
+            }
         }
     }
     let mut out = Vec::new();

@@ -211,18 +211,14 @@ fn table(p: &Profile) -> String {
             if let (Some(d), Some(b)) = (&r.copy_huge_ns_per_byte, r.huge_bytes) {
                 out.push_str(&format!("    single copy then {} ns/B to {b} B\n", c(d, 4)));
             }
-            if let Some(d) = &r.exec_ns {
-                out.push_str(&format!(
-                    "    stream through the executor {} more ({} lines in 2 blocks against 1)\n",
-                    c(d, 0),
-                    r.burst_lines
-                ));
-            }
-            if let Some(d) = &r.exec_short_ns {
-                out.push_str(&format!(
-                    "    stream through the executor {} more (2 lines in 2 blocks against 1)\n",
-                    c(d, 0)
-                ));
+            for (d, lines) in [(&r.exec_ns, r.burst_lines), (&r.exec_short_ns, 2)] {
+                if let Some(d) = d {
+                    out.push_str(&format!(
+                        "    stream through the executor {} more ({lines} lines in 2 blocks \
+                         against 1)\n",
+                        c(d, 0)
+                    ));
+                }
             }
             if let Some(d) = &r.direct_block_ns {
                 out.push_str(&format!(

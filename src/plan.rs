@@ -563,6 +563,14 @@ pub(crate) fn runtime_model(
 /// is half a round of the other threads away). A waiting rank yields its CPU, so the sender's
 /// own overhead is unchanged. Without `switch_ns` (an older profile) the latency is unchanged.
 ///
+/// Where the level's transport cuts messages at an eager limit ([`LevelProfile::pieces`]: an
+/// MPI library, measured by `herald-mpi calibrate`), a message longer than it cuts goes by a
+/// single-copy rendezvous, whose receiver copies the bytes:
+/// [`LongMessages::ReceiverCopies`](crate::model::LongMessages::ReceiverCopies) above
+/// `upto_bytes` (ranks that share PUs share one host; docs/mpi.md measures it).
+///
+/// [`LevelProfile::pieces`]: crate::model::LevelProfile::pieces
+///
 /// # Errors
 /// [`PlanError::Profile`] if the profile measured no level.
 ///
@@ -598,7 +606,11 @@ pub fn oversubscribed_model(
         .map_or(0.0, |d| d.pick(crate::model::Pick::Dominant));
     let delay = ((k.saturating_sub(1)) as f64 / 2.0 * switch).round() as u64;
     let l = base.l().to_f64().round() as u64 + delay;
-    let model = crate::model::LogP::new(Ratio::integer(l), base.o(), base.g(), base.big_g())
+    let mut model = crate::model::LogP::new(Ratio::integer(l), base.o(), base.g(), base.big_g())
         .map_err(ProfileError::from)?;
+    if let Some(p) = &level.pieces {
+        let above = p.upto_bytes;
+        model = model.with_long_messages(crate::model::LongMessages::ReceiverCopies { above });
+    }
     Ok(Model::from(model))
 }

@@ -147,3 +147,80 @@ fn long_message_rules_parse_and_agree_for_short_messages() {
         assert_eq!(a.timing(base).unwrap(), b.timing(base).unwrap());
     }
 }
+
+#[test]
+fn receiver_copies_star_arrivals_follow_its_formula() {
+    // The receiver copies: the root's sends are only max(g, o) apart, each leaf busy o + w from
+    // its first byte's arrival, so the k-th leaf holds the data at
+    // (k − 1)·max(g, o) + o + w + L + o. At most `above` bytes: the published formula.
+    for l in [0u64, 2, 7] {
+        for o in [0u64, 1, 4] {
+            for g in [0u64, 1, 3] {
+                for big_g in [0u64, 1, 2] {
+                    for bytes in [1u64, 2, 9] {
+                        if l + o == 0 {
+                            continue;
+                        }
+                        let w = (bytes - 1) * big_g;
+                        for above in [0u64, 8] {
+                            let rule = LongMessages::ReceiverCopies { above };
+                            let model = logp(l, o, g, big_g, bytes, rule);
+                            let n = 6;
+                            let req = Request::broadcast(Algorithm::Star, n, 1, 0);
+                            let s = generate(&req, &model).unwrap();
+                            let report = check(&s, &model).unwrap();
+                            assert!(report.legal(), "{:?}", report.violations());
+                            let completion = report.completion().unwrap();
+                            let spacing = if bytes > above { g } else { g + w };
+                            for k in 1..n as u64 {
+                                let expected = (k - 1) * spacing.max(o) + o + w + l + o;
+                                assert_eq!(
+                                    completion[k as usize], expected,
+                                    "L={l} o={o} g={g} G={big_g} s={bytes} above={above} k={k}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn receiver_copies_spaces_the_sender_by_g_and_the_receiver_by_g_plus_w() {
+    // L = 4, o = 2, g = 3, G = 1, 6 bytes: w = 5. The sender's next message g = 3 later, the
+    // receiver's next receive g + w = 8 later, busy o + w = 7 from the first byte's arrival.
+    let model = logp(4, 2, 3, 1, 6, LongMessages::ReceiverCopies { above: 0 });
+    let t = model.timing(model.time_base().unwrap()).unwrap();
+    assert_eq!(
+        (t.send_gap, t.recv_gap, t.recv_busy, t.latency),
+        (3, 8, 7, 13)
+    );
+    // two messages to one receiver 3 apart: the sender may, the receiver may not
+    let close = two_sends(&model, 3, &[(21, 0), (29, 1)]);
+    assert!(!close.breaks(Rule::SendGap), "{:?}", close.violations());
+    assert!(!close.legal());
+    // 8 apart, as the published rule asks: legal, the same makespan as under it
+    let ok = two_sends(&model, 8, &[(21, 0), (29, 1)]);
+    assert!(ok.legal(), "{:?}", ok.violations());
+    assert_eq!(ok.makespan(), 29 + 13);
+    // 6-byte messages at or under the limit: the published timing
+    let under = logp(4, 2, 3, 1, 6, LongMessages::ReceiverCopies { above: 6 });
+    let published = logp(4, 2, 3, 1, 6, LongMessages::Published);
+    let base = under.time_base().unwrap();
+    assert_eq!(under.timing(base).unwrap(), published.timing(base).unwrap());
+}
+
+#[test]
+fn receiver_copies_parses_with_its_limit() {
+    assert_eq!(
+        "receiver-copies".parse::<LongMessages>().unwrap(),
+        LongMessages::ReceiverCopies { above: 0 }
+    );
+    let r = "receiver-copies:4032".parse::<LongMessages>().unwrap();
+    assert_eq!(r, LongMessages::ReceiverCopies { above: 4032 });
+    assert_eq!(r.to_string(), "receiver-copies:4032");
+    assert!("receiver-copies:x".parse::<LongMessages>().is_err());
+    assert!("receiver-copies:".parse::<LongMessages>().is_err());
+}

@@ -26,6 +26,18 @@
 //! Both rules agree for one-byte messages or `G = 0`. docs/errata.md ("LogGP's long messages")
 //! gives the smallest case where they differ.
 //!
+//! [`LongMessages::ReceiverCopies`] describes a single-copy rendezvous, as MPI libraries move
+//! messages above their eager limit between processes of one host (Open MPI's `vader` and MPICH
+//! with cross-memory attach: the sender posts where its bytes are, the receiver copies them). A
+//! message of more than `above` bytes then occupies and spaces its receiver as under the published
+//! rule (busy `o + w` from the first byte's arrival, receive starts `g + w` apart), but its sender
+//! only for `o`, its sends `g` apart: the bytes are the receiver's work, so one sender's messages to
+//! different receivers are copied at once. What is in transit, during `[t + o, t + o + L)`, is
+//! the message's descriptor (the in-flight capacity counts those). Messages of at most `above` bytes follow the published
+//! rule (the eager path copies them through a buffer at both ends). Not one of the papers' rules:
+//! herald-mpi uses it where ranks share CPUs (docs/mpi.md, thirteenth session, has the
+//! measurement behind it).
+//!
 //! Combining collectives: after receiving a partial value the CPU spends `c` combining it
 //! (default 1: "local operations execute in unit time", and Karp et al. §4 count one unit per
 //! addition; 0 models §5.2.1's instantaneous combining).
@@ -77,6 +89,13 @@ pub struct LogP {
 /// assert_eq!((t.send_gap, t.recv_busy), (2 + 7, 3 + 7)); // g + w, o + w
 /// let old = m.with_long_messages(LongMessages::MaxGap).timing(m.time_base()?)?;
 /// assert_eq!((old.send_gap, old.recv_busy), (7, 3)); // max(g, w), o
+/// // The receiver copies messages of more than 4 bytes: the sender's starts g apart.
+/// let pull = m.with_long_messages(LongMessages::ReceiverCopies { above: 4 });
+/// let t = pull.timing(m.time_base()?)?;
+/// assert_eq!((t.send_gap, t.recv_gap, t.recv_busy), (2, 2 + 7, 3 + 7));
+/// // Messages of at most 4 bytes go by the published rule.
+/// let t = pull.with_bytes(4)?.timing(m.time_base()?)?;
+/// assert_eq!((t.send_gap, t.recv_gap), (2 + 3, 2 + 3));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -89,14 +108,33 @@ pub enum LongMessages {
     /// herald's former rule: consecutive starts `max(g, (bytes − 1)·G)` apart, the receiver busy
     /// `o` after the last byte's arrival.
     MaxGap,
+    /// A single-copy rendezvous for messages of more than `above` bytes: the receiver copies
+    /// (busy `o + (bytes − 1)·G` from the first byte's arrival, receive starts
+    /// `g + (bytes − 1)·G` apart), the sender's starts only `g` apart; messages of at most
+    /// `above` bytes as [`Published`](Self::Published) (module docs).
+    ReceiverCopies {
+        /// The longest message that still goes by the published rule (an eager limit), bytes.
+        above: u64,
+    },
 }
 
 impl LongMessages {
-    /// The rule's name on the command line (`published`, `max-gap`).
+    /// The rule's name on the command line (`published`, `max-gap`, `receiver-copies`; the
+    /// last takes its limit as `receiver-copies:BYTES`, by default 0).
     pub fn name(self) -> &'static str {
         match self {
             LongMessages::Published => "published",
             LongMessages::MaxGap => "max-gap",
+            LongMessages::ReceiverCopies { .. } => "receiver-copies",
+        }
+    }
+}
+
+impl std::fmt::Display for LongMessages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LongMessages::ReceiverCopies { above } => write!(f, "receiver-copies:{above}"),
+            other => f.write_str(other.name()),
         }
     }
 }
@@ -108,11 +146,15 @@ impl std::str::FromStr for LongMessages {
         match s {
             "published" | "loggp" => Ok(LongMessages::Published),
             "max-gap" | "maxgap" => Ok(LongMessages::MaxGap),
-            other => Err(ModelError::Parameter {
-                name: "long-messages",
-                value: other.to_owned(),
-                why: "known rules: published, max-gap",
-            }),
+            "receiver-copies" => Ok(LongMessages::ReceiverCopies { above: 0 }),
+            other => match other.strip_prefix("receiver-copies:").map(str::parse) {
+                Some(Ok(above)) => Ok(LongMessages::ReceiverCopies { above }),
+                _ => Err(ModelError::Parameter {
+                    name: "long-messages",
+                    value: other.to_owned(),
+                    why: "known rules: published, max-gap, receiver-copies[:BYTES]",
+                }),
+            },
         }
     }
 }
@@ -228,17 +270,23 @@ impl CostModel for LogP {
         let capacity = (g > 0).then(|| l.div_ceil(g).clamp(1, u64::from(u32::MAX)) as u32);
         let injected = time::add(o, w)?;
         let last_byte = time::add(injected, l)?; // the last byte's arrival
-        let (gap, recv_busy, transit) = match self.long_messages {
-            LongMessages::Published => (time::add(g, w)?, injected, (o, last_byte)),
-            LongMessages::MaxGap => (g.max(w), o, (injected, last_byte)),
+        let published = (time::add(g, w)?, time::add(g, w)?, injected, (o, last_byte));
+        let (send_gap, recv_gap, recv_busy, transit) = match self.long_messages {
+            LongMessages::Published => published,
+            LongMessages::MaxGap => (g.max(w), g.max(w), o, (injected, last_byte)),
+            // In transit: the descriptor, `[o, o + L)`; the bytes move by the receiver's copy.
+            LongMessages::ReceiverCopies { above } if self.bytes > above => {
+                (g, time::add(g, w)?, injected, (o, time::add(o, l)?))
+            }
+            LongMessages::ReceiverCopies { .. } => published,
         };
         Ok(Timing {
             base,
             send_busy: o,
             recv_busy,
             latency: time::add(last_byte, o)?,
-            send_gap: gap,
-            recv_gap: gap,
+            send_gap,
+            recv_gap,
             shared_cpu: true,
             capacity,
             transit,

@@ -102,7 +102,7 @@ fn goal_text(
         model_line += &format!(
             ", {}-byte messages, long messages: {}, combine {}",
             l.bytes(),
-            l.long_messages().name(),
+            l.long_messages(),
             l.combine()
         );
     }
@@ -133,12 +133,19 @@ fn goal_text(
         ),
     }
     if let Model::LogP(l) = model {
-        if l.long_messages() == LongMessages::MaxGap && l.big_g() != Ratio::ZERO && l.bytes() > 1 {
-            notes.push(
+        let long = l.big_g() != Ratio::ZERO && l.bytes() > 1;
+        match l.long_messages() {
+            LongMessages::MaxGap if long => notes.push(
                 "note: LogGOPSim simulates LogGP as published; this model's max-gap rule for \
                  long messages differs (docs/errata.md)"
                     .to_owned(),
-            );
+            ),
+            LongMessages::ReceiverCopies { above } if long && l.bytes() > above => notes.push(
+                "note: LogGOPSim simulates LogGP as published; this model's receiver-copies rule \
+                 spaces a sender's long messages only g apart"
+                    .to_owned(),
+            ),
+            _ => {}
         }
     }
     let ticks = |t: herald::Ticks| -> String {

@@ -19,13 +19,13 @@ pub(crate) struct ModelJson {
     pub(crate) bytes: Option<u64>,
     /// LogGP's long-message rule, when bytes are not 1.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) long_messages: Option<&'static str>,
+    pub(crate) long_messages: Option<String>,
 }
 
 impl ModelJson {
     pub(crate) fn of(model: &Model) -> ModelJson {
         let long = match model {
-            Model::LogP(l) if l.bytes() != 1 => Some((l.bytes(), l.long_messages().name())),
+            Model::LogP(l) if l.bytes() != 1 => Some((l.bytes(), l.long_messages().to_string())),
             _ => None,
         };
         ModelJson {
@@ -35,7 +35,7 @@ impl ModelJson {
                 .into_iter()
                 .map(|(k, v)| (k, v.to_string()))
                 .collect(),
-            bytes: long.map(|(b, _)| b),
+            bytes: long.as_ref().map(|(b, _)| *b),
             long_messages: long.map(|(_, r)| r),
         }
     }

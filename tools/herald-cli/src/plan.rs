@@ -10,7 +10,10 @@ use crate::output::{
 use crate::sim::ModelArgs;
 use crate::CliError;
 use herald::{
-    model::{load_profile, Assumptions, Hier, HierLevel, LevelCost, LevelSource, ProfileError},
+    model::{
+        load_profile, Assumptions, Hier, HierLevel, LevelCost, LevelSource, LongMessages,
+        ProfileError,
+    },
     plan,
     topology::RankMap,
     LogP, Model, Plan, PlanRequest, Postal, Ratio, TopologySource,
@@ -217,12 +220,19 @@ pub(crate) fn run(a: &PlanArgs) -> Result<(), CliError> {
         println!(
             "# {} ranks on fewer PUs: threads share PUs, so the flat LogGP model of the coarsest \
              measured level with thread handoffs added to L, as the runtime plans: L={} o={} g={} \
-             G={} ns",
+             G={} ns{}",
             a.n,
             l.l().decimal(),
             l.o().decimal(),
             l.g().decimal(),
-            l.big_g().decimal()
+            l.big_g().decimal(),
+            match l.long_messages() {
+                LongMessages::ReceiverCopies { above } => format!(
+                    "; messages of more than {above} bytes (longer than the transport cuts into eager \
+                     pieces) are copied by their receiver"
+                ),
+                _ => String::new(),
+            }
         );
     }
     println!(

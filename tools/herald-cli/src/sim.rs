@@ -94,7 +94,9 @@ pub(crate) struct ModelArgs {
     #[arg(long)]
     combine: Option<Ratio>,
     /// LogGP's rule for long messages: published (default; g + (s−1)G between messages, the
-    /// receiver busy o + (s−1)G) or max-gap (herald's former max(g, (s−1)G), receiver busy o).
+    /// receiver busy o + (s−1)G), max-gap (herald's former max(g, (s−1)G), receiver busy o) or
+    /// receiver-copies[:BYTES] (above BYTES, default 0, a sender's messages only g apart: the
+    /// receiver copies, as in an MPI library's single-copy rendezvous).
     #[arg(long = "long-messages")]
     long_messages: Option<LongMessages>,
 }

@@ -12,7 +12,9 @@
 //! hierarchical model ([`Hier::from_profile`]) and planner apply unchanged. When ranks
 //! outnumber the PUs they run on (two ranks share one), the model is herald's
 //! [`oversubscribed_model`]: the coarsest measured level, with the latency raised by the
-//! profile's handoff time between two processes of one CPU.
+//! profile's handoff time between two processes of one CPU, and every message longer than the
+//! level's cut ones (above the library's eager limit: a single-copy rendezvous) copied by its
+//! receiver ([`LongMessages::ReceiverCopies`](herald::model::LongMessages::ReceiverCopies)).
 
 use crate::error::Error;
 use crate::p2p::{Channel, Pieces};

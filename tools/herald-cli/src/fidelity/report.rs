@@ -2,7 +2,7 @@
 //! regret per (ranks, size, mode); as JSON (docs/cli-json.md) or text tables.
 
 use super::cases::{Case, PICKS};
-use herald::{calibrate::find_modes, model::Pick, Hierarchy, Profile};
+use herald::{calibrate::find_modes, Hierarchy, Profile};
 use serde::Serialize;
 
 /// `herald fidelity --json`.
@@ -38,7 +38,8 @@ pub(crate) struct ModeJson {
     pub(crate) share: f64,
     /// Measurements in it.
     pub(crate) measurements: usize,
-    /// The profile's regime whose raw hop is nearest: the predictions compared for `n ≤ pus`.
+    /// The profile's regime whose channel one-way time is nearest (`mode_reference`): the
+    /// predictions compared for `n ≤ pus`.
     pub(crate) regime: &'static str,
 }
 
@@ -184,20 +185,8 @@ pub(crate) fn build(
             })
             .unwrap_or(0)
     };
-    // The profile's raw hop per regime, to match a measured mode with a prediction.
-    let hop = profile
-        .measured_levels()
-        .next()
-        .and_then(|l| l.raw_hop_ns.clone());
-    let regime = |center: f64| {
-        let pick_hop = |p: Pick| hop.as_ref().map_or(f64::NAN, |d| d.pick(p));
-        (0..PICKS.len())
-            .min_by(|&i, &j| {
-                let d = |k: usize| (pick_hop(PICKS[k].0) - center).abs();
-                d(i).total_cmp(&d(j))
-            })
-            .unwrap_or(1)
-    };
+    let hop = profile.measured_levels().next().and_then(mode_reference);
+    let regime = |center: f64| regime_of(hop.as_ref(), center);
     let mut rows = Vec::new();
     for (m, mode) in modes.iter().enumerate() {
         let r = regime(mode.center);
@@ -353,6 +342,33 @@ pub(crate) fn table(v: &FidelityJson) -> String {
     out
 }
 
+/// The profile's distribution a measured latency mode is matched against: the channel's
+/// one-way time of one line (`one_way_ns`), the same traffic as the hop `herald fidelity` names
+/// its modes by (one line per direction); the calibration's raw hop on one shared line where a
+/// profile lacks it. The two hops disagree in some host modes (run S, docs/fidelity.md: 29.5 ns
+/// on the shared line while one line per direction took 80 ns in 94 % of the slices and 30 ns in
+/// the rest), and only the one-way time saw the same two modes as the measurement.
+fn mode_reference(level: &herald::model::LevelProfile) -> Option<herald::model::Distribution> {
+    level
+        .one_way_ns
+        .clone()
+        .or_else(|| level.raw_hop_ns.clone())
+}
+
+/// The index into [`PICKS`] of the regime whose reference value is nearest a mode's center
+/// (the dominant one without a reference).
+fn regime_of(reference: Option<&herald::model::Distribution>, center: f64) -> usize {
+    let Some(d) = reference else {
+        return 1;
+    };
+    (0..PICKS.len())
+        .min_by(|&i, &j| {
+            let dist = |k: usize| (d.pick(PICKS[k].0) - center).abs();
+            dist(i).total_cmp(&dist(j))
+        })
+        .unwrap_or(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,6 +390,45 @@ mod tests {
             measured_over_predicted: 1.0,
             halves: [even.to_vec(), odd.to_vec()],
         }
+    }
+
+    fn dist(modes: &[(f64, f64)]) -> herald::model::Distribution {
+        herald::model::Distribution {
+            median: modes[0].0,
+            p10: modes[0].0,
+            p90: modes[0].0,
+            samples: 100,
+            modes: modes
+                .iter()
+                .map(|&(center, share)| herald::model::Mode {
+                    center,
+                    p10: center,
+                    p90: center,
+                    share,
+                    samples: (share * 100.0) as usize,
+                })
+                .collect(),
+            settled: true,
+        }
+    }
+
+    /// Run S's profile: the shared-line raw hop one mode at 29.5 ns, the channel's one-way time
+    /// two (80.7 ns in 94 % of the slices, 28.8 ns in 6 %). Measured modes at 80 and 30 ns
+    /// then get the dominant and the fastest regime; by the raw hop both would get one.
+    #[test]
+    fn modes_match_the_channel_s_one_way_time() {
+        let text = include_str!("../../../../tests/data/profile-2core.json");
+        let profile = Profile::from_json_forced(text).expect("test profile");
+        let mut level = profile.measured_levels().next().expect("a level").clone();
+        level.raw_hop_ns = Some(dist(&[(29.5, 1.0)]));
+        level.one_way_ns = Some(dist(&[(80.7, 0.94), (28.8, 0.06)]));
+        let r = mode_reference(&level);
+        assert_eq!(PICKS[regime_of(r.as_ref(), 80.0)].1, "dominant");
+        assert_eq!(PICKS[regime_of(r.as_ref(), 30.0)].1, "fastest");
+        level.one_way_ns = None;
+        let r = mode_reference(&level);
+        assert_eq!(regime_of(r.as_ref(), 80.0), regime_of(r.as_ref(), 30.0));
+        assert_eq!(PICKS[regime_of(None, 30.0)].1, "dominant");
     }
 
     /// The pick `a` is best on the even slices (10 < 11) and compared with itself on the odd

@@ -15,7 +15,9 @@
 //!
 //! * `mpi` — herald's schedules over MPI point-to-point ([`BroadcastPlan`], [`CombinePlan`])
 //!   among the same `N` processes the library's collective runs on: herald's planner's choice
-//!   under the MPI profile (per size and root), against `MPI_Bcast` / `MPI_Allreduce`.
+//!   under the MPI profile (per size and root), against `MPI_Bcast` / `MPI_Allreduce`; for
+//!   allreduce the fastest under the profile's flat model of herald's combining allreduce, its
+//!   reduce followed by the planned broadcast, and the ring ([`RingAllreduce`]).
 //! * `inproc` — herald's in-process collectives ([`herald::Comm`]): `N` threads of rank 0's
 //!   process, pinned to the CPUs of the `N` MPI processes (thread `r` on rank `r`'s CPU), using
 //!   herald's default schedule (its planner's choice when `herald calibrate` has written a
@@ -49,7 +51,7 @@
 
 use crate::cluster::Cluster;
 use crate::error::Error;
-use crate::exec::{BroadcastPlan, CombinePlan, CombineScratch};
+use crate::exec::{BroadcastPlan, CombinePlan, CombineScratch, RingAllreduce};
 use crate::p2p::Channel;
 use crate::world::World;
 use crate::{contribution, payload};
@@ -239,6 +241,8 @@ enum OverMpi {
     Allreduce(CombinePlan),
     /// A reduce to rank 0, then a broadcast from rank 0.
     ReduceBcast(Box<(CombinePlan, BroadcastPlan)>),
+    /// The ring: reduce-scatter, then allgather.
+    Ring(RingAllreduce),
 }
 
 /// One timed round: `k` collectives of `bytes` in a row, timed as `variant` says, on data made
@@ -289,6 +293,9 @@ fn mpi_round(
                 two.0.run(chan, &mut b.scratch, &mut b.value)?;
                 two.1
                     .run(chan, bytemuck::cast_slice_mut(&mut b.value[..]))?;
+            }
+            (Collective::Allreduce, Some(OverMpi::Ring(ring))) => {
+                ring.run(chan, &mut b.scratch, &mut b.value)?;
             }
             _ => unreachable!("plans match their collective"),
         }
@@ -477,12 +484,17 @@ fn over_mpi(
                 let label = format!("allreduce ({} sends)", all.len());
                 (OverMpi::Allreduce(combined), label)
             } else {
-                // herald's choice by simulated time: its allreduce with combining, or its
-                // optimal reduce to rank 0 followed by the planner's broadcast from rank 0
+                // herald's choice by simulated time: its allreduce with combining, its optimal
+                // reduce to rank 0 followed by the planner's broadcast from rank 0, or the ring
                 let (t_red, red) = gen(Algorithm::Reduce)?;
                 let (bs, bc, _) = cluster.plan(profile, bytes as u64, 0)?;
                 let t_two = t_red + bc.makespan.to_f64();
-                if t_all <= t_two {
+                let ring = RingAllreduce::new(n as usize)?;
+                let t_ring = ring.predicted(&flat, bytes as u64)?;
+                if t_ring < t_all.min(t_two) {
+                    let label = format!("ring ({t_ring:.0} vs {:.0} and {t_two:.0})", t_all);
+                    (OverMpi::Ring(ring), label)
+                } else if t_all <= t_two {
                     let label =
                         format!("allreduce ({} sends, {t_all:.0} vs {t_two:.0})", all.len());
                     (OverMpi::Allreduce(combined), label)

@@ -21,7 +21,7 @@ use herald_mpi::bench::{bench, BenchOptions, Collective as BenchColl, HeraldSide
 use herald_mpi::calibrate::{calibrate, CalibrateOptions};
 use herald_mpi::{
     contribution, hier, payload, BroadcastPlan, Channel, Cluster, CombinePlan, CombineScratch,
-    Error, World,
+    Error, RingAllreduce, World,
 };
 use mpi::collective::CommunicatorCollectives;
 use std::time::Duration;
@@ -140,6 +140,28 @@ fn combining(world: &World, chan: &Channel) -> Result<usize, Failure> {
                 checked += 1;
             }
         }
+    }
+    // The ring allreduce, for values shorter than the ring (empty chunks) and longer.
+    let ring = RingAllreduce::new(n as usize)?;
+    for len in [1usize, 3, 100, 10_001] {
+        let seed = len as u64 + 7;
+        let mut value = vec![0u64; len];
+        contribution(&mut value, me, seed);
+        ring.run(chan, &mut scratch, &mut value)?;
+        let mut want = vec![0u64; len];
+        let mut part = vec![0u64; len];
+        for r in 0..n as usize {
+            contribution(&mut part, r, seed);
+            want.iter_mut()
+                .zip(&part)
+                .for_each(|(w, p)| *w = w.wrapping_add(*p));
+        }
+        if value != want {
+            return Err(fail(format!(
+                "ring allreduce, {len} elements: rank {me} has a wrong sum"
+            )));
+        }
+        checked += 1;
     }
     Ok(checked)
 }

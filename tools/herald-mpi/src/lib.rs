@@ -55,7 +55,8 @@ mod world;
 pub use cluster::Cluster;
 pub use error::Error;
 pub use exec::{
-    block_ranges, BroadcastPlan, CombineOp, CombinePlan, CombineScratch, RankPart, MAX_BLOCKS,
+    block_ranges, BroadcastPlan, CombineOp, CombinePlan, CombineScratch, RankPart, RingAllreduce,
+    MAX_BLOCKS,
 };
 pub use p2p::{abort_world, Channel, P2pError, P2pErrorKind, Pieces, RecvReq, SendReq};
 pub use world::{library_line, InitOptions, RankPlace, World};

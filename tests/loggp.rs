@@ -49,10 +49,10 @@ fn issue_20_star_example() {
     assert_eq!(LongMessages::default(), LongMessages::Published);
 }
 
-#[test]
-fn star_arrivals_follow_the_published_formula() {
-    // the k-th leaf (k = 1 … n − 1) of a star holds the data at
-    // (k − 1)·max(g + w, o) + o + w + L + o
+/// Over a grid of `L, o, g, G` and sizes: the k-th leaf (k = 1 … 5) of a 6-rank star under
+/// `rule` holds the data at `(k − 1)·max(spacing, o) + o + w + L + o`, with `w = (s − 1)·G` and
+/// `spacing(g, w, s)` the root's distance between sends the rule asks for.
+fn star_arrivals_match(rule: LongMessages, spacing: impl Fn(u64, u64, u64) -> u64) {
     for l in [0u64, 2, 7] {
         for o in [0u64, 1, 4] {
             for g in [0u64, 1, 3] {
@@ -62,18 +62,19 @@ fn star_arrivals_follow_the_published_formula() {
                             continue;
                         }
                         let w = (bytes - 1) * big_g;
-                        let model = logp(l, o, g, big_g, bytes, LongMessages::Published);
+                        let model = logp(l, o, g, big_g, bytes, rule);
                         let n = 6;
                         let s = generate(&Request::broadcast(Algorithm::Star, n, 1, 0), &model)
                             .unwrap();
                         let report = check(&s, &model).unwrap();
-                        assert!(report.legal());
+                        assert!(report.legal(), "{:?}", report.violations());
                         let completion = report.completion().unwrap();
+                        let step = spacing(g, w, bytes).max(o);
                         for k in 1..n as u64 {
-                            let expected = (k - 1) * (g + w).max(o) + o + w + l + o;
+                            let expected = (k - 1) * step + o + w + l + o;
                             assert_eq!(
                                 completion[k as usize], expected,
-                                "L={l} o={o} g={g} G={big_g} s={bytes} k={k}"
+                                "{rule} L={l} o={o} g={g} G={big_g} s={bytes} k={k}"
                             );
                         }
                     }
@@ -81,6 +82,12 @@ fn star_arrivals_follow_the_published_formula() {
             }
         }
     }
+}
+
+#[test]
+fn star_arrivals_follow_the_published_formula() {
+    // the root's sends g + w apart
+    star_arrivals_match(LongMessages::Published, |g, w, _| g + w);
 }
 
 /// Blocks 0 and 1 from rank 0 to rank 1 (at 0 and `second`), and rank 1's forwards to rank 2
@@ -150,40 +157,11 @@ fn long_message_rules_parse_and_agree_for_short_messages() {
 
 #[test]
 fn receiver_copies_star_arrivals_follow_its_formula() {
-    // The receiver copies: the root's sends are only max(g, o) apart, each leaf busy o + w from
-    // its first byte's arrival, so the k-th leaf holds the data at
-    // (k − 1)·max(g, o) + o + w + L + o. At most `above` bytes: the published formula.
-    for l in [0u64, 2, 7] {
-        for o in [0u64, 1, 4] {
-            for g in [0u64, 1, 3] {
-                for big_g in [0u64, 1, 2] {
-                    for bytes in [1u64, 2, 9] {
-                        if l + o == 0 {
-                            continue;
-                        }
-                        let w = (bytes - 1) * big_g;
-                        for above in [0u64, 8] {
-                            let rule = LongMessages::ReceiverCopies { above };
-                            let model = logp(l, o, g, big_g, bytes, rule);
-                            let n = 6;
-                            let req = Request::broadcast(Algorithm::Star, n, 1, 0);
-                            let s = generate(&req, &model).unwrap();
-                            let report = check(&s, &model).unwrap();
-                            assert!(report.legal(), "{:?}", report.violations());
-                            let completion = report.completion().unwrap();
-                            let spacing = if bytes > above { g } else { g + w };
-                            for k in 1..n as u64 {
-                                let expected = (k - 1) * spacing.max(o) + o + w + l + o;
-                                assert_eq!(
-                                    completion[k as usize], expected,
-                                    "L={l} o={o} g={g} G={big_g} s={bytes} above={above} k={k}"
-                                );
-                            }
-                        }
-                    }
-                }
-            }
-        }
+    // The receiver copies: the root's sends of more than `above` bytes only g apart (each leaf
+    // busy o + w from its first byte's arrival); at most `above` bytes: the published g + w.
+    for above in [0u64, 8] {
+        let rule = LongMessages::ReceiverCopies { above };
+        star_arrivals_match(rule, |g, w, bytes| if bytes > above { g } else { g + w });
     }
 }
 

@@ -97,6 +97,19 @@ fn broadcasts(world: &World, chan: &Channel) -> Result<usize, Failure> {
     Ok(checked)
 }
 
+/// The element-wise (wrapping) sum of `n` ranks' contributions of `len` elements.
+fn sum_of_contributions(n: usize, len: usize, seed: u64) -> Vec<u64> {
+    let mut want = vec![0u64; len];
+    let mut part = vec![0u64; len];
+    for r in 0..n {
+        contribution(&mut part, r, seed);
+        want.iter_mut()
+            .zip(&part)
+            .for_each(|(w, p)| *w = w.wrapping_add(*p));
+    }
+    want
+}
+
 /// Reduce and allreduce schedules under two models: the sums checked where they must be.
 fn combining(world: &World, chan: &Channel) -> Result<usize, Failure> {
     let n = world.size() as u32;
@@ -121,21 +134,11 @@ fn combining(world: &World, chan: &Channel) -> Result<usize, Failure> {
                 let mut value = vec![0u64; len];
                 contribution(&mut value, me, seed);
                 plan.run(chan, &mut scratch, &mut value)?;
-                if plan.has_result(me) {
-                    let mut want = vec![0u64; len];
-                    let mut part = vec![0u64; len];
-                    for r in 0..n as usize {
-                        contribution(&mut part, r, seed);
-                        want.iter_mut()
-                            .zip(&part)
-                            .for_each(|(w, p)| *w = w.wrapping_add(*p));
-                    }
-                    if value != want {
-                        return Err(fail(format!(
-                            "{} {algo} root {root}, {len} elements: rank {me} has a wrong sum",
-                            model.as_dyn().name()
-                        )));
-                    }
+                if plan.has_result(me) && value != sum_of_contributions(n as usize, len, seed) {
+                    return Err(fail(format!(
+                        "{} {algo} root {root}, {len} elements: rank {me} has a wrong sum",
+                        model.as_dyn().name()
+                    )));
                 }
                 checked += 1;
             }
@@ -148,15 +151,7 @@ fn combining(world: &World, chan: &Channel) -> Result<usize, Failure> {
         let mut value = vec![0u64; len];
         contribution(&mut value, me, seed);
         ring.run(chan, &mut scratch, &mut value)?;
-        let mut want = vec![0u64; len];
-        let mut part = vec![0u64; len];
-        for r in 0..n as usize {
-            contribution(&mut part, r, seed);
-            want.iter_mut()
-                .zip(&part)
-                .for_each(|(w, p)| *w = w.wrapping_add(*p));
-        }
-        if value != want {
+        if value != sum_of_contributions(n as usize, len, seed) {
             return Err(fail(format!(
                 "ring allreduce, {len} elements: rank {me} has a wrong sum"
             )));

@@ -31,12 +31,12 @@
 //! with cross-memory attach: the sender posts where its bytes are, the receiver copies them). A
 //! message of more than `above` bytes then occupies and spaces its receiver as under the published
 //! rule (busy `o + w` from the first byte's arrival, receive starts `g + w` apart), but its sender
-//! only for `o`, its sends `g` apart: the bytes are the receiver's work, so one sender's messages to
-//! different receivers are copied at once. What is in transit, during `[t + o, t + o + L)`, is
-//! the message's descriptor (the in-flight capacity counts those). Messages of at most `above` bytes follow the published
-//! rule (the eager path copies them through a buffer at both ends). Not one of the papers' rules:
-//! herald-mpi uses it where ranks share CPUs (docs/mpi.md, thirteenth session, has the
-//! measurement behind it).
+//! only for `o`, its sends `g` apart: the bytes are the receiver's work, so one sender's messages
+//! to different receivers are copied at once. What is in transit, during `[t + o, t + o + L)`, is
+//! the message's descriptor (the in-flight capacity counts those). Messages of at most `above`
+//! bytes follow the published rule (the eager path copies them through a buffer at both ends).
+//! Not one of the papers' rules: herald-mpi uses it where ranks share CPUs (docs/mpi.md,
+//! thirteenth session, has the measurement behind it).
 //!
 //! Combining collectives: after receiving a partial value the CPU spends `c` combining it
 //! (default 1: "local operations execute in unit time", and Karp et al. §4 count one unit per
@@ -270,13 +270,14 @@ impl CostModel for LogP {
         let capacity = (g > 0).then(|| l.div_ceil(g).clamp(1, u64::from(u32::MAX)) as u32);
         let injected = time::add(o, w)?;
         let last_byte = time::add(injected, l)?; // the last byte's arrival
-        let published = (time::add(g, w)?, time::add(g, w)?, injected, (o, last_byte));
+        let gw = time::add(g, w)?;
+        let published = (gw, gw, injected, (o, last_byte));
         let (send_gap, recv_gap, recv_busy, transit) = match self.long_messages {
             LongMessages::Published => published,
             LongMessages::MaxGap => (g.max(w), g.max(w), o, (injected, last_byte)),
             // In transit: the descriptor, `[o, o + L)`; the bytes move by the receiver's copy.
             LongMessages::ReceiverCopies { above } if self.bytes > above => {
-                (g, time::add(g, w)?, injected, (o, time::add(o, l)?))
+                (g, gw, injected, (o, time::add(o, l)?))
             }
             LongMessages::ReceiverCopies { .. } => published,
         };

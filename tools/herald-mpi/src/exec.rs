@@ -632,7 +632,12 @@ impl RingAllreduce {
         };
         let base = model.time_base().map_err(Error::herald)?;
         let t = model.timing(base).map_err(Error::herald)?;
-        let ticks = t.combining().latency * steps + t.latency * steps;
+        let ticks = t
+            .combining()
+            .latency
+            .checked_add(t.latency)
+            .and_then(|step| step.checked_mul(steps))
+            .ok_or_else(|| Error::Herald("time overflow".into()))?;
         Ok(base.to_f64(ticks))
     }
 

@@ -273,7 +273,7 @@ impl<'a, L: Links> Exec<'a, L> {
             if !self.step()? {
                 let signals = self.signals;
                 let mut polls = 0u32;
-                let waited = signals[self.rank].wait_phased(|phase| match self.step() {
+                let waited = signals[self.rank].wait_phased_or(|phase| match self.step() {
                     Ok(true) => Some(Ok(())),
                     Ok(false) => {
                         polls = polls.wrapping_add(1);

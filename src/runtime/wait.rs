@@ -268,6 +268,36 @@ impl Signal {
         }
     }
 
+    /// [`wait_phased`](Self::wait_phased) for a condition that may fail: `ready` answers
+    /// `Some(Ok(value))` when done and `Some(Err(e))` to stop.
+    ///
+    /// The polling loop never carries `Result<T, E>` itself. An error type such as
+    /// `CollectiveError` makes it wider than two registers, so the condition wrote it through
+    /// the waiter's pointer on every poll that ended the wait and the caller read it back in
+    /// pieces: loads that cannot be forwarded from the wider stores just made, so they wait
+    /// until those stores (and every store before them, such as a slot's on its way to a peer)
+    /// reach the cache. Here the error is set aside where it happens and the loop answers
+    /// with `Option<T>` (docs/runtime.md, "The 48-byte broadcast taken apart").
+    #[inline]
+    pub(crate) fn wait_phased_or<T, E>(
+        &self,
+        mut ready: impl FnMut(Phase) -> Option<Result<T, E>>,
+    ) -> Result<Result<T, E>, Aborted> {
+        let mut failed = None;
+        let done = self.wait_phased(|phase| match ready(phase)? {
+            Ok(value) => Some(Some(value)),
+            Err(e) => {
+                failed = Some(e);
+                Some(None)
+            }
+        })?;
+        Ok(match (done, failed) {
+            (Some(value), _) => Ok(value),
+            (None, Some(e)) => Err(e),
+            (None, None) => unreachable!("a condition that stops sets its error first"),
+        })
+    }
+
     /// Like [`wait_until`](Self::wait_until), but not abortable (team bookkeeping).
     pub(crate) fn wait_until_unabortable<T>(&self, ready: impl FnMut() -> Option<T>) -> T {
         self.wait_until_unabortable_for(YIELD_FOR, ready)
@@ -419,5 +449,53 @@ impl fmt::Debug for Signal {
         f.debug_struct("Signal")
             .field("sleeping", &self.sleeping.load(Ordering::Relaxed))
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(herald_loom)))]
+mod tests {
+    use super::{Phase, Signal};
+
+    /// A condition that answers `answer` on its `at`-th poll (1-based), counting the polls and
+    /// whether any of them came after the spin phase.
+    fn after<T: Copy>(
+        at: u32,
+        answer: T,
+    ) -> (
+        impl FnMut(Phase) -> Option<T>,
+        std::rc::Rc<std::cell::Cell<u32>>,
+    ) {
+        let polls = std::rc::Rc::new(std::cell::Cell::new(0));
+        let seen = std::rc::Rc::clone(&polls);
+        let ready = move |_: Phase| {
+            seen.set(seen.get() + 1);
+            (seen.get() >= at).then_some(answer)
+        };
+        (ready, polls)
+    }
+
+    #[test]
+    fn wait_phased_or_returns_the_value_or_the_error_of_the_poll_that_ended_it() {
+        let signal = Signal::new();
+        // At once (the inline first look) and after some spinning, both outcomes.
+        for at in [1, 2, 40, 200] {
+            let (ready, polls) = after(at, Ok::<u64, u32>(u64::from(at) * 7));
+            assert_eq!(signal.wait_phased_or(ready), Ok(Ok(u64::from(at) * 7)));
+            assert_eq!(polls.get(), at, "stops at the first answer");
+
+            let (ready, polls) = after(at, Err::<u64, (u32, u64)>((at, 99)));
+            assert_eq!(signal.wait_phased_or(ready), Ok(Err((at, 99))));
+            assert_eq!(polls.get(), at);
+        }
+    }
+
+    #[test]
+    fn wait_phased_or_keeps_a_wide_error_whole() {
+        // An error wider than two registers, with every byte distinct: the path this wait
+        // exists for.
+        let wide: [u64; 6] = std::array::from_fn(|i| 0x0101_0101_0101_0101 * (i as u64 + 1));
+        let signal = Signal::new();
+        let (ready, _) = after(3, Err::<(), _>(wide));
+        assert_eq!(signal.wait_phased_or(ready), Ok(Err(wide)));
     }
 }

@@ -589,7 +589,7 @@ fn send_wait(
     fill: &impl Fn(&mut [u8; Line::PAYLOAD]),
 ) -> Result<(), CollectiveError> {
     let mut polls = 0u32;
-    core.signals[me].wait_phased(|phase| {
+    core.signals[me].wait_phased_or(|phase| {
         match tx.try_send_with(fill) {
             Ok(()) => return Some(Ok(())),
             Err(TrySendWithError::Disconnected) => return Some(Err(core.departed(me, to))),
@@ -617,7 +617,7 @@ fn recv_wait<R>(
     mut read: impl FnMut(&[u8; Line::PAYLOAD]) -> R,
 ) -> Result<R, CollectiveError> {
     let mut polls = 0u32;
-    core.signals[me].wait_phased(|phase| match rx.try_recv_with(&mut read) {
+    core.signals[me].wait_phased_or(|phase| match rx.try_recv_with(&mut read) {
         Ok(r) => Some(Ok(r)),
         Err(TryRecvError::Disconnected) => Some(Err(core.departed(me, from))),
         Err(TryRecvError::Empty) => {

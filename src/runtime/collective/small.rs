@@ -249,7 +249,7 @@ pub(crate) fn wait_all(
     };
     match look(Phase::Spin) {
         Some(r) => r,
-        None => core.signals[me].wait_phased(look)?,
+        None => core.signals[me].wait_phased_or(look)?,
     }
 }
 

@@ -226,6 +226,7 @@ pub(super) struct ReadsDone<'p> {
 impl Drop for ReadsDone<'_> {
     fn drop(&mut self) {
         self.core.ranks[self.me]
+            .progress
             .reads_done
             .store(self.id.0, Ordering::Release);
         for (from, _) in &self.prog.incoming {
@@ -300,7 +301,8 @@ impl Drop for Lent<'_> {
 /// after publishing its call).
 pub(crate) fn reader_finished(core: &Core, to: usize, (seq, header): (u64, u64)) -> bool {
     let r = &core.ranks[to];
-    if r.reads_done.load(Ordering::Acquire) >= seq || r.departed.load(Ordering::Acquire) != PRESENT
+    let p = &r.progress;
+    if p.reads_done.load(Ordering::Acquire) >= seq || p.departed.load(Ordering::Acquire) != PRESENT
     {
         return true;
     }

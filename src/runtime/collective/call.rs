@@ -132,13 +132,13 @@ pub(crate) struct RankState {
     pub(crate) seq: AtomicU64,
     /// The token of the thread that drives it (made its last call; 0: none yet).
     pub(crate) driver: AtomicU64,
-    /// What a lender polls while this rank copies from it, on lines of its own: a lender
-    /// polling the line of `seq` took it from the reader just as the reader's next call stored
-    /// its number there, so that store waited for the line to come back, and every store
-    /// behind it (the next call's descriptor, on its way to that same lender) waited too. A
-    /// 2-rank ping-pong of 1 KiB single copies took 1.22–1.26 × a cross-core copy with the
-    /// fields together and 1.08 × apart (docs/runtime.md, "Single-copy progress on its own
-    /// line").
+    /// What a lender polls while this rank copies from it, on lines of its own. Kept on the
+    /// line of `seq`, the lender's polls took that line from the reader just as the reader's
+    /// next call stored its number there; that store then waited for the line to come back,
+    /// and so did every store behind it, such as the next call's descriptor on its way to that
+    /// same lender (the likely mechanism). A 2-rank ping-pong of 1 KiB single copies took
+    /// 1.53–1.70 × a cross-core copy with the fields together and 1.35–1.66 × apart
+    /// (docs/runtime.md, "Single-copy progress on its own line").
     pub(crate) progress: CachePadded<Progress>,
 }
 

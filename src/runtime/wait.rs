@@ -457,8 +457,8 @@ impl fmt::Debug for Signal {
 mod tests {
     use super::{Phase, Signal};
 
-    /// A condition that answers `answer` on its `at`-th poll (1-based), counting the polls and
-    /// whether any of them came after the spin phase.
+    /// A condition that answers `answer` on its `at`-th poll (1-based), and the count of its
+    /// polls.
     fn after<T: Copy>(
         at: u32,
         answer: T,

@@ -215,7 +215,7 @@ pub(crate) fn wait_all(
     let n = core.signals.len();
     let mut next = 0usize;
     let mut polls = 0u32;
-    let mut look = |phase: Phase| -> Option<Result<(), CollectiveError>> {
+    let look = |phase: Phase| -> Option<Result<(), CollectiveError>> {
         while next < n {
             if next != me {
                 let (slot, _) = core.small.slot(next, epoch);
@@ -247,10 +247,8 @@ pub(crate) fn wait_all(
         };
         stop.map(Err)
     };
-    match look(Phase::Spin) {
-        Some(r) => r,
-        None => core.signals[me].wait_phased_or(look)?,
-    }
+    // `wait_phased_or` looks once inline before it waits.
+    core.signals[me].wait_phased_or(look)?
 }
 
 /// The error of rank `me`, whose calls before `id` differ from `peer`'s (the digests do): the

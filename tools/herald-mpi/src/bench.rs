@@ -54,7 +54,7 @@ use crate::error::Error;
 use crate::exec::{BroadcastPlan, CombinePlan, CombineScratch, RingAllreduce};
 use crate::p2p::Channel;
 use crate::world::World;
-use crate::{contribution, payload};
+use crate::{contribution, payload, sum_of_contributions};
 use herald::{
     generate,
     model::{Hier, LevelCost},
@@ -396,14 +396,7 @@ fn check(b: &Buffers, round: Round, n: usize) -> Result<(), String> {
 /// The result of `k` allreduces in a row, each fed the previous result (every variant: the
 /// loops feed results back, so all three compute the same).
 fn allreduce_expected(len: usize, k: usize, n: usize, seed: u64) -> Vec<u64> {
-    let mut sum = vec![0u64; len];
-    let mut part = vec![0u64; len];
-    for r in 0..n {
-        contribution(&mut part, r, seed);
-        sum.iter_mut()
-            .zip(&part)
-            .for_each(|(s, p)| *s = s.wrapping_add(*p));
-    }
+    let sum = sum_of_contributions(n, len, seed);
     // after the first allreduce every rank holds S; each further one multiplies by n
     let factor = (1..k).fold(1u64, |f, _| f.wrapping_mul(n as u64));
     sum.iter().map(|s| s.wrapping_mul(factor)).collect()

@@ -9,7 +9,8 @@ use herald::{
     Algorithm, Collective, LogP, Model, Postal, Profile, Ratio, Request, Schedule,
 };
 use herald_mpi::{
-    contribution, payload, BroadcastPlan, Cluster, CombinePlan, CombineScratch, Error, World,
+    contribution, payload, sum_of_contributions, BroadcastPlan, Cluster, CombinePlan,
+    CombineScratch, Error, World,
 };
 use mpi::collective::CommunicatorCollectives;
 use std::path::PathBuf;
@@ -290,7 +291,6 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
             let len = a.bytes / 8;
             let mut value = vec![0u64; len];
             let mut scratch = CombineScratch::default();
-            let (mut want, mut part) = (vec![0u64; len], vec![0u64; len]);
             for i in 0..a.iters {
                 let seed = i as u64 + 1;
                 value.resize(len, 0);
@@ -300,13 +300,7 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
                 plan.run(&chan, &mut scratch, &mut value)?;
                 times.push(t0.elapsed());
                 if a.verify && plan.has_result(me) && bad.is_none() {
-                    want.fill(0);
-                    for r in 0..world.size() {
-                        contribution(&mut part, r, seed);
-                        want.iter_mut()
-                            .zip(&part)
-                            .for_each(|(w, p)| *w = w.wrapping_add(*p));
-                    }
+                    let want = sum_of_contributions(world.size(), len, seed);
                     if let Some(at) = value.iter().zip(&want).position(|(x, y)| x != y) {
                         bad = Some(format!("iteration {i}: rank {me} differs at element {at}"));
                     }

@@ -20,8 +20,8 @@ use herald::{
 use herald_mpi::bench::{bench, BenchOptions, Collective as BenchColl, HeraldSide, Variant};
 use herald_mpi::calibrate::{calibrate, CalibrateOptions};
 use herald_mpi::{
-    contribution, hier, payload, BroadcastPlan, Channel, Cluster, CombinePlan, CombineScratch,
-    Error, RingAllreduce, World,
+    contribution, hier, payload, sum_of_contributions, BroadcastPlan, Channel, Cluster,
+    CombinePlan, CombineScratch, Error, RingAllreduce, World,
 };
 use mpi::collective::CommunicatorCollectives;
 use std::time::Duration;
@@ -95,19 +95,6 @@ fn broadcasts(world: &World, chan: &Channel) -> Result<usize, Failure> {
         }
     }
     Ok(checked)
-}
-
-/// The element-wise (wrapping) sum of `n` ranks' contributions of `len` elements.
-fn sum_of_contributions(n: usize, len: usize, seed: u64) -> Vec<u64> {
-    let mut want = vec![0u64; len];
-    let mut part = vec![0u64; len];
-    for r in 0..n {
-        contribution(&mut part, r, seed);
-        want.iter_mut()
-            .zip(&part)
-            .for_each(|(w, p)| *w = w.wrapping_add(*p));
-    }
-    want
 }
 
 /// Reduce and allreduce schedules under two models: the sums checked where they must be.

@@ -740,30 +740,26 @@ mod tests {
                 let want: Vec<u64> = (0..len)
                     .map(|i| (0..n).map(|r| v[r][i]).fold(0u64, u64::wrapping_add))
                     .collect();
-                for s in 0..n.saturating_sub(1) {
-                    let sent: Vec<Vec<u64>> = (0..n)
-                        .map(|r| v[r][ring.chunk(len, ring.reduce_step(r, s).0)].to_vec())
-                        .collect();
-                    for (r, vr) in v.iter_mut().enumerate() {
-                        let left = (r + n - 1) % n;
-                        let inc = ring.chunk(len, ring.reduce_step(r, s).1);
-                        assert_eq!(ring.reduce_step(left, s).0, ring.reduce_step(r, s).1);
-                        for (x, g) in vr[inc].iter_mut().zip(&sent[left]) {
-                            *x = x.wrapping_add(*g);
+                // One phase in lockstep: every rank sends chunk `step(r, s).0` right; its right
+                // neighbour adds it (reduce-scatter) or stores it (allgather) at `step(r, s).1`.
+                let mut phase = |step: fn(&RingAllreduce, usize, usize) -> (usize, usize),
+                                 add: bool| {
+                    for s in 0..n.saturating_sub(1) {
+                        let sent: Vec<Vec<u64>> = (0..n)
+                            .map(|r| v[r][ring.chunk(len, step(&ring, r, s).0)].to_vec())
+                            .collect();
+                        for (r, vr) in v.iter_mut().enumerate() {
+                            let left = (r + n - 1) % n;
+                            assert_eq!(step(&ring, left, s).0, step(&ring, r, s).1);
+                            let inc = &mut vr[ring.chunk(len, step(&ring, r, s).1)];
+                            for (x, g) in inc.iter_mut().zip(&sent[left]) {
+                                *x = if add { x.wrapping_add(*g) } else { *g };
+                            }
                         }
                     }
-                }
-                for s in 0..n.saturating_sub(1) {
-                    let sent: Vec<Vec<u64>> = (0..n)
-                        .map(|r| v[r][ring.chunk(len, ring.gather_step(r, s).0)].to_vec())
-                        .collect();
-                    for (r, vr) in v.iter_mut().enumerate() {
-                        let left = (r + n - 1) % n;
-                        let inc = ring.chunk(len, ring.gather_step(r, s).1);
-                        assert_eq!(ring.gather_step(left, s).0, ring.gather_step(r, s).1);
-                        vr[inc].copy_from_slice(&sent[left]);
-                    }
-                }
+                };
+                phase(RingAllreduce::reduce_step, true);
+                phase(RingAllreduce::gather_step, false);
                 for (r, vr) in v.iter().enumerate() {
                     assert_eq!(vr, &want, "n = {n}, len = {len}, rank {r}");
                 }

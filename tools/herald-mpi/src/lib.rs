@@ -101,3 +101,25 @@ pub fn contribution(value: &mut [u64], rank: usize, seed: u64) {
         *v = x ^ (x >> 32);
     }
 }
+
+/// The element-wise (wrapping) sum of the [`contribution`]s of ranks `0..n`, `len` elements
+/// each, in iteration `seed`: what an allreduce of them must give.
+///
+/// ```
+/// let (mut a, mut b) = (vec![0u64; 3], vec![0u64; 3]);
+/// herald_mpi::contribution(&mut a, 0, 5);
+/// herald_mpi::contribution(&mut b, 1, 5);
+/// let sum: Vec<u64> = a.iter().zip(&b).map(|(x, y)| x.wrapping_add(*y)).collect();
+/// assert_eq!(herald_mpi::sum_of_contributions(2, 3, 5), sum);
+/// ```
+pub fn sum_of_contributions(n: usize, len: usize, seed: u64) -> Vec<u64> {
+    let mut sum = vec![0u64; len];
+    let mut part = vec![0u64; len];
+    for r in 0..n {
+        contribution(&mut part, r, seed);
+        sum.iter_mut()
+            .zip(&part)
+            .for_each(|(s, p)| *s = s.wrapping_add(*p));
+    }
+    sum
+}

@@ -16,8 +16,9 @@
 //! * `mpi` — herald's schedules over MPI point-to-point ([`BroadcastPlan`], [`CombinePlan`])
 //!   among the same `N` processes the library's collective runs on: herald's planner's choice
 //!   under the MPI profile (per size and root), against `MPI_Bcast` / `MPI_Allreduce`; for
-//!   allreduce the fastest under the profile's flat model of herald's combining allreduce, its
-//!   reduce followed by the planned broadcast, and the ring ([`RingAllreduce`]).
+//!   allreduce the one predicted fastest of herald's combining allreduce, its reduce followed by
+//!   the planned broadcast, and the ring ([`RingAllreduce`]), as [`crate::allreduce`] predicts
+//!   them (`--allreduce` fixes one).
 //! * `inproc` — herald's in-process collectives ([`herald::Comm`]): `N` threads of rank 0's
 //!   process, pinned to the CPUs of the `N` MPI processes (thread `r` on rank `r`'s CPU), using
 //!   herald's default schedule (its planner's choice when `herald calibrate` has written a
@@ -49,18 +50,14 @@
 //! The payload of the in-process allreduce is the same `u64` array as the library's, on the heap,
 //! reduced in place with herald's `CommRank::allreduce_slice`.
 
+use crate::allreduce::{AllreduceChoice, AllreducePlans};
 use crate::cluster::Cluster;
 use crate::error::Error;
 use crate::exec::{BroadcastPlan, CombinePlan, CombineScratch, RingAllreduce};
 use crate::p2p::Channel;
 use crate::world::World;
 use crate::{contribution, payload, sum_of_contributions};
-use herald::{
-    generate,
-    model::{Hier, LevelCost},
-    runtime::Spread,
-    Algorithm, Comm, CommRank, Model, Profile, Request, Team,
-};
+use herald::{generate, runtime::Spread, Algorithm, Comm, CommRank, Profile, Request, Team};
 use mpi::collective::{CommunicatorCollectives, Root, SystemOperation};
 use mpi::topology::Communicator;
 use serde::Serialize;
@@ -142,6 +139,9 @@ pub struct BenchOptions {
     pub target: Duration,
     /// A fixed algorithm for herald over MPI instead of the planner's choice.
     pub algo: Option<Algorithm>,
+    /// herald over MPI: a fixed allreduce instead of the planner's choice (`None`: the
+    /// combining allreduce when `algo` is given, else the planner's pick).
+    pub allreduce: Option<AllreduceChoice>,
 }
 
 impl BenchOptions {
@@ -402,32 +402,6 @@ fn allreduce_expected(len: usize, k: usize, n: usize, seed: u64) -> Vec<u64> {
     sum.iter().map(|s| s.wrapping_mul(factor)).collect()
 }
 
-/// herald's flat model for an allreduce of `bytes` among the job's ranks: the costs of the
-/// coarsest level ranks meet at.
-fn allreduce_model(model: &Model, n: u32, bytes: u64) -> Result<Model, Error> {
-    let flat = match model {
-        Model::Hier(h) => coarsest(h, n)?,
-        m => m.clone(),
-    };
-    Ok(match flat {
-        Model::LogP(l) => Model::from(l.with_bytes(bytes.max(1)).map_err(Error::herald)?),
-        m => m,
-    })
-}
-
-fn coarsest(h: &Hier, n: u32) -> Result<Model, Error> {
-    let used = h.used_levels(n);
-    let d = used
-        .iter()
-        .position(|&u| u)
-        .ok_or_else(|| Error::Herald("no level is used".into()))?;
-    match h.levels()[d].cost {
-        Some(LevelCost::LogP(l)) => Ok(Model::from(l)),
-        Some(LevelCost::Postal(p)) => Ok(Model::from(p)),
-        None => Err(Error::Herald(format!("level {d} has no costs"))),
-    }
-}
-
 /// herald over MPI for one (collective, size): plans and their label (collective: each rank
 /// computes them and checks that all agree).
 fn over_mpi(
@@ -465,41 +439,23 @@ fn over_mpi(
             (OverMpi::Bcast([a, b]), labels.join(" / "))
         }
         Collective::Allreduce => {
-            let flat = allreduce_model(&model, n, bytes as u64)?;
-            let gen = |a: Algorithm| {
-                let s = generate(&Request::broadcast(a, n, 1, 0), &flat).map_err(Error::herald)?;
-                let r = herald::check(&s, &flat).map_err(Error::herald)?;
-                Ok::<_, Error>((r.base().to_f64(r.makespan()), s))
-            };
-            let (t_all, all) = gen(Algorithm::Allreduce)?;
-            let combined = CombinePlan::new(&all, &flat)?;
-            if opts.algo.is_some() {
-                let label = format!("allreduce ({} sends)", all.len());
-                (OverMpi::Allreduce(combined), label)
-            } else {
-                // herald's choice by simulated time: its allreduce with combining, its optimal
-                // reduce to rank 0 followed by the planner's broadcast from rank 0, or the ring
-                let (t_red, red) = gen(Algorithm::Reduce)?;
-                let (bs, bc, _) = cluster.plan(profile, bytes as u64, 0)?;
-                let t_two = t_red + bc.makespan.to_f64();
-                let ring = RingAllreduce::new(n as usize)?;
-                let t_ring = ring.predicted(&flat, bytes as u64)?;
-                if t_ring < t_all.min(t_two) {
-                    let label = format!("ring ({t_ring:.0} vs {:.0} and {t_two:.0})", t_all);
-                    (OverMpi::Ring(ring), label)
-                } else if t_all <= t_two {
-                    let label =
-                        format!("allreduce ({} sends, {t_all:.0} vs {t_two:.0})", all.len());
-                    (OverMpi::Allreduce(combined), label)
-                } else {
-                    let label = format!(
-                        "reduce + {} ×{} ({t_two:.0} vs {t_all:.0})",
-                        bc.label, bc.blocks
-                    );
-                    let two = (CombinePlan::new(&red, &flat)?, BroadcastPlan::new(&bs)?);
-                    (OverMpi::ReduceBcast(Box::new(two)), label)
+            let plans = AllreducePlans::new(cluster, profile, bytes as u64)?;
+            let choice = opts
+                .allreduce
+                .or(opts.algo.map(|_| AllreduceChoice::Combining))
+                .unwrap_or_else(|| plans.best());
+            let label = plans.label(choice);
+            let what = match choice {
+                AllreduceChoice::Combining => {
+                    OverMpi::Allreduce(CombinePlan::new(&plans.combining, &plans.flat)?)
                 }
-            }
+                AllreduceChoice::ReduceBcast => OverMpi::ReduceBcast(Box::new((
+                    CombinePlan::new(&plans.reduce, &plans.flat)?,
+                    BroadcastPlan::new(&plans.bcast)?,
+                ))),
+                AllreduceChoice::Ring => OverMpi::Ring(plans.ring),
+            };
+            (what, label)
         }
     };
     world.agree(&format!("bench plan {coll:?} {bytes} {label}"))?;

@@ -31,6 +31,10 @@ pub(crate) struct BenchArgs {
     /// herald over MPI: this algorithm instead of the planner's choice.
     #[arg(long)]
     algo: Option<String>,
+    /// herald over MPI: this allreduce instead of the planner's choice (combining,
+    /// reduce-bcast, ring).
+    #[arg(long, value_name = "ALLREDUCE")]
+    allreduce: Option<String>,
     /// The MPI profile to plan with (herald over MPI); default: the library's default profile,
     /// else a quick calibration first.
     #[arg(long, value_name = "FILE")]
@@ -86,6 +90,15 @@ impl BenchArgs {
             Some(a) => Some(a.parse().map_err(Error::herald)?),
             None => None,
         };
+        let allreduce = match &self.allreduce {
+            Some(a) if herald == HeraldSide::Inproc => {
+                return Err(Error::Usage(format!(
+                    "--allreduce {a} applies to --herald mpi (in process, herald uses its default)"
+                )))
+            }
+            Some(a) => Some(a.parse()?),
+            None => None,
+        };
         if !(self.target_ms > 0.0 && self.target_ms < 60_000.0) {
             return Err(Error::Usage("--target-ms must be in (0, 60000)".into()));
         }
@@ -97,6 +110,7 @@ impl BenchArgs {
             rounds: self.rounds,
             target: Duration::from_secs_f64(self.target_ms / 1000.0),
             algo,
+            allreduce,
         })
     }
 }

@@ -17,6 +17,7 @@ use herald::{
     model::{LevelCost, OnePort},
     Algorithm, LogP, Model, Postal, Ratio, Request,
 };
+use herald_mpi::allreduce::AllreduceChoice;
 use herald_mpi::bench::{bench, BenchOptions, Collective as BenchColl, HeraldSide, Variant};
 use herald_mpi::calibrate::{calibrate, CalibrateOptions};
 use herald_mpi::{
@@ -294,7 +295,8 @@ fn calibration(
     }
 }
 
-/// A short bench of both herald sides: both must verify.
+/// A short bench of both herald sides, then of each of herald's allreduces over MPI: all must
+/// verify.
 fn benches(
     world: &World,
     chan: &Channel,
@@ -311,6 +313,20 @@ fn benches(
             rounds: 2,
             target: Duration::from_micros(300),
             algo: None,
+            allreduce: None,
+        };
+        rows += bench(world, chan, cluster, Some(profile), &opts, |_| {})?.len();
+    }
+    for choice in AllreduceChoice::ALL {
+        let opts = BenchOptions {
+            herald: HeraldSide::Mpi,
+            collectives: vec![BenchColl::Allreduce],
+            variants: vec![Variant::Loop],
+            sizes: vec![8, 4096, 65536],
+            rounds: 1,
+            target: Duration::from_micros(300),
+            algo: None,
+            allreduce: Some(choice),
         };
         rows += bench(world, chan, cluster, Some(profile), &opts, |_| {})?.len();
     }

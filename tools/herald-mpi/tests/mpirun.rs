@@ -155,6 +155,17 @@ fn allreduce_sizes_must_be_whole_elements_on_every_rank() {
 }
 
 #[test]
+fn an_unknown_allreduce_is_a_usage_error_on_every_rank() {
+    let out = mpirun(
+        2,
+        &["bench", "--allreduce", "tree", "--sizes", "8"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert_eq!(lines_with(&out.stderr, "unknown allreduce"), 2, "{out:?}");
+}
+
+#[test]
 fn a_world_of_one_where_more_ranks_are_expected_is_refused() {
     // started without mpirun: a singleton world
     let out = run_limited(

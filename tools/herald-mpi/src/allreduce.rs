@@ -194,7 +194,7 @@ impl AllreducePlans {
         let parts = [
             (
                 AllreduceChoice::Combining,
-                format!("allreduce ({} sends)", combining.len()),
+                format!("allreduce, {} sends", combining.len()),
                 t_all,
                 vec![(combining.len() as u64, whole.combining())],
             ),

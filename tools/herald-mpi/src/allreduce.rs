@@ -36,7 +36,6 @@ use crate::exec::RingAllreduce;
 use herald::{
     generate,
     model::{Hier, LevelCost, Pick},
-    plan::Candidate,
     Algorithm, CostModel, Model, Profile, Request, Schedule,
 };
 
@@ -119,14 +118,15 @@ impl SharedCpus {
     /// How `cluster`'s ranks share its PUs, with the switch time of `profile` (0 if it has
     /// none).
     pub fn of(cluster: &Cluster, profile: &Profile) -> Option<SharedCpus> {
-        let mut pus = cluster.rank_pus().to_vec();
-        pus.sort_unstable();
-        pus.dedup();
         let switch = profile
             .switch_ns
             .as_ref()
             .map_or(0.0, |d| d.pick(Pick::Dominant));
-        SharedCpus::new(cluster.rank_pus().len() as u32, pus.len() as u32, switch)
+        SharedCpus::new(
+            cluster.rank_pus().len() as u32,
+            cluster.pus_used() as u32,
+            switch,
+        )
     }
 }
 
@@ -200,7 +200,7 @@ impl AllreducePlans {
             ),
             (
                 AllreduceChoice::ReduceBcast,
-                bcast_label(&bc),
+                format!("reduce + {} ×{}", bc.label, bc.blocks),
                 t_red + bc.makespan.to_f64(),
                 vec![
                     (reduce.len() as u64, whole.combining()),
@@ -270,10 +270,6 @@ impl AllreducePlans {
     }
 }
 
-fn bcast_label(bc: &Candidate) -> String {
-    format!("reduce + {} ×{}", bc.label, bc.blocks)
-}
-
 /// A message's busy time at its sender and receiver, ns, and its receiver's combine.
 #[derive(Debug, Clone, Copy)]
 struct Busy {
@@ -334,7 +330,7 @@ fn predict(
 
 /// herald's flat model for an allreduce of `bytes` among `n` ranks: the costs of the coarsest
 /// level ranks meet at, with messages of `bytes`.
-pub(crate) fn flat_model(model: &Model, n: u32, bytes: u64) -> Result<Model, Error> {
+fn flat_model(model: &Model, n: u32, bytes: u64) -> Result<Model, Error> {
     let flat = match model {
         Model::Hier(h) => coarsest(h, n)?,
         m => m.clone(),

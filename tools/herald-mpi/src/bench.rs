@@ -413,9 +413,9 @@ fn over_mpi(
     bytes: usize,
 ) -> Result<(OverMpi, String), Error> {
     let n = world.size() as u32;
-    let model = cluster.model(profile, &herald::model::Assumptions::default())?;
     let (what, label) = match coll {
         Collective::Bcast => {
+            let model = cluster.model(profile, &herald::model::Assumptions::default())?;
             let mut plans = Vec::new();
             let mut labels = Vec::new();
             for root in [0, n - 1] {

@@ -216,11 +216,17 @@ impl Cluster {
         &self.rank_pus
     }
 
-    /// Whether two ranks share a PU.
-    pub fn oversubscribed(&self) -> bool {
+    /// The number of distinct PUs the ranks run on.
+    pub fn pus_used(&self) -> usize {
         let mut v = self.rank_pus.clone();
         v.sort_unstable();
-        v.windows(2).any(|w| w[0] == w[1])
+        v.dedup();
+        v.len()
+    }
+
+    /// Whether two ranks share a PU.
+    pub fn oversubscribed(&self) -> bool {
+        self.pus_used() < self.rank_pus.len()
     }
 
     /// The level two ranks meet at (depth in the cluster hierarchy).

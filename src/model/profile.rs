@@ -274,6 +274,27 @@ pub struct PieceTrial {
     pub whole_ns: f64,
     /// Median round trip of the message sent in pieces, ns.
     pub pieces_ns: f64,
+    /// Median time per message of a stream of messages sent whole back to back, ns (absent
+    /// in profiles written before the stream was measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_whole_ns: Option<f64>,
+    /// Median time per message of the same stream sent in pieces, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_pieces_ns: Option<f64>,
+}
+
+impl PieceTrial {
+    /// Whether cutting measured faster: a round trip in pieces at most `margin` times the
+    /// whole message's, and, where the stream was measured, a stream in pieces also at most
+    /// `margin` times the whole messages' (pieces that win a round trip can lose broadcasts
+    /// sent back to back several times over).
+    pub fn cut_wins(&self, margin: f64) -> bool {
+        let stream = match (self.stream_whole_ns, self.stream_pieces_ns) {
+            (Some(w), Some(p)) => p <= margin * w,
+            _ => true,
+        };
+        self.pieces_ns <= margin * self.whole_ns && stream
+    }
 }
 
 impl MessagePieces {

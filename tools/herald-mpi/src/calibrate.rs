@@ -36,17 +36,24 @@
 //! # Message pieces
 //!
 //! Before those probes, each measured pair finds out whether cutting a message beats sending it
-//! whole ([`MessagePieces`]): round trips of messages of 2, 4, 8 and 16 times a candidate piece
-//! size (`2^k − 64` bytes, 1 KiB … 64 KiB), whole and in pieces, alternating, after a warm-up
-//! pass. An MPI library copies a message up to its eager limit through a buffer and sends a
-//! longer one by rendezvous (a handshake first), so just above the limit one message costs a
-//! round trip more than two pieces under it. The piece size kept is the largest candidate whose
-//! two pieces beat the whole message by 10 %; messages are cut up to the largest size at which
-//! every size tried was faster cut. Here (one host, 2 ranks): Open MPI 4.1 cut at 4032 bytes
-//! (its shared-memory eager limit is 4 KiB with the header) up to 64 512 bytes; MPICH 4.0 at
-//! 8128 bytes up to 130 048. The pair then keeps the pieces for the probes below (the profile's
-//! `L, o, g, G` describe messages as herald-mpi sends them), and `herald-mpi run` and `bench`
-//! cut every message between two ranks the way the profile's level where they meet says
+//! whole ([`MessagePieces`]): messages of 2, 3, 4, 6, 8, 12 and 16 times a candidate piece size
+//! (`2^k − 64` bytes, 1 KiB … 64 KiB), whole and in pieces, alternating, after a warm-up pass,
+//! each sent as a round trip and as a stream of 64 back to back (then one empty
+//! acknowledgement). An MPI library copies a message up to its eager limit through a buffer and
+//! sends a longer one by rendezvous (a handshake first), so just above the limit one message
+//! costs a round trip more than two pieces under it. A stream tells more: there the
+//! rendezvous's handshakes overlap, while the pieces' copies through the library's buffers do
+//! not, and from some size on the pieces lose several times over (broadcasts sent back to back
+//! at 2 ranks, 32–64 KiB: 1.5–5 times the library's, figures Z and the sixteenth session in
+//! docs/mpi.md). The piece size kept is the largest candidate whose two pieces beat the whole
+//! message by 10 % in both the round trip and the stream; messages are cut up to the largest
+//! size at which every size tried won both. Here (one host, 2 ranks, 2026-11-29): Open MPI 4.1
+//! cut at 4032 bytes (its shared-memory eager limit is 4 KiB with the header) up to 16–24 KiB
+//! (the round trips alone: up to 32–64 KiB); MPICH 4.0 at 8128 bytes up to 24–48 KiB (alone:
+//! 130 048). The decision moves with the host's latency mode (see docs/mpi.md). The pair then
+//! keeps the pieces for the probes below (the profile's `L, o, g, G` describe messages as
+//! herald-mpi sends them), and `herald-mpi run` and `bench` cut every message between two
+//! ranks the way the profile's level where they meet says
 //! ([`Cluster::apply_pieces`]).
 //!
 //! `raw_hop_ns` is, over MPI, the one-way time of a batched ping-pong of empty messages between
@@ -357,15 +364,21 @@ fn server_slice(
 /// rendezvous where one of `2^k − 64` does not).
 const PIECE_SIZES: [usize; 7] = [960, 1984, 4032, 8128, 16_320, 32_704, 65_472];
 /// Message sizes tried per candidate piece size, in pieces.
-const PIECE_COUNTS: [usize; 4] = [2, 4, 8, 16];
+const PIECE_COUNTS: [usize; 7] = [2, 3, 4, 6, 8, 12, 16];
 /// Round trips of each way per (piece size, message size), alternating which goes first.
 const PIECE_REPS: usize = 15;
 /// Cutting counts as faster when its median round trip is at most this share of the whole
 /// message's (a margin over the noise of 15 round trips).
 const PIECE_WIN: f64 = 0.9;
 
-/// `reps` round trips of `buf` with `peer` each way, whole and cut into pieces of at most
-/// `piece` bytes, alternating which goes first; the client's times (ns) whole, then cut.
+/// Messages per stream of [`pieces_trial`]: sent back to back, then one empty
+/// acknowledgement (its latency shared by the stream).
+const STREAM_MSGS: usize = 64;
+
+/// `reps` round trips of `buf` with `peer`, and as many streams of [`STREAM_MSGS`] messages
+/// from the client to `peer`, each way: whole and cut into pieces of at most `piece` bytes,
+/// alternating which goes first. The client's times (ns): round trips whole, then cut; time per
+/// message of the streams whole, then cut.
 fn pieces_trial(
     chan: &Channel,
     client: bool,
@@ -374,8 +387,9 @@ fn pieces_trial(
     buf: &mut [u8],
     piece: usize,
     reps: usize,
-) -> Result<[Vec<f64>; 2], Error> {
-    let mut times = [Vec::new(), Vec::new()];
+) -> Result<[Vec<f64>; 4], Error> {
+    let mut times = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    let mut ack = [0u8; 0];
     for rep in 0..reps {
         for k in 0..2 {
             let cut = (k + rep) % 2 == 1;
@@ -392,9 +406,19 @@ fn pieces_trial(
                 chan.send(buf, peer, TAG_DATA)?;
                 chan.recv(buf, peer, TAG_DATA)?;
                 times[usize::from(cut)].push(since(t0) - clock);
+                let t0 = Instant::now();
+                for _ in 0..STREAM_MSGS {
+                    chan.send(buf, peer, TAG_DATA)?;
+                }
+                chan.recv(&mut ack, peer, TAG_CTRL)?;
+                times[2 + usize::from(cut)].push((since(t0) - clock) / STREAM_MSGS as f64);
             } else {
                 chan.recv(buf, peer, TAG_DATA)?;
                 chan.send(buf, peer, TAG_DATA)?;
+                for _ in 0..STREAM_MSGS {
+                    chan.recv(buf, peer, TAG_DATA)?;
+                }
+                chan.send(&ack, peer, TAG_CTRL)?;
             }
         }
     }
@@ -430,6 +454,8 @@ fn measure_pieces(
                         bytes: len as u64,
                         whole_ns: median(&times[0]),
                         pieces_ns: median(&times[1]),
+                        stream_whole_ns: Some(median(&times[2])),
+                        stream_pieces_ns: Some(median(&times[3])),
                     });
                 }
             }
@@ -438,21 +464,8 @@ fn measure_pieces(
     chan.set_pieces(peer, None);
     let mut decision = [0u64; 2];
     if client {
-        let faster = |t: &PieceTrial| t.pieces_ns <= PIECE_WIN * t.whole_ns;
-        let chosen = PIECE_SIZES.iter().rev().find(|&&p| {
-            trials
-                .iter()
-                .any(|t| t.piece_bytes == p as u64 && t.bytes == 2 * p as u64 && faster(t))
-        });
-        if let Some(&p) = chosen {
-            let upto = trials
-                .iter()
-                .filter(|t| t.piece_bytes == p as u64)
-                .take_while(|t| faster(t))
-                .map(|t| t.bytes)
-                .last()
-                .unwrap_or(2 * p as u64);
-            decision = [p as u64, upto];
+        if let Some((piece, upto)) = decide_pieces(&trials) {
+            decision = [piece, upto];
         }
         chan.send(bytemuck::cast_slice(&decision), peer, TAG_CTRL)?;
     } else {
@@ -463,6 +476,28 @@ fn measure_pieces(
         upto_bytes: decision[1],
         trials,
     }))
+}
+
+/// The pieces decision from the trials of [`measure_pieces`]: `(piece, upto)`, the largest
+/// candidate piece size whose two-piece message won ([`PieceTrial::cut_wins`] by
+/// [`PIECE_WIN`]) and the largest message size up to which every size tried with it won; `None`
+/// if no two-piece message won.
+fn decide_pieces(trials: &[PieceTrial]) -> Option<(u64, u64)> {
+    let faster = |t: &PieceTrial| t.cut_wins(PIECE_WIN);
+    let piece = PIECE_SIZES.iter().rev().map(|&p| p as u64).find(|&p| {
+        trials
+            .iter()
+            .any(|t| t.piece_bytes == p && t.bytes == 2 * p && faster(t))
+    })?;
+    let mut sizes: Vec<&PieceTrial> = trials.iter().filter(|t| t.piece_bytes == piece).collect();
+    sizes.sort_by_key(|t| t.bytes);
+    let upto = sizes
+        .iter()
+        .take_while(|t| faster(t))
+        .map(|t| t.bytes)
+        .last()
+        .unwrap_or(2 * piece);
+    Some((piece, upto))
 }
 
 /// The first pair of ranks meeting at each level of the cluster hierarchy.
@@ -848,5 +883,69 @@ fn profile(
         levels,
         unsettled,
         switch_ns,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A trial with the round trips and, if given, the streams (ns).
+    fn trial(piece: u64, count: u64, rt: (f64, f64), stream: Option<(f64, f64)>) -> PieceTrial {
+        PieceTrial {
+            piece_bytes: piece,
+            bytes: piece * count,
+            whole_ns: rt.0,
+            pieces_ns: rt.1,
+            stream_whole_ns: stream.map(|s| s.0),
+            stream_pieces_ns: stream.map(|s| s.1),
+        }
+    }
+
+    /// Open MPI's trials of 2026-11-29 at 2 ranks (4032-byte pieces, ns): the round trips win
+    /// up to 32 256 bytes, the streams only up to 16 128.
+    fn measured() -> Vec<PieceTrial> {
+        vec![
+            trial(4032, 2, (7681.0, 3986.0), Some((2977.0, 1571.0))),
+            trial(4032, 4, (10115.0, 6980.0), Some((3730.0, 2705.0))),
+            trial(4032, 8, (15113.0, 12449.0), Some((5096.0, 6277.0))),
+            trial(4032, 16, (25648.0, 24967.0), Some((7894.0, 12412.0))),
+            trial(8128, 2, (9574.0, 14572.0), Some((3741.0, 5990.0))),
+            trial(8128, 4, (14301.0, 28492.0), Some((5166.0, 11527.0))),
+        ]
+    }
+
+    #[test]
+    fn a_cut_that_loses_the_stream_is_not_kept() {
+        // 32 256 bytes: round trip 0.82 of the whole message's (a win by the 0.9 margin),
+        // stream 1.23 (a loss): the cut stops at 16 128.
+        assert_eq!(decide_pieces(&measured()), Some((4032, 16128)));
+    }
+
+    #[test]
+    fn without_streams_the_round_trips_decide() {
+        // A profile written before the streams were measured: 32 256 wins its round trip by
+        // 0.82, 64 512 does not (0.97).
+        let old: Vec<PieceTrial> = measured()
+            .into_iter()
+            .map(|t| PieceTrial {
+                stream_whole_ns: None,
+                stream_pieces_ns: None,
+                ..t
+            })
+            .collect();
+        assert_eq!(decide_pieces(&old), Some((4032, 32256)));
+    }
+
+    #[test]
+    fn the_largest_winning_piece_is_kept_and_none_when_nothing_wins() {
+        let mut t = measured();
+        // 8128-byte pieces now win at 2 and 4 pieces: they are the larger candidate.
+        t[4] = trial(8128, 2, (10000.0, 5000.0), Some((4000.0, 2000.0)));
+        t[5] = trial(8128, 4, (14000.0, 9000.0), Some((5000.0, 4000.0)));
+        assert_eq!(decide_pieces(&t), Some((8128, 32512)));
+        // A two-piece message that wins its round trip but loses its stream keeps nothing.
+        let lose = vec![trial(4032, 2, (8000.0, 4000.0), Some((3000.0, 3100.0)))];
+        assert_eq!(decide_pieces(&lose), None);
     }
 }

@@ -142,8 +142,16 @@ pub(crate) fn table(p: &Profile) -> String {
                         .iter()
                         .find(|t| t.piece_bytes == p.piece_bytes && t.bytes == bytes)
                         .map_or(String::new(), |t| {
+                            let stream = match (t.stream_whole_ns, t.stream_pieces_ns) {
+                                (Some(w), Some(c)) => format!(
+                                    "; {:.1} µs whole, {:.1} µs in pieces, per message of a stream",
+                                    w / 1e3,
+                                    c / 1e3
+                                ),
+                                _ => String::new(),
+                            };
                             format!(
-                                " ({} B: {:.1} µs whole, {:.1} µs in pieces, round trip)",
+                                " ({} B: {:.1} µs whole, {:.1} µs in pieces, round trip{stream})",
                                 bytes,
                                 t.whole_ns / 1e3,
                                 t.pieces_ns / 1e3

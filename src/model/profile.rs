@@ -288,6 +288,21 @@ impl PieceTrial {
     /// whole message's, and, where the stream was measured, a stream in pieces also at most
     /// `margin` times the whole messages' (pieces that win a round trip can lose broadcasts
     /// sent back to back several times over).
+    ///
+    /// ```
+    /// use herald::model::PieceTrial;
+    /// let t = PieceTrial {
+    ///     piece_bytes: 4032,
+    ///     bytes: 32256,
+    ///     whole_ns: 15113.0,
+    ///     pieces_ns: 12449.0,
+    ///     stream_whole_ns: Some(5096.0),
+    ///     stream_pieces_ns: Some(6277.0),
+    /// };
+    /// assert!(!t.cut_wins(0.9)); // wins the round trip, loses the stream
+    /// let round_trip_only = PieceTrial { stream_whole_ns: None, stream_pieces_ns: None, ..t };
+    /// assert!(round_trip_only.cut_wins(0.9));
+    /// ```
     pub fn cut_wins(&self, margin: f64) -> bool {
         let stream = match (self.stream_whole_ns, self.stream_pieces_ns) {
             (Some(w), Some(p)) => p <= margin * w,

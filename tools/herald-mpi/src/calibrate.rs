@@ -36,24 +36,22 @@
 //! # Message pieces
 //!
 //! Before those probes, each measured pair finds out whether cutting a message beats sending it
-//! whole ([`MessagePieces`]): messages of 2, 3, 4, 6, 8, 12 and 16 times a candidate piece size
-//! (`2^k − 64` bytes, 1 KiB … 64 KiB), whole and in pieces, alternating, after a warm-up pass,
-//! each sent as a round trip and as a stream of 64 back to back (then one empty
-//! acknowledgement). An MPI library copies a message up to its eager limit through a buffer and
-//! sends a longer one by rendezvous (a handshake first), so just above the limit one message
-//! costs a round trip more than two pieces under it. A stream tells more: there the
-//! rendezvous's handshakes overlap, while the pieces' copies through the library's buffers do
-//! not, and from some size on the pieces lose several times over (broadcasts sent back to back
-//! at 2 ranks, 32–64 KiB: 1.5–5 times the library's, figures Z and the sixteenth session in
-//! docs/mpi.md). The piece size kept is the largest candidate whose two pieces beat the whole
-//! message by 10 % in both the round trip and the stream; messages are cut up to the largest
-//! size at which every size tried won both. Here (one host, 2 ranks, 2026-11-29): Open MPI 4.1
-//! cut at 4032 bytes (its shared-memory eager limit is 4 KiB with the header) up to 16–24 KiB
-//! (the round trips alone: up to 32–64 KiB); MPICH 4.0 at 8128 bytes up to 24–48 KiB (alone:
-//! 130 048). The decision moves with the host's latency mode (see docs/mpi.md). The pair then
-//! keeps the pieces for the probes below (the profile's `L, o, g, G` describe messages as
-//! herald-mpi sends them), and `herald-mpi run` and `bench` cut every message between two
-//! ranks the way the profile's level where they meet says
+//! whole ([`MessagePieces`]). For each candidate piece size (`2^k − 64` bytes, 1 KiB … 64 KiB)
+//! it sends a message of two such pieces, then messages of 2, 3, 4, 6, 8, 12 and 16 times `2^k`
+//! bytes (the sizes programs send, each cut into as many pieces as it needs), whole and in
+//! pieces, alternating, after a warm-up pass, each as a round trip and as a stream of 64 sent
+//! back to back (then one empty acknowledgement). An MPI library copies a message up to its
+//! eager limit through a buffer and sends a longer one by rendezvous (a handshake first), so
+//! just above the limit one message costs a round trip more than two pieces under it: the
+//! piece size kept is the largest candidate whose two pieces beat the whole message's round
+//! trip by 10 %, and messages of up to two pieces are cut. Longer messages are cut only up to
+//! the largest size at which every size tried beat the whole message by 10 % in both the round
+//! trip and the stream: in a stream the whole messages' handshakes overlap, the pieces' copies
+//! through the library's buffers do not, and from some size on (it moves with the host's
+//! latency mode) the pieces lose broadcasts sent back to back several times over (docs/mpi.md,
+//! the sixteenth session). The pair then keeps the pieces for the probes below (the profile's
+//! `L, o, g, G` describe messages as herald-mpi sends them), and `herald-mpi run` and `bench`
+//! cut every message between two ranks the way the profile's level where they meet says
 //! ([`Cluster::apply_pieces`]).
 //!
 //! `raw_hop_ns` is, over MPI, the one-way time of a batched ping-pong of empty messages between
@@ -363,8 +361,18 @@ fn server_slice(
 /// eager limit counts its own header, so a message of exactly `2^k` bytes may already go by
 /// rendezvous where one of `2^k − 64` does not).
 const PIECE_SIZES: [usize; 7] = [960, 1984, 4032, 8128, 16_320, 32_704, 65_472];
-/// Message sizes tried per candidate piece size, in pieces.
-const PIECE_COUNTS: [usize; 7] = [2, 3, 4, 6, 8, 12, 16];
+/// Message sizes tried per candidate piece size after the first (two pieces of exactly the
+/// candidate), in units of the power of two just above it: the sizes programs send (a message
+/// of 16 KiB is tried as such, cut into 3 pieces of at most 8128 bytes with the 8128-byte
+/// candidate).
+const PIECE_MULTIPLES: [usize; 7] = [2, 3, 4, 6, 8, 12, 16];
+
+/// The message sizes tried with pieces of `piece` bytes, ascending: two pieces (`2 · piece`,
+/// the test of the candidate), then [`PIECE_MULTIPLES`] of `piece + 64` (a power of two).
+fn trial_sizes(piece: usize) -> impl Iterator<Item = usize> {
+    std::iter::once(2 * piece).chain(PIECE_MULTIPLES.iter().map(move |m| m * (piece + 64)))
+}
+
 /// Round trips of each way per (piece size, message size), alternating which goes first.
 const PIECE_REPS: usize = 15;
 /// Cutting counts as faster when its median round trip is at most this share of the whole
@@ -426,27 +434,25 @@ fn pieces_trial(
 }
 
 /// Measures, between this rank and `peer` (the client times, the server echoes), round trips
-/// of messages of 2, 4, 8 and 16 times each candidate piece size, sent whole and cut into
-/// pieces of that size, alternating. The piece size chosen is the largest at which 2 pieces
-/// beat one message by [`PIECE_WIN`] (just above the library's eager limit one message costs a
-/// rendezvous, two pieces under it do not); the longest message cut, the largest of its sizes
-/// up to which every size tried was faster cut. Both ranks return the same decision (the client
-/// sends it); `None` if no size was faster cut.
+/// and streams of the [`trial_sizes`] of each candidate piece size, sent whole and cut into
+/// pieces of that size, alternating; [`decide_pieces`] decides. Both ranks return the same
+/// decision (the client sends it); `None` if no size was faster cut.
 fn measure_pieces(
     chan: &Channel,
     client: bool,
     peer: usize,
     clock: f64,
 ) -> Result<Option<MessagePieces>, Error> {
-    let max = PIECE_SIZES[PIECE_SIZES.len() - 1] * PIECE_COUNTS[PIECE_COUNTS.len() - 1];
+    let max = trial_sizes(PIECE_SIZES[PIECE_SIZES.len() - 1])
+        .max()
+        .expect("sizes");
     let mut buf = vec![0u8; max];
     let mut trials = Vec::new();
     // A first pass of two round trips each way, not kept, warms the buffers and the library's
     // paths (the first round trips of a size measured up to 10× the later ones with MPICH).
     for (pass, reps) in [(0, 2), (1, PIECE_REPS)] {
         for &piece in &PIECE_SIZES {
-            for &count in &PIECE_COUNTS {
-                let len = piece * count;
+            for len in trial_sizes(piece) {
                 let times = pieces_trial(chan, client, peer, clock, &mut buf[..len], piece, reps)?;
                 if client && pass == 1 {
                     trials.push(PieceTrial {
@@ -478,22 +484,29 @@ fn measure_pieces(
     }))
 }
 
-/// The pieces decision from the trials of [`measure_pieces`]: `(piece, upto)`, the largest
-/// candidate piece size whose two-piece message won ([`PieceTrial::cut_wins`] by
-/// [`PIECE_WIN`]) and the largest message size up to which every size tried with it won; `None`
-/// if no two-piece message won.
+/// The pieces decision from the trials of [`measure_pieces`]: `(piece, upto)`.
+///
+/// `piece` is the largest candidate whose smallest message (two pieces of `piece` bytes) won
+/// its round trip by [`PIECE_WIN`]: just above the library's eager limit a whole message costs
+/// a rendezvous, and that is the limit. Messages of up to two pieces are cut (the rendezvous
+/// they avoid is most of their time); `upto` extends past `2 · piece` to the largest size up to
+/// which every size tried won both its round trip and its stream by [`PIECE_WIN`]
+/// ([`PieceTrial::cut_wins`]). `None` if no candidate's smallest message won its round trip.
 fn decide_pieces(trials: &[PieceTrial]) -> Option<(u64, u64)> {
-    let faster = |t: &PieceTrial| t.cut_wins(PIECE_WIN);
+    let of = |p: u64| {
+        let mut sizes: Vec<&PieceTrial> = trials.iter().filter(|t| t.piece_bytes == p).collect();
+        sizes.sort_by_key(|t| t.bytes);
+        sizes
+    };
     let piece = PIECE_SIZES.iter().rev().map(|&p| p as u64).find(|&p| {
-        trials
-            .iter()
-            .any(|t| t.piece_bytes == p && t.bytes == 2 * p && faster(t))
+        of(p)
+            .first()
+            .is_some_and(|t| t.pieces_ns <= PIECE_WIN * t.whole_ns)
     })?;
-    let mut sizes: Vec<&PieceTrial> = trials.iter().filter(|t| t.piece_bytes == piece).collect();
-    sizes.sort_by_key(|t| t.bytes);
-    let upto = sizes
+    let upto = of(piece)
         .iter()
-        .take_while(|t| faster(t))
+        .skip(1)
+        .take_while(|t| t.cut_wins(PIECE_WIN))
         .map(|t| t.bytes)
         .last()
         .unwrap_or(2 * piece);
@@ -891,10 +904,10 @@ mod tests {
     use super::*;
 
     /// A trial with the round trips and, if given, the streams (ns).
-    fn trial(piece: u64, count: u64, rt: (f64, f64), stream: Option<(f64, f64)>) -> PieceTrial {
+    fn trial(piece: u64, bytes: u64, rt: (f64, f64), stream: Option<(f64, f64)>) -> PieceTrial {
         PieceTrial {
             piece_bytes: piece,
-            bytes: piece * count,
+            bytes,
             whole_ns: rt.0,
             pieces_ns: rt.1,
             stream_whole_ns: stream.map(|s| s.0),
@@ -902,16 +915,17 @@ mod tests {
         }
     }
 
-    /// Open MPI's trials of 2026-11-29 at 2 ranks (4032-byte pieces, ns): the round trips win
-    /// up to 32 256 bytes, the streams only up to 16 128.
+    /// Open MPI's trials of 2026-11-29 at 2 ranks (4032-byte pieces, ns; measured on the
+    /// grid of 2, 4, 8, 16 pieces): the round trips win up to 32 256 bytes, the streams only
+    /// up to 16 128.
     fn measured() -> Vec<PieceTrial> {
         vec![
-            trial(4032, 2, (7681.0, 3986.0), Some((2977.0, 1571.0))),
-            trial(4032, 4, (10115.0, 6980.0), Some((3730.0, 2705.0))),
-            trial(4032, 8, (15113.0, 12449.0), Some((5096.0, 6277.0))),
-            trial(4032, 16, (25648.0, 24967.0), Some((7894.0, 12412.0))),
-            trial(8128, 2, (9574.0, 14572.0), Some((3741.0, 5990.0))),
-            trial(8128, 4, (14301.0, 28492.0), Some((5166.0, 11527.0))),
+            trial(4032, 8064, (7681.0, 3986.0), Some((2977.0, 1571.0))),
+            trial(4032, 16128, (10115.0, 6980.0), Some((3730.0, 2705.0))),
+            trial(4032, 32256, (15113.0, 12449.0), Some((5096.0, 6277.0))),
+            trial(4032, 64512, (25648.0, 24967.0), Some((7894.0, 12412.0))),
+            trial(8128, 16256, (9574.0, 14572.0), Some((3741.0, 5990.0))),
+            trial(8128, 32512, (14301.0, 28492.0), Some((5166.0, 11527.0))),
         ]
     }
 
@@ -940,12 +954,34 @@ mod tests {
     #[test]
     fn the_largest_winning_piece_is_kept_and_none_when_nothing_wins() {
         let mut t = measured();
-        // 8128-byte pieces now win at 2 and 4 pieces: they are the larger candidate.
-        t[4] = trial(8128, 2, (10000.0, 5000.0), Some((4000.0, 2000.0)));
-        t[5] = trial(8128, 4, (14000.0, 9000.0), Some((5000.0, 4000.0)));
+        // 8128-byte pieces now win at their two smallest sizes: they are the larger candidate.
+        t[4] = trial(8128, 16256, (10000.0, 5000.0), Some((4000.0, 2000.0)));
+        t[5] = trial(8128, 32512, (14000.0, 9000.0), Some((5000.0, 4000.0)));
         assert_eq!(decide_pieces(&t), Some((8128, 32512)));
-        // A two-piece message that wins its round trip but loses its stream keeps nothing.
-        let lose = vec![trial(4032, 2, (8000.0, 4000.0), Some((3000.0, 3100.0)))];
+        // No candidate's smallest message wins its round trip: no eager limit found.
+        let lose = vec![trial(4032, 8064, (8000.0, 7500.0), Some((3000.0, 2000.0)))];
         assert_eq!(decide_pieces(&lose), None);
+    }
+
+    #[test]
+    fn two_pieces_are_cut_even_where_their_stream_loses() {
+        // Two pieces win the round trip (0.5) but not the stream (1.05): messages of up to two
+        // pieces are still cut (whole, each is a rendezvous); the next size won both, but
+        // only sizes after a first one that won are kept, so the cut stops at two pieces.
+        let t = vec![
+            trial(4032, 8064, (8000.0, 4000.0), Some((3000.0, 3150.0))),
+            trial(4032, 8192, (9000.0, 9500.0), Some((3500.0, 2000.0))),
+            trial(4032, 12288, (9000.0, 5000.0), Some((3500.0, 2000.0))),
+        ];
+        assert_eq!(decide_pieces(&t), Some((4032, 8064)));
+    }
+
+    #[test]
+    fn the_trial_sizes_are_two_pieces_then_powers_of_two_and_their_halves_between() {
+        let sizes: Vec<usize> = trial_sizes(8128).collect();
+        assert_eq!(
+            sizes,
+            [16256, 16384, 24576, 32768, 49152, 65536, 98304, 131072]
+        );
     }
 }

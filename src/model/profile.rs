@@ -308,7 +308,26 @@ impl PieceTrial {
             (Some(w), Some(p)) => p <= margin * w,
             _ => true,
         };
-        self.pieces_ns <= margin * self.whole_ns && stream
+        self.round_trip_wins(margin) && stream
+    }
+
+    /// Whether the round trip in pieces took at most `margin` times the whole message's (the
+    /// stream not considered).
+    ///
+    /// ```
+    /// use herald::model::PieceTrial;
+    /// let t = PieceTrial {
+    ///     piece_bytes: 4032,
+    ///     bytes: 8064,
+    ///     whole_ns: 7681.0,
+    ///     pieces_ns: 3986.0,
+    ///     stream_whole_ns: None,
+    ///     stream_pieces_ns: None,
+    /// };
+    /// assert!(t.round_trip_wins(0.9)); // 0.52 of the whole message's round trip
+    /// ```
+    pub fn round_trip_wins(&self, margin: f64) -> bool {
+        self.pieces_ns <= margin * self.whole_ns
     }
 }
 

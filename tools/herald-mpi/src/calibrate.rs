@@ -375,8 +375,8 @@ fn trial_sizes(piece: usize) -> impl Iterator<Item = usize> {
 
 /// Round trips of each way per (piece size, message size), alternating which goes first.
 const PIECE_REPS: usize = 15;
-/// Cutting counts as faster when its median round trip is at most this share of the whole
-/// message's (a margin over the noise of 15 round trips).
+/// Cutting counts as faster when its median round trip (and, past two pieces, its stream) is
+/// at most this share of the whole message's (a margin over the noise of 15 repetitions).
 const PIECE_WIN: f64 = 0.9;
 
 /// Messages per stream of [`pieces_trial`]: sent back to back, then one empty
@@ -436,7 +436,7 @@ fn pieces_trial(
 /// Measures, between this rank and `peer` (the client times, the server echoes), round trips
 /// and streams of the [`trial_sizes`] of each candidate piece size, sent whole and cut into
 /// pieces of that size, alternating; [`decide_pieces`] decides. Both ranks return the same
-/// decision (the client sends it); `None` if no size was faster cut.
+/// decision (the client sends it); `None` if no candidate's two pieces won their round trip.
 fn measure_pieces(
     chan: &Channel,
     client: bool,
@@ -498,11 +498,11 @@ fn decide_pieces(trials: &[PieceTrial]) -> Option<(u64, u64)> {
         sizes.sort_by_key(|t| t.bytes);
         sizes
     };
-    let piece = PIECE_SIZES.iter().rev().map(|&p| p as u64).find(|&p| {
-        of(p)
-            .first()
-            .is_some_and(|t| t.pieces_ns <= PIECE_WIN * t.whole_ns)
-    })?;
+    let piece = PIECE_SIZES
+        .iter()
+        .rev()
+        .map(|&p| p as u64)
+        .find(|&p| of(p).first().is_some_and(|t| t.round_trip_wins(PIECE_WIN)))?;
     let upto = of(piece)
         .iter()
         .skip(1)
@@ -966,8 +966,8 @@ mod tests {
     #[test]
     fn two_pieces_are_cut_even_where_their_stream_loses() {
         // Two pieces win the round trip (0.5) but not the stream (1.05): messages of up to two
-        // pieces are still cut (whole, each is a rendezvous); the next size won both, but
-        // only sizes after a first one that won are kept, so the cut stops at two pieces.
+        // pieces are still cut (whole, each is a rendezvous). The next size loses its round
+        // trip, so the cut stops at two pieces although the size after it won both.
         let t = vec![
             trial(4032, 8064, (8000.0, 4000.0), Some((3000.0, 3150.0))),
             trial(4032, 8192, (9000.0, 9500.0), Some((3500.0, 2000.0))),

@@ -27,6 +27,7 @@
 //! gets [`CollectiveError::Departed`] instead of waiting forever.
 
 use super::error::{CollectiveError, PoisonCause};
+use super::posted::Posts;
 use super::small::Slots;
 use crate::runtime::sync::{self, AtomicBool, AtomicU64, Mutex, Ordering};
 use crate::runtime::wait::{PanicWatch, Signal};
@@ -120,8 +121,9 @@ impl CallInfo {
 /// A rank's endpoint exists (the value of [`Progress::departed`] until it is dropped).
 pub(crate) const PRESENT: u64 = u64::MAX;
 
-/// Headers of a rank's recent calls kept for its peers (a divisor of 256, below it).
-const HISTORY: usize = 8;
+/// Headers of a rank's recent calls kept for its peers (a divisor of 256, below it; more than
+/// the posted broadcasts a root may run ahead of a reader, `posted::SLOTS`).
+pub(super) const HISTORY: usize = 32;
 
 /// What a rank publishes for its peers; written by that rank only.
 #[derive(Debug)]
@@ -193,6 +195,8 @@ pub(crate) struct Core {
     cause: Mutex<Option<(usize, PoisonCause)>>,
     /// The slots of the shared-memory small allreduce (`small.rs`).
     pub(crate) small: Slots,
+    /// The slots of the posted broadcasts (`posted.rs`).
+    pub(crate) posts: Posts,
 }
 
 impl Core {
@@ -213,6 +217,7 @@ impl Core {
             poisoned: CachePadded::new(AtomicBool::new(false)),
             cause: Mutex::new(None),
             small: Slots::new(size, small_bytes),
+            posts: Posts::new(size),
         }
     }
 
@@ -226,6 +231,7 @@ impl Core {
             r.driver.store(0, Ordering::Relaxed);
         }
         self.small.reset();
+        self.posts.reset();
         *sync::lock(&self.cause) = None;
         self.poisoned.store(false, Ordering::SeqCst);
     }

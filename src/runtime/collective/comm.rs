@@ -255,6 +255,23 @@ pub struct CommOptions {
     /// # Ok::<(), herald::runtime::CollectiveError>(())
     /// ```
     pub cpus: Option<usize>,
+    /// [`CommRank::broadcast`](crate::CommRank::broadcast) of at most 48 bytes (one line with
+    /// the call's header) is posted in shared memory when the ranks have CPUs of their own
+    /// ([`cpus`](Self::cpus)), unless such a size moves by single copy
+    /// ([`direct_min_bytes`](Self::direct_min_bytes), or a planned communicator's choice): the
+    /// root writes one line of its own, every other rank reads it, and the root runs at most
+    /// fifteen such broadcasts ahead of its slowest reader. Otherwise (`false`, ranks sharing
+    /// CPUs), and always for a caller's program
+    /// ([`CommRank::broadcast_with`](crate::CommRank::broadcast_with)), it runs the default
+    /// schedule through the rings, where a root may run as far ahead as the rings hold lines.
+    ///
+    /// Default `true`. Between two ranks on two CPUs of the development machine, a ping-pong
+    /// of 48-byte broadcasts took 1.28–1.34× a shared-flag broadcast posted, against 1.66–1.69×
+    /// through the rings (`herald bench bcast`). With ranks sharing CPUs the rings' depth
+    /// matters more: a back-to-back loop of 8-byte broadcasts of 4 ranks on 2 CPUs took
+    /// 0.41–0.47 µs posted against 0.13 µs through the rings (docs/runtime.md, "Posted
+    /// broadcasts").
+    pub posted_broadcast: bool,
 }
 
 impl Default for CommOptions {
@@ -267,6 +284,7 @@ impl Default for CommOptions {
             allreduce_direct_min_bytes: 4 << 10,
             allreduce_shared_max_bytes: None,
             cpus: None,
+            posted_broadcast: true,
         }
     }
 }
@@ -315,6 +333,9 @@ pub struct Comm {
     flat: bool,
     /// Whether the ranks share CPUs ([`CommOptions::cpus`]).
     shared: bool,
+    /// Whether small broadcasts of the default schedule are posted
+    /// ([`CommOptions::posted_broadcast`], and the ranks have CPUs of their own).
+    posted: bool,
 }
 
 impl Comm {
@@ -377,6 +398,7 @@ impl Comm {
             SHARED_MAX
         });
         let flat = shared && options.schedule == DefaultSchedule::Fixed(Algorithm::Binomial);
+        let posted_broadcast = options.posted_broadcast;
         let mut comm = Comm {
             size,
             options,
@@ -387,6 +409,7 @@ impl Comm {
             radix: 2,
             flat,
             shared,
+            posted: posted_broadcast && size > 1 && !shared,
         };
         comm.radix = comm.tree_radix();
         // Root 0's programs now: a schedule that cannot be run fails here, not in a call.
@@ -532,6 +555,13 @@ impl Comm {
             }
             _ => bytes >= self.options.direct_min_bytes,
         }
+    }
+
+    /// Whether [`CommRank::broadcast`](crate::CommRank::broadcast) of `bytes` bytes is posted
+    /// in shared memory ([`CommOptions::posted_broadcast`]).
+    #[inline]
+    pub(crate) fn posts(&self, bytes: usize) -> bool {
+        self.posted && bytes <= super::posted::MAX_BYTES && !self.uses_direct(bytes, true)
     }
 
     /// The cache key of the default program: the root, and the size class where it matters.

@@ -61,6 +61,7 @@ mod combine;
 mod comm;
 mod direct;
 mod error;
+mod posted;
 mod rank;
 mod scatter;
 mod small;

@@ -5,6 +5,7 @@ use super::call::{Call, CallInfo, CollectiveKind, Core};
 use super::comm::{Comm, MAX_CACHED_PROGRAMS};
 use super::direct;
 use super::error::{CollectiveError, PoisonCause};
+use super::posted;
 use crate::runtime::channel::{Receiver, Sender, TryRecvError, TrySendWithError};
 use crate::runtime::exec::{
     fill_line, store_line, stream_lines, Exec, Framing, Links, Scratch, Stop, SLIP,
@@ -55,6 +56,10 @@ pub struct CommRank<'c> {
     pub(super) small_epoch: u64,
     /// The digest of the headers of every call made so far (`small::digest`).
     pub(super) digest: u64,
+    /// Posted broadcasts made so far (`posted.rs`: the epoch).
+    posted_epoch: u64,
+    /// The least progress of the other ranks' posted broadcasts this rank saw last.
+    posted_seen: u64,
 }
 
 /// A rank's ends, as the executor sees them (every end the program needs is taken first).
@@ -94,6 +99,8 @@ impl<'c> CommRank<'c> {
             partial: Vec::new(),
             small_epoch: 0,
             digest: 0,
+            posted_epoch: 0,
+            posted_seen: 0,
         }
     }
 
@@ -185,8 +192,31 @@ impl<'c> CommRank<'c> {
     /// ```
     pub fn broadcast(&mut self, root: usize, buf: &mut [u8]) -> Result<(), CollectiveError> {
         let call = self.begin(CollectiveKind::Broadcast, root, buf.len())?;
-        let result = self.broadcast_default(root, call.id(), buf);
+        let result = if self.comm.posts(buf.len()) {
+            self.broadcast_posted(root, call.id(), buf)
+        } else {
+            self.broadcast_default(root, call.id(), buf)
+        };
         call.end(result)
+    }
+
+    /// A broadcast of at most one line's payload posted in shared memory (`posted.rs`), as
+    /// call `id`.
+    #[inline]
+    fn broadcast_posted(
+        &mut self,
+        root: usize,
+        id: (u64, u64),
+        buf: &mut [u8],
+    ) -> Result<(), CollectiveError> {
+        self.posted_epoch += 1;
+        let (core, me, epoch) = (self.comm.core(), self.rank, self.posted_epoch);
+        posted::start(core, me, epoch);
+        if me == root {
+            posted::post(core, me, epoch, id, self.digest, buf, &mut self.posted_seen)
+        } else {
+            posted::take(core, me, root, epoch, id, self.digest, buf)
+        }
     }
 
     /// Broadcasts `buf` over the caller's compiled schedule `program` (any broadcast schedule:

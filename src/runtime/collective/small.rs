@@ -49,7 +49,7 @@
 //! **Equal results.** Every rank folds the same values in the same order with the same `op`,
 //! so (for a deterministic `op`) every rank gets the same bytes.
 
-use super::call::Core;
+use super::call::{Core, HISTORY};
 use super::error::CollectiveError;
 use crate::runtime::sync::{AtomicU64, Ordering};
 use crate::runtime::wait::Phase;
@@ -254,13 +254,13 @@ pub(crate) fn wait_all(
 /// The error of rank `me`, whose calls before `id` differ from `peer`'s (the digests do): the
 /// first differing call still in both ranks' histories, else this call's headers.
 #[cold]
-fn earlier_mismatch(
+pub(super) fn earlier_mismatch(
     core: &Core,
     me: usize,
     peer: usize,
     (seq, header): (u64, u64),
 ) -> CollectiveError {
-    for s in seq.saturating_sub(7).max(1)..seq {
+    for s in seq.saturating_sub(HISTORY as u64 - 1).max(1)..seq {
         let (mine, theirs) = (core.ranks[me].header_of(s), core.ranks[peer].header_of(s));
         if let (Some(m), Some(t)) = (mine, theirs) {
             if m != t {

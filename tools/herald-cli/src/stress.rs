@@ -228,6 +228,8 @@ fn epoch(seed: u64, e: u64, n: usize, args: &StressArgs) -> Result<Epoch, CliErr
             [rng.random_range(0..4)],
         // Both rules for ranks that share CPUs and for ranks that do not, whatever the machine.
         cpus: [None, Some(1), Some(1024)][rng.random_range(0..3)],
+        // Small broadcasts posted in shared memory, or through the rings.
+        posted_broadcast: rng.random_bool(0.5),
     };
     let oneport = Model::from(OnePort);
     let postal = Model::from(Postal::new(Ratio::integer(2)).map_err(CliError::usage)?);

@@ -1,0 +1,450 @@
+//! Broadcasts of at most one line's payload, posted in shared memory: the root writes the
+//! call's header and payload into one line of its own, and every other rank reads that line.
+//!
+//! # Why
+//!
+//! Through the rings a broadcast of a few bytes is a line per receiver in a ring of 256 slots,
+//! and each call takes the next slot. Between two ranks with CPUs of their own, a ping-pong of
+//! 48-byte broadcasts that way took 1.6–1.8× a shared-flag broadcast of the same bytes (a flag
+//! line and a data line), and a bare ping-pong on herald's channels alone 1.3–1.5×; the same
+//! ping-pong through a few slots per root, one line per call, took 0.56–0.96× the flag
+//! (docs/runtime.md, "Posted broadcasts"). Every receiver reads the same line, so the root
+//! writes one line whatever the number of ranks, and with more ranks than CPUs each receiver
+//! needs one turn.
+//!
+//! # Protocol
+//!
+//! Each rank counts its posted broadcasts (its *epoch* `e`, from 1) and owns [`SLOTS`] slot
+//! lines, used by epochs in turn (slot `e mod SLOTS`), and a progress word. A slot line is
+//! eight atomic words: a tag (the low 32 bits of the epoch and the high 32 bits of the
+//! digest of the poster's calls so far, this one included), the call's header, and six
+//! payload words (48 bytes). Every access is atomic; payload words are written and read
+//! `Relaxed`, ordered by the tag's `Release` store and `Acquire` load, so the protocol needs no
+//! `unsafe`.
+//!
+//! 1. Every rank, at the start of its epoch `e`, stores `e` in its progress word (`Release`):
+//!    it has finished reading every earlier epoch. It notifies every other rank (a root may
+//!    be waiting for that progress).
+//! 2. The root makes sure every other rank's progress is at least `e − SLOTS + 1` (it keeps
+//!    the least progress it saw, and looks again, then waits, only when that is too little),
+//!    writes the header and payload into slot `e mod SLOTS`, stores the tag (`Release`) and
+//!    notifies every other rank. It does not wait for its readers.
+//! 3. Every other rank waits for the root's slot `e mod SLOTS` to hold the tag of epoch `e`
+//!    (`Acquire`), checks the header (another call there is a
+//!    [`CollectiveError::Mismatch`]) and the digest (another call before it, likewise), and
+//!    reads the payload.
+//!
+//! **Reuse.** The root wrote slot `e mod SLOTS` last in epoch `e − SLOTS` (or earlier), and
+//! writes it again in epoch `e` only once every reader has stored a progress of at least
+//! `e − SLOTS + 1`, which each does after reading epoch `e − SLOTS`. So no slot is written
+//! while a rank still reads it for an earlier epoch, and a reader waiting for `e` sees the
+//! tag of an earlier epoch (not yet) or of `e`, never of a later one.
+//!
+//! **Never waiting forever.** A waiting reader looks at the poison on every poll and, on every
+//! poll after the spin phase and every 64th while spinning, at the root's published call
+//! (`check_peer`: another call at this number is a mismatch, a departed root an error) and at
+//! the root's call number: a root that has moved past this call without posting this epoch
+//! made another call (the root publishes its next call only after its post, so the tag is
+//! visible by then). A root that waits for a slow reader looks at that reader the same way.
+//! A root runs at most `SLOTS − 1` posted broadcasts ahead of its slowest reader, fewer than
+//! the calls whose headers a rank keeps for its peers, so a reader stuck in an earlier call
+//! that waits for the root still finds the root's header of that call.
+//!
+//! A rank that fails after posting does not stop its readers: the epoch's payload is there,
+//! so they finish the call with the right bytes, and their next call fails on the poison.
+
+use super::call::Core;
+use super::error::CollectiveError;
+use crate::runtime::line::Line;
+use crate::runtime::sync::{AtomicU64, Ordering};
+use crate::runtime::wait::Phase;
+use crossbeam_utils::CachePadded;
+
+/// Slot lines per rank: how many posted broadcasts a root may run ahead of its slowest reader,
+/// plus one; fewer than the calls whose headers a rank keeps for its peers (see the module
+/// notes). The root reads its readers' progress lines about once per `SLOTS / 2` of its
+/// posts in a ping-pong, and each such read costs a line transfer on the way: with 4 slots
+/// the posts alone took 1.20–1.27× a shared flag, with 16 slots 1.03–1.04×
+/// (docs/runtime.md, "Posted broadcasts").
+#[cfg(not(herald_loom))]
+pub(crate) const SLOTS: usize = 16;
+/// Two slots in loom models: a few epochs then reuse every slot.
+#[cfg(herald_loom)]
+pub(crate) const SLOTS: usize = 2;
+
+const _: () = assert!(SLOTS < super::call::HISTORY);
+
+/// The largest payload posted: one line's (the ring's line payload less the call header).
+pub(crate) const MAX_BYTES: usize = Line::PAYLOAD - 8;
+
+/// Payload words in a slot line.
+const WORDS: usize = MAX_BYTES / 8;
+
+/// One slot: the tag, the header and the payload words.
+#[derive(Debug)]
+#[repr(align(64))]
+struct Slot {
+    /// The low 32 bits of the epoch posted and the high 32 bits of its digest; stored last,
+    /// with `Release` (0: none yet).
+    tag: AtomicU64,
+    /// The call's header.
+    header: AtomicU64,
+    /// The payload, little-endian, the last word zero-padded.
+    words: [AtomicU64; WORDS],
+}
+
+impl Slot {
+    fn new() -> Slot {
+        Slot {
+            tag: AtomicU64::new(0),
+            header: AtomicU64::new(0),
+            words: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+}
+
+/// One rank's slots and progress.
+#[derive(Debug)]
+struct Own {
+    slots: CachePadded<[Slot; SLOTS]>,
+    /// The rank's current epoch: it has finished reading every earlier one.
+    progress: CachePadded<AtomicU64>,
+}
+
+/// Every rank's slots and progress.
+#[derive(Debug)]
+pub(crate) struct Posts {
+    ranks: Box<[Own]>,
+}
+
+impl Posts {
+    /// Slots for `n` ranks.
+    pub(crate) fn new(n: usize) -> Posts {
+        Posts {
+            ranks: (0..n)
+                .map(|_| Own {
+                    slots: CachePadded::new(std::array::from_fn(|_| Slot::new())),
+                    progress: CachePadded::new(AtomicU64::new(0)),
+                })
+                .collect(),
+        }
+    }
+
+    /// Back to the fresh state (no endpoint exists).
+    pub(crate) fn reset(&self) {
+        for own in self.ranks.iter() {
+            own.slots
+                .iter()
+                .for_each(|s| s.tag.store(0, Ordering::Relaxed));
+            own.progress.store(0, Ordering::Relaxed);
+        }
+    }
+
+    fn slot(&self, rank: usize, epoch: u64) -> &Slot {
+        &self.ranks[rank].slots[(epoch % SLOTS as u64) as usize]
+    }
+}
+
+/// The tag of `epoch` posted after calls whose digest is `calls`.
+fn tag(epoch: u64, calls: u64) -> u64 {
+    (calls & !0xffff_ffff) | (epoch & 0xffff_ffff)
+}
+
+/// Whether `tag` is that of `epoch` (whatever its digest).
+fn is_epoch(tag: u64, epoch: u64) -> bool {
+    tag & 0xffff_ffff == epoch & 0xffff_ffff
+}
+
+/// Step 1: rank `me` starts its epoch `epoch` (it has read every earlier one), and wakes
+/// every other rank: a root may be waiting for this progress (a load of each one's signal
+/// line, which only a rank going to sleep writes).
+#[inline]
+pub(crate) fn start(core: &Core, me: usize, epoch: u64) {
+    core.posts.ranks[me]
+        .progress
+        .store(epoch, Ordering::Release);
+    notify_others(core, me);
+}
+
+/// Wakes every rank but `me`.
+#[inline]
+fn notify_others(core: &Core, me: usize) {
+    for (r, s) in core.signals.iter().enumerate() {
+        if r != me {
+            s.notify();
+        }
+    }
+}
+
+/// Step 2: root `me` posts `payload` (at most [`MAX_BYTES`]) for its epoch `epoch` in call
+/// `id`, after calls whose digest is `calls`, once every other rank has started epoch
+/// `epoch − SLOTS + 1`; `seen` is the least progress of the others it saw last (kept by the
+/// caller between calls).
+///
+/// # Errors
+///
+/// While it waits for a slow reader: a mismatch or departure of that reader, the poison, or
+/// the team's abort.
+pub(crate) fn post(
+    core: &Core,
+    me: usize,
+    epoch: u64,
+    id: (u64, u64),
+    calls: u64,
+    payload: &[u8],
+    seen: &mut u64,
+) -> Result<(), CollectiveError> {
+    debug_assert!(payload.len() <= MAX_BYTES);
+    let need = epoch.saturating_sub(SLOTS as u64 - 1);
+    if *seen < need {
+        *seen = least_progress(core, me, need, id)?;
+    }
+    let slot = core.posts.slot(me, epoch);
+    // Whole words are read with one 8-byte load each, not assembled from a variable-length
+    // copy: the caller's buffer was often just written (a broadcast it received), and a load
+    // that the store buffer cannot forward waits until those stores, and every store before
+    // them, have left (docs/runtime.md, "The 48-byte broadcast taken apart").
+    let mut words = payload.chunks_exact(8);
+    for (slot_word, chunk) in slot.words.iter().zip(&mut words) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        slot_word.store(w, Ordering::Relaxed);
+    }
+    let tail = words.remainder();
+    if !tail.is_empty() {
+        let mut w = [0u8; 8];
+        w[..tail.len()].copy_from_slice(tail);
+        slot.words[payload.len() / 8].store(u64::from_le_bytes(w), Ordering::Relaxed);
+    }
+    slot.header.store(id.1, Ordering::Relaxed);
+    slot.tag.store(tag(epoch, calls), Ordering::Release);
+    notify_others(core, me);
+    Ok(())
+}
+
+/// The least progress of the ranks other than `me`, once it is at least `need` (waiting for
+/// the slowest, in call `id`).
+#[cold]
+fn least_progress(
+    core: &Core,
+    me: usize,
+    need: u64,
+    id: (u64, u64),
+) -> Result<u64, CollectiveError> {
+    let n = core.signals.len();
+    let progress = |r: usize| core.posts.ranks[r].progress.load(Ordering::Acquire);
+    let least = || {
+        (0..n)
+            .filter(|&r| r != me)
+            .map(|r| (progress(r), r))
+            .min()
+            .unwrap_or((u64::MAX, me))
+    };
+    let mut polls = 0u32;
+    let look = |phase: Phase| -> Option<Result<u64, CollectiveError>> {
+        let (low, slowest) = least();
+        if low >= need {
+            return Some(Ok(low));
+        }
+        polls = polls.wrapping_add(1);
+        let thorough = phase == Phase::Slow || polls % 64 == 0;
+        let stop = if thorough {
+            core.check_peer(me, slowest, id)
+        } else {
+            core.poison_error()
+        };
+        stop.map(Err)
+    };
+    core.signals[me].wait_phased_or(look)?
+}
+
+/// Step 3: rank `me` waits for `root`'s post of epoch `epoch` in call `id`, after calls whose
+/// digest is `calls`, and reads its payload into `out` (as many bytes as `out` holds, at most
+/// [`MAX_BYTES`]).
+///
+/// # Errors
+///
+/// A mismatch (another call in the root's slot, another digest, another call in the root's
+/// published history, or a root that moved past this call without posting it), a departed
+/// root, the poison, or the team's abort.
+#[inline]
+pub(crate) fn take(
+    core: &Core,
+    me: usize,
+    root: usize,
+    epoch: u64,
+    id: (u64, u64),
+    calls: u64,
+    out: &mut [u8],
+) -> Result<(), CollectiveError> {
+    debug_assert!(out.len() <= MAX_BYTES);
+    let slot = core.posts.slot(root, epoch);
+    let mut t = slot.tag.load(Ordering::Acquire);
+    if !is_epoch(t, epoch) {
+        t = wait_post(core, me, root, epoch, id)?;
+    }
+    let header = slot.header.load(Ordering::Relaxed);
+    if header != id.1 {
+        return Err(core.mismatch(me, root, id.1, header));
+    }
+    if t != tag(epoch, calls) {
+        return Err(super::small::earlier_mismatch(core, me, root, id));
+    }
+    let whole = out.len() / 8;
+    let mut chunks = out.chunks_exact_mut(8);
+    for (chunk, word) in (&mut chunks).zip(slot.words.iter()) {
+        chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
+    }
+    let tail = chunks.into_remainder();
+    if !tail.is_empty() {
+        let w = slot.words[whole].load(Ordering::Relaxed).to_le_bytes();
+        tail.copy_from_slice(&w[..tail.len()]);
+    }
+    Ok(())
+}
+
+/// Waits until `root`'s slot for `epoch` holds that epoch's tag, and returns the tag.
+#[cold]
+fn wait_post(
+    core: &Core,
+    me: usize,
+    root: usize,
+    epoch: u64,
+    id: (u64, u64),
+) -> Result<u64, CollectiveError> {
+    let slot = core.posts.slot(root, epoch);
+    let mut polls = 0u32;
+    let look = |phase: Phase| -> Option<Result<u64, CollectiveError>> {
+        let t = slot.tag.load(Ordering::Acquire);
+        if is_epoch(t, epoch) {
+            return Some(Ok(t));
+        }
+        polls = polls.wrapping_add(1);
+        let thorough = phase == Phase::Slow || polls % 64 == 0;
+        if !thorough {
+            return core.poison_error().map(Err);
+        }
+        if let Some(e) = core.check_peer(me, root, id) {
+            return Some(Err(e));
+        }
+        // The root publishes its next call only after posting this one: past this call and
+        // still no post, it made another call here.
+        if core.ranks[root].seq.load(Ordering::Acquire) > id.0 {
+            let t = slot.tag.load(Ordering::Acquire);
+            if is_epoch(t, epoch) {
+                return Some(Ok(t));
+            }
+            return Some(Err(super::small::earlier_mismatch(core, me, root, id)));
+        }
+        None
+    };
+    core.signals[me].wait_phased_or(look)?
+}
+
+/// A loom model of the protocol from its own parts (`start`, `post`, `take`, the
+/// communicator's poison and published calls), with two slots per rank so that a few epochs
+/// reuse every slot: the roots alternate or one root posts every epoch (so it waits for its
+/// reader before reusing a slot), every payload read must be the root's of that epoch — a slot
+/// reused too early, or read before its epoch, would show. A rank may fail after some epoch
+/// (its peer must then fail, never hang), or make another call (a mismatch).
+/// (`RUSTFLAGS="--cfg herald_loom" cargo test --release --lib loom_`.)
+#[cfg(all(test, herald_loom))]
+mod loom_tests {
+    use super::*;
+    use crate::runtime::collective::call::{CallInfo, CollectiveKind};
+    use crate::runtime::collective::error::PoisonCause;
+    use crate::runtime::collective::small::digest;
+    use crate::runtime::sync::Arc;
+    use loom::thread;
+
+    /// The payload of epoch `e` (20 bytes: two whole words and a tail).
+    fn value(e: u64) -> Vec<u8> {
+        (0..20)
+            .map(|k| (e as u8).wrapping_mul(31).wrapping_add(k))
+            .collect()
+    }
+
+    /// Rank `me` of 2 runs `epochs` posted broadcasts (call numbers `1..`); the root of epoch
+    /// `e` is `root(e)`. `fail`: it fails after that epoch; `other`: its call of that epoch
+    /// has another length (a mismatch).
+    fn rank(
+        core: &Core,
+        me: usize,
+        epochs: u64,
+        root: fn(u64) -> usize,
+        fail: Option<u64>,
+        other: Option<u64>,
+    ) -> Result<(), CollectiveError> {
+        let (mut calls, mut seen) = (0u64, 0u64);
+        for e in 1..=epochs {
+            if core.is_poisoned() {
+                return Err(core.poison_error().expect("poisoned"));
+            }
+            let len = if other == Some(e) { 12 } else { 20 };
+            let header = CallInfo::header(CollectiveKind::Broadcast, e, root(e), len);
+            calls = digest(calls, header);
+            core.publish(me, e, header);
+            start(core, me, e);
+            let id = (e, header);
+            if me == root(e) {
+                post(core, me, e, id, calls, &value(e)[..len], &mut seen)?;
+            } else {
+                let mut out = vec![0u8; len];
+                take(core, me, root(e), e, id, calls, &mut out)?;
+                assert_eq!(out, value(e)[..len], "rank {me} epoch {e}");
+            }
+            if fail == Some(e) {
+                core.poison(me, PoisonCause::Panic);
+                return Err(CollectiveError::Aborted);
+            }
+        }
+        Ok(())
+    }
+
+    fn model(epochs: u64, root: fn(u64) -> usize, fail: Option<u64>, other: Option<u64>) {
+        loom::model(move || {
+            let core = Arc::new(Core::new(2));
+            let peer = {
+                let core = Arc::clone(&core);
+                thread::spawn(move || rank(&core, 1, epochs, root, None, other))
+            };
+            let mine = rank(&core, 0, epochs, root, fail, None);
+            let theirs = peer.join().unwrap();
+            match (fail, other) {
+                (None, None) => assert!(mine.is_ok() && theirs.is_ok(), "{mine:?} {theirs:?}"),
+                // Rank 0 fails: rank 1 finishes or fails, but never hangs (loom would report
+                // a deadlock) and never reads wrong bytes (asserted above).
+                (Some(_), _) => assert!(mine.is_err()),
+                // A mismatch: at least one of them reports it.
+                (None, Some(_)) => assert!(mine.is_err() || theirs.is_err(), "{mine:?} {theirs:?}"),
+            }
+        });
+    }
+
+    fn alternating(e: u64) -> usize {
+        (e % 2) as usize
+    }
+
+    fn always_zero(_: u64) -> usize {
+        0
+    }
+
+    #[test]
+    fn loom_posted_alternating_roots_four_epochs() {
+        model(4, alternating, None, None);
+    }
+
+    #[test]
+    fn loom_posted_one_root_reuses_its_slots() {
+        model(4, always_zero, None, None);
+    }
+
+    #[test]
+    fn loom_posted_root_fails_after_an_epoch() {
+        model(3, always_zero, Some(1), None);
+    }
+
+    #[test]
+    fn loom_posted_mismatched_call() {
+        model(3, always_zero, None, Some(2));
+    }
+}

@@ -1,0 +1,215 @@
+//! Broadcasts of at most 48 bytes posted in shared memory (`CommOptions::posted_broadcast`;
+//! the tests say the ranks have CPUs of their own, so posting applies at every rank count):
+//! every rank gets the root's bytes, byte for byte, for every length from 0 to 48 and the
+//! first ring size past it, 1–9 and 12 ranks (more ranks than CPUs included), roots that
+//! change every call and a root that runs ahead of a lagging reader (so every slot of every
+//! rank is reused many times and the root waits for its slowest reader), interleaved with
+//! the other collectives; the same calls with the option off give the same bytes; mismatched
+//! calls are typed errors, a departed rank is reported, and nobody hangs. Every test runs
+//! under the watchdog.
+
+mod common {
+    pub(crate) mod watch;
+}
+
+use common::watch::{payload, watchdog};
+use herald::runtime::CollectiveError;
+use herald::{Comm, CommOptions, Team};
+
+/// Options that post small broadcasts whatever this machine's CPUs: the ranks are said to
+/// have CPUs of their own (posting is off by default where ranks share CPUs).
+fn posting() -> CommOptions {
+    CommOptions {
+        cpus: Some(1024),
+        ..CommOptions::default()
+    }
+}
+
+/// The root's bytes of call `i` (`len` of them).
+fn bytes(i: u64, len: usize) -> Vec<u8> {
+    payload(len, 7919 * i + len as u64 + 1)
+}
+
+/// `calls` broadcasts on every rank, the root `i mod n` (or `fixed`) and the length `i mod
+/// 50` (0–48 posted, 49 through the rings); every rank checks every byte it got. Without
+/// `lag`, an allreduce, a barrier and a longer broadcast every few calls. With `lag`, nothing
+/// else (nothing that synchronizes the ranks), and rank `n − 1` sleeps now and then, so the
+/// roots run ahead of it until they must wait for it.
+fn rounds(n: usize, options: CommOptions, calls: u64, fixed: Option<usize>, lag: bool) {
+    let mut team = Team::new(n).unwrap();
+    let mut comm = Comm::with_options(n, options).unwrap();
+    let mut ranks = comm.ranks();
+    let wrong = team.run_with(&mut ranks, |_, c| {
+        let me = c.rank();
+        let mut wrong = 0u64;
+        for i in 0..calls {
+            let root = fixed.unwrap_or(i as usize % n);
+            let len = (i % 50) as usize;
+            let want = bytes(i, len);
+            let mut buf = if me == root {
+                want.clone()
+            } else {
+                vec![0xA5; len]
+            };
+            if lag && me == n - 1 && i % 97 == 0 {
+                std::thread::sleep(std::time::Duration::from_micros(300));
+            }
+            c.broadcast(root, &mut buf).unwrap();
+            wrong += u64::from(buf != want);
+            if !lag && i % 13 == 0 {
+                let sum = c.allreduce(me as u64 + i, |a, b| a + b).unwrap();
+                let n64 = n as u64;
+                wrong += u64::from(sum != n64 * (n64 - 1) / 2 + n64 * i);
+            }
+            if !lag && i % 31 == 0 {
+                c.barrier().unwrap();
+                let mut long = if me == root {
+                    bytes(i, 300)
+                } else {
+                    vec![0; 300]
+                };
+                c.broadcast(root, &mut long).unwrap();
+                wrong += u64::from(long != bytes(i, 300));
+            }
+        }
+        wrong
+    });
+    assert_eq!(wrong, vec![0; n], "wrong broadcasts per rank");
+}
+
+#[test]
+fn every_rank_gets_every_byte() {
+    watchdog(|| {
+        for n in [1, 2, 3, 4, 5, 6, 7, 8, 9, 12] {
+            rounds(n, posting(), 600, None, false);
+        }
+    });
+}
+
+#[test]
+fn a_root_that_runs_ahead_waits_for_its_slowest_reader() {
+    watchdog(|| {
+        for n in [2, 3, 5] {
+            rounds(n, posting(), 3000, Some(0), true);
+        }
+        // Roots that change, one reader lagging.
+        rounds(4, posting(), 3000, None, true);
+    });
+}
+
+#[test]
+fn the_rings_give_the_same_bytes() {
+    watchdog(|| {
+        let off = CommOptions {
+            posted_broadcast: false,
+            ..posting()
+        };
+        for n in [2, 5] {
+            rounds(n, off.clone(), 400, None, false);
+        }
+        // Ranks sharing CPUs (whatever this machine has): their broadcasts go through the
+        // rings.
+        let shared = CommOptions {
+            cpus: Some(1),
+            ..CommOptions::default()
+        };
+        rounds(3, shared, 400, None, true);
+    });
+}
+
+/// Runs `body` on `n` ranks of a fresh communicator; returns each rank's result.
+fn run<T: Send>(n: usize, body: impl Fn(&mut herald::CommRank<'_>) -> T + Sync) -> Vec<T> {
+    let mut team = Team::new(n).unwrap();
+    let mut comm = Comm::with_options(n, posting()).unwrap();
+    let mut ranks = comm.ranks();
+    team.run_with(&mut ranks, |_, c| body(c))
+}
+
+fn is_mismatch(r: &Result<(), CollectiveError>) -> bool {
+    matches!(r, Err(CollectiveError::Mismatch { .. }))
+}
+
+#[test]
+fn a_posted_broadcast_against_a_ring_broadcast_is_a_mismatch() {
+    watchdog(|| {
+        for n in [2, 3] {
+            // The reader waits on a slot the root never fills: the root broadcast 100 bytes.
+            let res = run(n, |c| {
+                let len = if c.rank() == 0 { 100 } else { 8 };
+                c.broadcast(0, &mut vec![1; len]).and_then(|()| c.barrier())
+            });
+            assert!(res.iter().any(is_mismatch), "n={n}: {res:?}");
+            // The root posts; the reader waits on the ring for 100 bytes.
+            let res = run(n, |c| {
+                let len = if c.rank() == 0 { 8 } else { 100 };
+                c.broadcast(0, &mut vec![1; len]).and_then(|()| c.barrier())
+            });
+            assert!(res.iter().any(is_mismatch), "n={n}: {res:?}");
+            // A reader that arrives late for a posted broadcast whose root has made forty
+            // ring broadcasts instead and left: the root's history no longer holds the call,
+            // but the root moved past it without posting.
+            let res = run(n, |c| {
+                if c.rank() == 0 {
+                    (0..40).try_for_each(|_| c.broadcast(0, &mut [1; 100]))
+                } else {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    c.broadcast(0, &mut [0; 8])
+                }
+            });
+            assert!(res.iter().any(is_mismatch), "n={n}: {res:?}");
+        }
+    });
+}
+
+#[test]
+fn two_roots_are_found_at_the_next_posted_broadcast() {
+    watchdog(|| {
+        // Each rank thinks it is the root: both post and return. The next posted broadcast's
+        // reader finds another history in the root's slot.
+        let res = run(2, |c| {
+            let first = c.broadcast(c.rank(), &mut [c.rank() as u8; 8]);
+            assert!(first.is_ok());
+            c.broadcast(0, &mut [0; 8]).and_then(|()| c.barrier())
+        });
+        assert!(res.iter().any(is_mismatch), "{res:?}");
+        assert!(res.iter().all(Result::is_err), "{res:?}");
+    });
+}
+
+#[test]
+fn a_departed_rank_is_reported_to_readers_and_roots() {
+    watchdog(|| {
+        // Rank 1 leaves at once (its endpoint dropped in its own thread): rank 2 waits for its
+        // post, rank 0 posts until it needs rank 1 to have read.
+        let mut comm = Comm::with_options(3, posting()).unwrap();
+        let ranks = comm.ranks();
+        let res: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = ranks
+                .into_iter()
+                .map(|mut c| {
+                    s.spawn(move || match c.rank() {
+                        1 => Ok(()),
+                        2 => c.broadcast(1, &mut [0; 8]),
+                        _ => (0..100).try_for_each(|_| c.broadcast(0, &mut [0; 8])),
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(res[1].is_ok());
+        for r in [0, 2] {
+            assert!(
+                matches!(
+                    res[r],
+                    Err(CollectiveError::Departed {
+                        peer: 1,
+                        calls: 0,
+                        ..
+                    }) | Err(CollectiveError::Poisoned { .. })
+                ),
+                "rank {r}: {:?}",
+                res[r]
+            );
+        }
+    });
+}

@@ -25,7 +25,7 @@ use super::channel::{Receiver, Sender, TryRecvError, TrySendWithError};
 use super::collective::DirectFraming;
 use super::line::Line;
 use super::program::{Blocking, RankProgram};
-use super::wait::{Aborted, Phase, Signal};
+use super::wait::{Aborted, Polls, Signal};
 use crossbeam_utils::CachePadded;
 
 /// How the blocks of a broadcast map onto lines and bytes.
@@ -189,10 +189,6 @@ pub(crate) enum Stop<E> {
     Hook(E),
 }
 
-/// While spinning, a waiting rank consults its run's hook once every this many polls (the
-/// hook may read lines its peers write); after the spin phase, on every poll.
-const HOOK_EVERY: u32 = 64;
-
 /// How far ahead of its next line a receiver waits for the producer before reading a burst.
 pub(crate) const SLIP: usize = 16;
 
@@ -264,7 +260,8 @@ impl<'a, L: Links> Exec<'a, L> {
 
     /// Runs to completion. While waiting, `hook` may stop the run with an error: it is called
     /// on every poll after the spin phase (so on every wake-up) and on every
-    /// [`HOOK_EVERY`]-th poll while spinning.
+    /// [`THOROUGH_EVERY`](crate::runtime::wait::THOROUGH_EVERY)-th poll while spinning (the
+    /// hook may read lines its peers write).
     pub(crate) fn run<E>(&mut self, mut hook: impl FnMut() -> Option<E>) -> Result<(), Stop<E>>
     where
         E: From<Aborted>,
@@ -272,12 +269,11 @@ impl<'a, L: Links> Exec<'a, L> {
         while !self.finished() {
             if !self.step()? {
                 let signals = self.signals;
-                let mut polls = 0u32;
+                let mut polls = Polls::default();
                 let waited = signals[self.rank].wait_phased_or(|phase| match self.step() {
                     Ok(true) => Some(Ok(())),
                     Ok(false) => {
-                        polls = polls.wrapping_add(1);
-                        if phase == Phase::Slow || polls % HOOK_EVERY == 0 {
+                        if polls.thorough(phase) {
                             hook().map(|e| Err(Stop::Hook(e)))
                         } else {
                             None

@@ -183,6 +183,26 @@ pub(crate) enum Phase {
     Slow,
 }
 
+/// While spinning, a collective's wait looks at everything (its peers' published calls, which
+/// they write) once every this many polls, and otherwise only at what nobody writes in a healthy
+/// run (the poison); after the spin phase, at everything on every poll.
+pub(crate) const THOROUGH_EVERY: u32 = 64;
+
+/// The unanswered polls of one wait, and which of them look at everything
+/// ([`THOROUGH_EVERY`]).
+#[derive(Debug, Default)]
+pub(crate) struct Polls(u32);
+
+impl Polls {
+    /// Counts a poll that found nothing; whether it should look at everything: every poll
+    /// after the spin phase, every [`THOROUGH_EVERY`]-th while spinning.
+    #[inline]
+    pub(crate) fn thorough(&mut self, phase: Phase) -> bool {
+        self.0 = self.0.wrapping_add(1);
+        phase == Phase::Slow || self.0 % THOROUGH_EVERY == 0
+    }
+}
+
 /// Makes `flag` the abort flag of every abortable wait on the calling thread.
 pub(crate) fn set_thread_abort_flag(flag: std::sync::Arc<AbortFlag>) {
     ABORT.with(|a| *a.borrow_mut() = Some(flag));

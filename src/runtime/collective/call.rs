@@ -30,7 +30,7 @@ use super::error::{CollectiveError, PoisonCause};
 use super::posted::Posts;
 use super::small::Slots;
 use crate::runtime::sync::{self, AtomicBool, AtomicU64, Mutex, Ordering};
-use crate::runtime::wait::{PanicWatch, Signal};
+use crate::runtime::wait::{PanicWatch, Phase, Polls, Signal};
 use crossbeam_utils::CachePadded;
 
 /// The kind of a collective call (carried in every message header).
@@ -271,6 +271,16 @@ impl Core {
         }
     }
 
+    /// Wakes every rank but `me` (after a store some of them may wait for).
+    #[inline]
+    pub(crate) fn notify_others(&self, me: usize) {
+        for (r, s) in self.signals.iter().enumerate() {
+            if r != me {
+                s.notify();
+            }
+        }
+    }
+
     /// Publishes `rank`'s call `seq` with `header` (header first: see the module notes).
     #[inline]
     pub(crate) fn publish(&self, rank: usize, seq: u64, header: u64) {
@@ -302,6 +312,25 @@ impl Core {
         }
         let calls = p.progress.departed.load(Ordering::Acquire);
         (calls != PRESENT && calls < seq).then(|| self.departed(me, peer))
+    }
+
+    /// Why rank `me`'s wait for `peer` in call `id` must stop, asked on a poll that found
+    /// nothing: the poison on every poll, and on thorough ones ([`Polls`]) also
+    /// [`check_peer`](Self::check_peer).
+    #[inline]
+    pub(crate) fn wait_stop(
+        &self,
+        polls: &mut Polls,
+        phase: Phase,
+        me: usize,
+        peer: usize,
+        id: (u64, u64),
+    ) -> Option<CollectiveError> {
+        if polls.thorough(phase) {
+            self.check_peer(me, peer, id)
+        } else {
+            self.poison_error()
+        }
     }
 
     /// Poisons and builds the mismatch error of rank `me` against `peer`.

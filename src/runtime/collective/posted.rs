@@ -57,7 +57,7 @@ use super::call::Core;
 use super::error::CollectiveError;
 use crate::runtime::line::Line;
 use crate::runtime::sync::{AtomicU64, Ordering};
-use crate::runtime::wait::Phase;
+use crate::runtime::wait::{Phase, Polls};
 use crossbeam_utils::CachePadded;
 
 /// Slot lines per rank: how many posted broadcasts a root may run ahead of its slowest reader,
@@ -163,17 +163,7 @@ pub(crate) fn start(core: &Core, me: usize, epoch: u64) {
     core.posts.ranks[me]
         .progress
         .store(epoch, Ordering::Release);
-    notify_others(core, me);
-}
-
-/// Wakes every rank but `me`.
-#[inline]
-fn notify_others(core: &Core, me: usize) {
-    for (r, s) in core.signals.iter().enumerate() {
-        if r != me {
-            s.notify();
-        }
-    }
+    core.notify_others(me);
 }
 
 /// Step 2: root `me` posts `payload` (at most [`MAX_BYTES`]) for its epoch `epoch` in call
@@ -217,7 +207,7 @@ pub(crate) fn post(
     }
     slot.header.store(id.1, Ordering::Relaxed);
     slot.tag.store(tag(epoch, calls), Ordering::Release);
-    notify_others(core, me);
+    core.notify_others(me);
     Ok(())
 }
 
@@ -239,20 +229,13 @@ fn least_progress(
             .min()
             .unwrap_or((u64::MAX, me))
     };
-    let mut polls = 0u32;
+    let mut polls = Polls::default();
     let look = |phase: Phase| -> Option<Result<u64, CollectiveError>> {
         let (low, slowest) = least();
         if low >= need {
             return Some(Ok(low));
         }
-        polls = polls.wrapping_add(1);
-        let thorough = phase == Phase::Slow || polls % 64 == 0;
-        let stop = if thorough {
-            core.check_peer(me, slowest, id)
-        } else {
-            core.poison_error()
-        };
-        stop.map(Err)
+        core.wait_stop(&mut polls, phase, me, slowest, id).map(Err)
     };
     core.signals[me].wait_phased_or(look)?
 }
@@ -312,15 +295,13 @@ fn wait_post(
     id: (u64, u64),
 ) -> Result<u64, CollectiveError> {
     let slot = core.posts.slot(root, epoch);
-    let mut polls = 0u32;
+    let mut polls = Polls::default();
     let look = |phase: Phase| -> Option<Result<u64, CollectiveError>> {
         let t = slot.tag.load(Ordering::Acquire);
         if is_epoch(t, epoch) {
             return Some(Ok(t));
         }
-        polls = polls.wrapping_add(1);
-        let thorough = phase == Phase::Slow || polls % 64 == 0;
-        if !thorough {
+        if !polls.thorough(phase) {
             return core.poison_error().map(Err);
         }
         if let Some(e) = core.check_peer(me, root, id) {

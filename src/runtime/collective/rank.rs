@@ -13,7 +13,7 @@ use crate::runtime::exec::{
 use crate::runtime::line::Line;
 use crate::runtime::program::{Program, ProgramError, RankProgram};
 use crate::runtime::sync::Ordering;
-use crate::runtime::wait::{self, PanicWatch, Phase};
+use crate::runtime::wait::{self, PanicWatch, Polls};
 use bytemuck::Pod;
 use std::sync::Arc;
 
@@ -618,21 +618,14 @@ fn send_wait(
     tx: &mut Sender,
     fill: &impl Fn(&mut [u8; Line::PAYLOAD]),
 ) -> Result<(), CollectiveError> {
-    let mut polls = 0u32;
+    let mut polls = Polls::default();
     core.signals[me].wait_phased_or(|phase| {
         match tx.try_send_with(fill) {
             Ok(()) => return Some(Ok(())),
             Err(TrySendWithError::Disconnected) => return Some(Err(core.departed(me, to))),
             Err(TrySendWithError::Full) => {}
         }
-        polls = polls.wrapping_add(1);
-        let thorough = phase == Phase::Slow || polls % 64 == 0;
-        let stop = if thorough {
-            core.check_peer(me, to, id)
-        } else {
-            core.poison_error()
-        };
-        stop.map(Err)
+        core.wait_stop(&mut polls, phase, me, to, id).map(Err)
     })?
 }
 
@@ -646,19 +639,10 @@ fn recv_wait<R>(
     rx: &mut Receiver,
     mut read: impl FnMut(&[u8; Line::PAYLOAD]) -> R,
 ) -> Result<R, CollectiveError> {
-    let mut polls = 0u32;
+    let mut polls = Polls::default();
     core.signals[me].wait_phased_or(|phase| match rx.try_recv_with(&mut read) {
         Ok(r) => Some(Ok(r)),
         Err(TryRecvError::Disconnected) => Some(Err(core.departed(me, from))),
-        Err(TryRecvError::Empty) => {
-            polls = polls.wrapping_add(1);
-            let thorough = phase == Phase::Slow || polls % 64 == 0;
-            let stop = if thorough {
-                core.check_peer(me, from, id)
-            } else {
-                core.poison_error()
-            };
-            stop.map(Err)
-        }
+        Err(TryRecvError::Empty) => core.wait_stop(&mut polls, phase, me, from, id).map(Err),
     })?
 }

@@ -52,7 +52,7 @@
 use super::call::{Core, HISTORY};
 use super::error::CollectiveError;
 use crate::runtime::sync::{AtomicU64, Ordering};
-use crate::runtime::wait::Phase;
+use crate::runtime::wait::{Phase, Polls};
 use crossbeam_utils::CachePadded;
 use std::sync::OnceLock;
 
@@ -191,11 +191,7 @@ pub(crate) fn deposit(
     slot.header.store(header, Ordering::Relaxed);
     slot.digest.store(calls, Ordering::Relaxed);
     slot.gen.store(epoch, Ordering::Release);
-    for (r, s) in core.signals.iter().enumerate() {
-        if r != me {
-            s.notify();
-        }
-    }
+    core.notify_others(me);
 }
 
 /// Step 2: rank `me` waits until every rank has deposited for `epoch` in the same call, after
@@ -214,7 +210,7 @@ pub(crate) fn wait_all(
 ) -> Result<(), CollectiveError> {
     let n = core.signals.len();
     let mut next = 0usize;
-    let mut polls = 0u32;
+    let mut polls = Polls::default();
     let look = |phase: Phase| -> Option<Result<(), CollectiveError>> {
         while next < n {
             if next != me {
@@ -238,14 +234,7 @@ pub(crate) fn wait_all(
         if next == n {
             return Some(Ok(()));
         }
-        polls = polls.wrapping_add(1);
-        let thorough = phase == Phase::Slow || polls % 64 == 0;
-        let stop = if thorough {
-            core.check_peer(me, next, id)
-        } else {
-            core.poison_error()
-        };
-        stop.map(Err)
+        core.wait_stop(&mut polls, phase, me, next, id).map(Err)
     };
     // `wait_phased_or` looks once inline before it waits.
     core.signals[me].wait_phased_or(look)?

@@ -5,12 +5,17 @@
 //!
 //! Through the rings a broadcast of a few bytes is a line per receiver in a ring of 256 slots,
 //! and each call takes the next slot. Between two ranks with CPUs of their own, a ping-pong of
-//! 48-byte broadcasts that way took 1.6–1.8× a shared-flag broadcast of the same bytes (a flag
-//! line and a data line), and a bare ping-pong on herald's channels alone 1.3–1.5×; the same
-//! ping-pong through a few slots per root, one line per call, took 0.56–0.96× the flag
-//! (docs/runtime.md, "Posted broadcasts"). Every receiver reads the same line, so the root
-//! writes one line whatever the number of ranks, and with more ranks than CPUs each receiver
-//! needs one turn.
+//! 48-byte broadcasts that way took 1.66–1.69× a shared-flag broadcast of the same bytes (a
+//! flag line and a data line), and a bare ping-pong on herald's channels alone 1.3–1.5×.
+//! Posted, it takes 1.25–1.34× in the near latency mode and 1.05× in the far one
+//! (`herald bench bcast`; docs/runtime.md, "Posted broadcasts"). Every receiver reads the same
+//! line, so the root writes one line whatever the number of ranks.
+//!
+//! Where ranks share CPUs the communicator does not post
+//! ([`CommOptions::posted_broadcast`](crate::CommOptions::posted_broadcast)): a root may run
+//! only `SLOTS − 1` broadcasts ahead of a reader, and there each wait for a reader is a turn
+//! of the CPU, so a back-to-back loop of small broadcasts took three to four times as long as
+//! through the rings.
 //!
 //! # Protocol
 //!

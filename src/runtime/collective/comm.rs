@@ -266,8 +266,8 @@ pub struct CommOptions {
     /// schedule through the rings, where a root may run as far ahead as the rings hold lines.
     ///
     /// Default `true`. Between two ranks on two CPUs of the development machine, a ping-pong
-    /// of 48-byte broadcasts took 1.28–1.34× a shared-flag broadcast posted, against 1.66–1.69×
-    /// through the rings (`herald bench bcast`). With ranks sharing CPUs the rings' depth
+    /// of 48-byte broadcasts took 1.25–1.34× a shared-flag broadcast posted, against 1.66–1.69×
+    /// through the rings (`herald bench bcast`, near latency mode). With ranks sharing CPUs the rings' depth
     /// matters more: a back-to-back loop of 8-byte broadcasts of 4 ranks on 2 CPUs took
     /// 0.41–0.47 µs posted against 0.13 µs through the rings (docs/runtime.md, "Posted
     /// broadcasts").
@@ -398,7 +398,7 @@ impl Comm {
             SHARED_MAX
         });
         let flat = shared && options.schedule == DefaultSchedule::Fixed(Algorithm::Binomial);
-        let posted_broadcast = options.posted_broadcast;
+        let posted = options.posted_broadcast && size > 1 && !shared;
         let mut comm = Comm {
             size,
             options,
@@ -409,7 +409,7 @@ impl Comm {
             radix: 2,
             flat,
             shared,
-            posted: posted_broadcast && size > 1 && !shared,
+            posted,
         };
         comm.radix = comm.tree_radix();
         // Root 0's programs now: a schedule that cannot be run fails here, not in a call.

@@ -1,7 +1,8 @@
-//! Broadcasts of at most 48 bytes posted in shared memory (`CommOptions::posted_broadcast`;
+//! Broadcasts of at most 1072 bytes posted in shared memory (`CommOptions::posted_broadcast`;
 //! the tests say the ranks have CPUs of their own, so posting applies at every rank count):
-//! every rank gets the root's bytes, byte for byte, for every length from 0 to 48 and the
-//! first ring size past it, 1–9 and 12 ranks (more ranks than CPUs included), roots that
+//! every rank gets the root's bytes, byte for byte, for every length from 0 to 130 (a slot's
+//! first line holds 48 payload bytes, each further line 64), around 512 and up to the largest
+//! posted and the first size past it, 1–9 and 12 ranks (more ranks than CPUs included), roots that
 //! change every call and a root that runs ahead of a lagging reader (so every slot of every
 //! rank is reused many times and the root waits for its slowest reader), interleaved with
 //! the other collectives; the same calls with the option off give the same bytes; mismatched
@@ -30,8 +31,18 @@ fn bytes(i: u64, len: usize) -> Vec<u8> {
     payload(len, 7919 * i + len as u64 + 1)
 }
 
-/// `calls` broadcasts on every rank, the root `i mod n` (or `fixed`) and the length `i mod
-/// 50` (0–48 posted, 49 through the rings); every rank checks every byte it got. Without
+/// The lengths broadcast in turn: every length up to 130 (the first line's 48 payload bytes,
+/// the second's 64, into the third), 505–520, and 1060–1073 (1072 is the largest posted; 1073
+/// moves by single copy).
+fn lengths() -> Vec<usize> {
+    (0..=130).chain(505..=520).chain(1060..=1073).collect()
+}
+
+/// A size that is never posted (it moves by single copy, its descriptor through the rings).
+const UNPOSTED: usize = 3000;
+
+/// `calls` broadcasts on every rank, the root `i mod n` (or `fixed`) and the lengths of
+/// [`lengths`] in turn; every rank checks every byte it got. Without
 /// `lag`, an allreduce, a barrier and a longer broadcast every few calls. With `lag`, nothing
 /// else (nothing that synchronizes the ranks), and rank `n − 1` sleeps now and then, so the
 /// roots run ahead of it until they must wait for it.
@@ -39,12 +50,13 @@ fn rounds(n: usize, options: CommOptions, calls: u64, fixed: Option<usize>, lag:
     let mut team = Team::new(n).unwrap();
     let mut comm = Comm::with_options(n, options).unwrap();
     let mut ranks = comm.ranks();
+    let lengths = lengths();
     let wrong = team.run_with(&mut ranks, |_, c| {
         let me = c.rank();
         let mut wrong = 0u64;
         for i in 0..calls {
             let root = fixed.unwrap_or(i as usize % n);
-            let len = (i % 50) as usize;
+            let len = lengths[i as usize % lengths.len()];
             let want = bytes(i, len);
             let mut buf = if me == root {
                 want.clone()
@@ -64,12 +76,12 @@ fn rounds(n: usize, options: CommOptions, calls: u64, fixed: Option<usize>, lag:
             if !lag && i % 31 == 0 {
                 c.barrier().unwrap();
                 let mut long = if me == root {
-                    bytes(i, 300)
+                    bytes(i, UNPOSTED)
                 } else {
-                    vec![0; 300]
+                    vec![0; UNPOSTED]
                 };
                 c.broadcast(root, &mut long).unwrap();
-                wrong += u64::from(long != bytes(i, 300));
+                wrong += u64::from(long != bytes(i, UNPOSTED));
             }
         }
         wrong
@@ -83,6 +95,28 @@ fn every_rank_gets_every_byte() {
         for n in [1, 2, 3, 4, 5, 6, 7, 8, 9, 12] {
             rounds(n, posting(), 600, None, false);
         }
+    });
+}
+
+#[test]
+fn a_planned_communicator_posts_the_same_bytes() {
+    // A planned communicator posts what it would otherwise move by its plan's choice (here
+    // the test profile's: streams, it measured no single copy).
+    watchdog(|| {
+        let text = std::fs::read_to_string("tests/data/profile-2core.json").unwrap();
+        let profile = herald::Profile::from_json_forced(&text).unwrap();
+        let two_cores = herald::TopologySource::from_options(Some("l3:1 core:2 pu:1"), None)
+            .unwrap()
+            .load()
+            .unwrap();
+        // Two ranks on two cores under one L3 (the level the profile measured).
+        let planned = CommOptions {
+            schedule: herald::runtime::DefaultSchedule::Planned(herald::runtime::Planned::new(
+                profile, two_cores,
+            )),
+            ..posting()
+        };
+        rounds(2, planned, 600, None, false);
     });
 }
 
@@ -119,8 +153,17 @@ fn the_rings_give_the_same_bytes() {
 
 /// Runs `body` on `n` ranks of a fresh communicator; returns each rank's result.
 fn run<T: Send>(n: usize, body: impl Fn(&mut herald::CommRank<'_>) -> T + Sync) -> Vec<T> {
+    run_with(n, posting(), body)
+}
+
+/// [`run`] with these options.
+fn run_with<T: Send>(
+    n: usize,
+    options: CommOptions,
+    body: impl Fn(&mut herald::CommRank<'_>) -> T + Sync,
+) -> Vec<T> {
     let mut team = Team::new(n).unwrap();
-    let mut comm = Comm::with_options(n, posting()).unwrap();
+    let mut comm = Comm::with_options(n, options).unwrap();
     let mut ranks = comm.ranks();
     team.run_with(&mut ranks, |_, c| body(c))
 }
@@ -133,24 +176,30 @@ fn is_mismatch(r: &Result<(), CollectiveError>) -> bool {
 fn a_posted_broadcast_against_a_ring_broadcast_is_a_mismatch() {
     watchdog(|| {
         for n in [2, 3] {
-            // The reader waits on a slot the root never fills: the root broadcast 100 bytes.
+            // The reader waits on a slot the root never fills: the root broadcast more.
             let res = run(n, |c| {
-                let len = if c.rank() == 0 { 100 } else { 8 };
+                let len = if c.rank() == 0 { UNPOSTED } else { 8 };
                 c.broadcast(0, &mut vec![1; len]).and_then(|()| c.barrier())
             });
             assert!(res.iter().any(is_mismatch), "n={n}: {res:?}");
-            // The root posts; the reader waits on the ring for 100 bytes.
+            // The root posts; the reader waits on the ring for more.
             let res = run(n, |c| {
-                let len = if c.rank() == 0 { 8 } else { 100 };
+                let len = if c.rank() == 0 { 8 } else { UNPOSTED };
                 c.broadcast(0, &mut vec![1; len]).and_then(|()| c.barrier())
             });
             assert!(res.iter().any(is_mismatch), "n={n}: {res:?}");
             // A reader that arrives late for a posted broadcast whose root has made forty
-            // ring broadcasts instead and left: the root's history no longer holds the call,
-            // but the root moved past it without posting.
-            let res = run(n, |c| {
+            // ring broadcasts instead (1100 bytes, 20 lines each, in rings of 1024 lines: the
+            // root never waits) and left: the root's history no longer holds the call, but
+            // the root moved past it without posting.
+            let rings = CommOptions {
+                capacity: 1024,
+                direct_min_bytes: 1 << 20,
+                ..posting()
+            };
+            let res = run_with(n, rings, |c| {
                 if c.rank() == 0 {
-                    (0..40).try_for_each(|_| c.broadcast(0, &mut [1; 100]))
+                    (0..40).try_for_each(|_| c.broadcast(0, &mut [1; 1100]))
                 } else {
                     std::thread::sleep(std::time::Duration::from_millis(20));
                     c.broadcast(0, &mut [0; 8])

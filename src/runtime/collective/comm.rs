@@ -255,22 +255,25 @@ pub struct CommOptions {
     /// # Ok::<(), herald::runtime::CollectiveError>(())
     /// ```
     pub cpus: Option<usize>,
-    /// [`CommRank::broadcast`](crate::CommRank::broadcast) of at most 48 bytes (one line with
-    /// the call's header) is posted in shared memory when the ranks have CPUs of their own
-    /// ([`cpus`](Self::cpus)), unless such a size moves by single copy
-    /// ([`direct_min_bytes`](Self::direct_min_bytes), or a planned communicator's choice): the
-    /// root writes one line of its own, every other rank reads it, and the root runs at most
-    /// fifteen such broadcasts ahead of its slowest reader. Otherwise (`false`, ranks sharing
-    /// CPUs), and always for a caller's program
+    /// [`CommRank::broadcast`](crate::CommRank::broadcast) of at most 1072 bytes, and less
+    /// than [`direct_min_bytes`](Self::direct_min_bytes), is posted in shared memory when the
+    /// ranks have CPUs of their own ([`cpus`](Self::cpus)): the root writes a slot of its own
+    /// (one line with the call's header for up to 48 bytes, one more line per further 64),
+    /// every other rank reads it, and the root runs at most fifteen such broadcasts ahead of
+    /// its slowest reader. A planned communicator posts such sizes too, whatever its plan picks
+    /// for them: the runtime's cost model does not know posting yet (docs/fidelity.md), and
+    /// posting measured faster than either transport it knows at every size it covers.
+    /// Otherwise (`false`, ranks sharing CPUs), and always for a caller's program
     /// ([`CommRank::broadcast_with`](crate::CommRank::broadcast_with)), it runs the default
-    /// schedule through the rings, where a root may run as far ahead as the rings hold lines.
+    /// schedule, where a root may run as far ahead as the rings hold lines.
     ///
     /// Default `true`. Between two ranks on two CPUs of the development machine, a ping-pong
-    /// of 48-byte broadcasts took 1.25–1.34× a shared-flag broadcast posted, against 1.66–1.69×
-    /// through the rings (`herald bench bcast`, near latency mode). With ranks sharing CPUs the rings' depth
-    /// matters more: a back-to-back loop of 8-byte broadcasts of 4 ranks on 2 CPUs took
-    /// 0.41–0.47 µs posted against 0.13 µs through the rings (docs/runtime.md, "Posted
-    /// broadcasts").
+    /// of 48-byte broadcasts took 1.07–1.31× a shared-flag broadcast posted, against 1.66–1.69×
+    /// through the rings (`herald bench bcast`, near latency mode); 512 bytes 134 ns against
+    /// 271–288 through the rings and 183 by single copy, 1000 bytes 215 against 604–627 and
+    /// 244–246. With ranks sharing CPUs the rings' depth matters more: a back-to-back loop of
+    /// 8-byte broadcasts of 4 ranks on 2 CPUs took 0.41–0.47 µs posted against 0.13 µs through
+    /// the rings (docs/runtime.md, "Posted broadcasts").
     pub posted_broadcast: bool,
 }
 
@@ -402,7 +405,7 @@ impl Comm {
         let mut comm = Comm {
             size,
             options,
-            core: Arc::new(Core::new_with_small(size, shared_max)),
+            core: Arc::new(Core::new_with_small(size, shared_max, posted)),
             pairs: Mutex::new(HashMap::new()),
             programs: Mutex::new(HashMap::new()),
             plan,
@@ -558,10 +561,12 @@ impl Comm {
     }
 
     /// Whether [`CommRank::broadcast`](crate::CommRank::broadcast) of `bytes` bytes is posted
-    /// in shared memory ([`CommOptions::posted_broadcast`]).
+    /// in shared memory ([`CommOptions::posted_broadcast`]): whatever a planned communicator's
+    /// plan picks for the size (its model does not know posting), but never at or past
+    /// [`CommOptions::direct_min_bytes`].
     #[inline]
     pub(crate) fn posts(&self, bytes: usize) -> bool {
-        self.posted && bytes <= super::posted::MAX_BYTES && !self.uses_direct(bytes, true)
+        self.posted && bytes <= super::posted::MAX_BYTES && bytes < self.options.direct_min_bytes
     }
 
     /// The cache key of the default program: the root, and the size class where it matters.

@@ -1,5 +1,6 @@
-//! Broadcasts of at most one line's payload, posted in shared memory: the root writes the
-//! call's header and payload into one line of its own, and every other rank reads that line.
+//! Broadcasts of at most [`MAX_BYTES`] (1072) bytes, posted in shared memory: the root writes
+//! the call's header and payload into a slot of its own, one line for up to 48 bytes and one
+//! more line per further 64, and every other rank reads that slot.
 //!
 //! # Why
 //!
@@ -9,7 +10,13 @@
 //! flag line and a data line), and a bare ping-pong on herald's channels alone 1.3–1.5×.
 //! Posted, it takes 1.25–1.34× in the near latency mode and 1.05× in the far one
 //! (`herald bench bcast`; docs/runtime.md, "Posted broadcasts"). Every receiver reads the same
-//! line, so the root writes one line whatever the number of ranks.
+//! lines, so the root writes them once whatever the number of ranks.
+//!
+//! Past one line the rings pay their per-line cost per receiver; a slot's further lines are
+//! bare payload. In a ping-pong of two ranks (near latency mode) 64 bytes took 84–86 ns posted
+//! against 128–129 through the rings, 512 bytes 146–152 against 271–288 and 1000 bytes
+//! 215–217 against 604–627 (a single copy of 1 KiB: 248–256). So slots reach past the
+//! default single-copy size (docs/runtime.md, "Posted broadcasts of up to 1072 bytes").
 //!
 //! Where ranks share CPUs the communicator does not post
 //! ([`CommOptions::posted_broadcast`](crate::CommOptions::posted_broadcast)): a root may run
@@ -19,13 +26,14 @@
 //!
 //! # Protocol
 //!
-//! Each rank counts its posted broadcasts (its *epoch* `e`, from 1) and owns [`SLOTS`] slot
-//! lines, used by epochs in turn (slot `e mod SLOTS`), and a progress word. A slot line is
+//! Each rank counts its posted broadcasts (its *epoch* `e`, from 1) and owns [`SLOTS`] slots,
+//! used by epochs in turn (slot `e mod SLOTS`), and a progress word. A slot's first line is
 //! eight atomic words: a tag (the low 32 bits of the epoch and the high 32 bits of the
 //! digest of the poster's calls so far, this one included), the call's header, and six
-//! payload words (48 bytes). Every access is atomic; payload words are written and read
-//! `Relaxed`, ordered by the tag's `Release` store and `Acquire` load, so the protocol needs no
-//! `unsafe`.
+//! payload words (48 bytes); its 16 further lines hold eight payload words each, and a
+//! payload uses as many as it needs. Every access is atomic; payload words are written and
+//! read `Relaxed`, ordered by the first line's tag (`Release` store, `Acquire` load, the
+//! further lines written before the first), so the protocol needs no `unsafe`.
 //!
 //! 1. Every rank, at the start of its epoch `e`, stores `e` in its progress word (`Release`):
 //!    it has finished reading every earlier epoch. It notifies every other rank (a root may
@@ -79,28 +87,47 @@ pub(crate) const SLOTS: usize = 2;
 
 const _: () = assert!(SLOTS < super::call::HISTORY);
 
-/// The largest payload posted: one line's (the ring's line payload less the call header).
-pub(crate) const MAX_BYTES: usize = Line::PAYLOAD - 8;
+/// Lines per slot: the first holds the tag, the call's header and [`HEAD_BYTES`] of payload,
+/// each further line 64 payload bytes.
+#[cfg(not(herald_loom))]
+const LINES: usize = 17;
+/// Two lines per slot in loom models: a payload that spans both.
+#[cfg(herald_loom)]
+const LINES: usize = 2;
 
-/// Payload words in a slot line.
-const WORDS: usize = MAX_BYTES / 8;
+/// Payload bytes in a slot's first line (after its tag and the call's header).
+const HEAD_BYTES: usize = Line::PAYLOAD - 8;
 
-/// One slot: the tag, the header and the payload words.
+/// Payload words in a slot's first line.
+const HEAD_WORDS: usize = HEAD_BYTES / 8;
+
+/// The largest payload posted: a slot's (1072 bytes with 17 lines, past the default
+/// [`direct_min_bytes`](crate::CommOptions::direct_min_bytes) of 1 KiB).
+pub(crate) const MAX_BYTES: usize = HEAD_BYTES + (LINES - 1) * 64;
+
+/// A slot's first line: the tag, the header and the first payload words.
 #[derive(Debug)]
 #[repr(align(64))]
-struct Slot {
+struct Head {
     /// The low 32 bits of the epoch posted and the high 32 bits of its digest; stored last,
     /// with `Release` (0: none yet).
     tag: AtomicU64,
     /// The call's header.
     header: AtomicU64,
-    /// The payload, little-endian, the last word zero-padded.
-    words: [AtomicU64; WORDS],
+    /// The first payload bytes, little-endian, the last word zero-padded.
+    words: [AtomicU64; HEAD_WORDS],
 }
 
-impl Slot {
-    fn new() -> Slot {
-        Slot {
+/// A slot's further line: eight payload words.
+#[derive(Debug)]
+#[repr(align(64))]
+struct More {
+    words: [AtomicU64; 8],
+}
+
+impl Head {
+    fn new() -> Head {
+        Head {
             tag: AtomicU64::new(0),
             header: AtomicU64::new(0),
             words: std::array::from_fn(|_| AtomicU64::new(0)),
@@ -108,10 +135,79 @@ impl Slot {
     }
 }
 
+/// A slot's further lines (only those a payload needs are written).
+type Lines = [More; LINES - 1];
+
+fn lines() -> Lines {
+    std::array::from_fn(|_| More {
+        words: std::array::from_fn(|_| AtomicU64::new(0)),
+    })
+}
+
+/// One slot: its first line and its further lines.
+struct Slot<'a> {
+    head: &'a Head,
+    more: &'a Lines,
+}
+
+/// Stores `bytes` (at most `8 × words.len()`) into `words`: whole words with one 8-byte load
+/// of the caller's buffer each, then the tail zero-padded.
+#[inline]
+fn store_words(words: &[AtomicU64], bytes: &[u8]) {
+    let mut chunks = bytes.chunks_exact(8);
+    for (word, chunk) in words.iter().zip(&mut chunks) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        word.store(w, Ordering::Relaxed);
+    }
+    let tail = chunks.remainder();
+    if !tail.is_empty() {
+        let mut w = [0u8; 8];
+        w[..tail.len()].copy_from_slice(tail);
+        words[bytes.len() / 8].store(u64::from_le_bytes(w), Ordering::Relaxed);
+    }
+}
+
+/// Loads `out.len()` bytes (at most `8 × words.len()`) from `words`: the inverse of
+/// [`store_words`].
+#[inline]
+fn load_words(words: &[AtomicU64], out: &mut [u8]) {
+    let whole = out.len() / 8;
+    let mut chunks = out.chunks_exact_mut(8);
+    for (chunk, word) in (&mut chunks).zip(words) {
+        chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
+    }
+    let tail = chunks.into_remainder();
+    if !tail.is_empty() {
+        let w = words[whole].load(Ordering::Relaxed).to_le_bytes();
+        tail.copy_from_slice(&w[..tail.len()]);
+    }
+}
+
+/// Stores `bytes` into a slot's further lines.
+#[inline(never)]
+fn store_more(more: &Lines, bytes: &[u8]) {
+    for (line, bytes) in more.iter().zip(bytes.chunks(64)) {
+        store_words(&line.words, bytes);
+    }
+}
+
+/// Loads `out.len()` bytes from a slot's further lines.
+#[inline(never)]
+fn load_more(more: &Lines, out: &mut [u8]) {
+    for (line, out) in more.iter().zip(out.chunks_mut(64)) {
+        load_words(&line.words, out);
+    }
+}
+
 /// One rank's slots and progress.
+///
+/// The slots' first lines lie together, apart from their further lines: a ping-pong of
+/// 48-byte posts over slots of 16 lines each, first lines 1 KiB apart, took 250–300 ns per
+/// broadcast in the far latency mode where first lines 64 bytes apart took 210–225 ns.
 #[derive(Debug)]
 struct Own {
-    slots: CachePadded<[Slot; SLOTS]>,
+    heads: CachePadded<[Head; SLOTS]>,
+    more: Box<[Lines]>,
     /// The rank's current epoch: it has finished reading every earlier one.
     progress: CachePadded<AtomicU64>,
 }
@@ -123,12 +219,16 @@ pub(crate) struct Posts {
 }
 
 impl Posts {
-    /// Slots for `n` ranks.
-    pub(crate) fn new(n: usize) -> Posts {
+    /// Slots for `n` ranks; without their further lines unless `posted` (a communicator that
+    /// never posts: its ranks share CPUs, or the option is off).
+    pub(crate) fn new(n: usize, posted: bool) -> Posts {
         Posts {
             ranks: (0..n)
                 .map(|_| Own {
-                    slots: CachePadded::new(std::array::from_fn(|_| Slot::new())),
+                    heads: CachePadded::new(std::array::from_fn(|_| Head::new())),
+                    more: (0..if posted { SLOTS } else { 0 })
+                        .map(|_| lines())
+                        .collect(),
                     progress: CachePadded::new(AtomicU64::new(0)),
                 })
                 .collect(),
@@ -138,15 +238,19 @@ impl Posts {
     /// Back to the fresh state (no endpoint exists).
     pub(crate) fn reset(&self) {
         for own in self.ranks.iter() {
-            own.slots
+            own.heads
                 .iter()
-                .for_each(|s| s.tag.store(0, Ordering::Relaxed));
+                .for_each(|h| h.tag.store(0, Ordering::Relaxed));
             own.progress.store(0, Ordering::Relaxed);
         }
     }
 
-    fn slot(&self, rank: usize, epoch: u64) -> &Slot {
-        &self.ranks[rank].slots[(epoch % SLOTS as u64) as usize]
+    fn slot(&self, rank: usize, epoch: u64) -> Slot<'_> {
+        let (own, i) = (&self.ranks[rank], (epoch % SLOTS as u64) as usize);
+        Slot {
+            head: &own.heads[i],
+            more: &own.more[i],
+        }
     }
 }
 
@@ -180,6 +284,7 @@ pub(crate) fn start(core: &Core, me: usize, epoch: u64) {
 ///
 /// While it waits for a slow reader: a mismatch or departure of that reader, the poison, or
 /// the team's abort.
+#[inline]
 pub(crate) fn post(
     core: &Core,
     me: usize,
@@ -199,19 +304,16 @@ pub(crate) fn post(
     // copy: the caller's buffer was often just written (a broadcast it received), and a load
     // that the store buffer cannot forward waits until those stores, and every store before
     // them, have left (docs/runtime.md, "The 48-byte broadcast taken apart").
-    let mut words = payload.chunks_exact(8);
-    for (slot_word, chunk) in slot.words.iter().zip(&mut words) {
-        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-        slot_word.store(w, Ordering::Relaxed);
-    }
-    let tail = words.remainder();
-    if !tail.is_empty() {
-        let mut w = [0u8; 8];
-        w[..tail.len()].copy_from_slice(tail);
-        slot.words[payload.len() / 8].store(u64::from_le_bytes(w), Ordering::Relaxed);
-    }
-    slot.header.store(id.1, Ordering::Relaxed);
-    slot.tag.store(tag(epoch, calls), Ordering::Release);
+    let first = if payload.len() > HEAD_BYTES {
+        let (first, rest) = payload.split_at(HEAD_BYTES);
+        store_more(slot.more, rest);
+        first
+    } else {
+        payload
+    };
+    store_words(&slot.head.words, first);
+    slot.head.header.store(id.1, Ordering::Relaxed);
+    slot.head.tag.store(tag(epoch, calls), Ordering::Release);
     core.notify_others(me);
     Ok(())
 }
@@ -266,26 +368,23 @@ pub(crate) fn take(
 ) -> Result<(), CollectiveError> {
     debug_assert!(out.len() <= MAX_BYTES);
     let slot = core.posts.slot(root, epoch);
-    let mut t = slot.tag.load(Ordering::Acquire);
+    let mut t = slot.head.tag.load(Ordering::Acquire);
     if !is_epoch(t, epoch) {
         t = wait_post(core, me, root, epoch, id)?;
     }
-    let header = slot.header.load(Ordering::Relaxed);
+    let header = slot.head.header.load(Ordering::Relaxed);
     if header != id.1 {
         return Err(core.mismatch(me, root, id.1, header));
     }
     if t != tag(epoch, calls) {
         return Err(super::small::earlier_mismatch(core, me, root, id));
     }
-    let whole = out.len() / 8;
-    let mut chunks = out.chunks_exact_mut(8);
-    for (chunk, word) in (&mut chunks).zip(slot.words.iter()) {
-        chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
-    }
-    let tail = chunks.into_remainder();
-    if !tail.is_empty() {
-        let w = slot.words[whole].load(Ordering::Relaxed).to_le_bytes();
-        tail.copy_from_slice(&w[..tail.len()]);
+    if out.len() > HEAD_BYTES {
+        let (first, rest) = out.split_at_mut(HEAD_BYTES);
+        load_words(&slot.head.words, first);
+        load_more(slot.more, rest);
+    } else {
+        load_words(&slot.head.words, out);
     }
     Ok(())
 }
@@ -302,7 +401,7 @@ fn wait_post(
     let slot = core.posts.slot(root, epoch);
     let mut polls = Polls::default();
     let look = |phase: Phase| -> Option<Result<u64, CollectiveError>> {
-        let t = slot.tag.load(Ordering::Acquire);
+        let t = slot.head.tag.load(Ordering::Acquire);
         if is_epoch(t, epoch) {
             return Some(Ok(t));
         }
@@ -315,7 +414,7 @@ fn wait_post(
         // The root publishes its next call only after posting this one: past this call and
         // still no post, it made another call here.
         if core.ranks[root].seq.load(Ordering::Acquire) > id.0 {
-            let t = slot.tag.load(Ordering::Acquire);
+            let t = slot.head.tag.load(Ordering::Acquire);
             if is_epoch(t, epoch) {
                 return Some(Ok(t));
             }
@@ -342,9 +441,10 @@ mod loom_tests {
     use crate::runtime::sync::Arc;
     use loom::thread;
 
-    /// The payload of epoch `e` (20 bytes: two whole words and a tail).
+    /// The payload of epoch `e` (52 bytes: the first line's six words, and a tail in the
+    /// second line).
     fn value(e: u64) -> Vec<u8> {
-        (0..20)
+        (0..52)
             .map(|k| (e as u8).wrapping_mul(31).wrapping_add(k))
             .collect()
     }
@@ -365,7 +465,7 @@ mod loom_tests {
             if core.is_poisoned() {
                 return Err(core.poison_error().expect("poisoned"));
             }
-            let len = if other == Some(e) { 12 } else { 20 };
+            let len = if other == Some(e) { 12 } else { 52 };
             let header = CallInfo::header(CollectiveKind::Broadcast, e, root(e), len);
             calls = digest(calls, header);
             core.publish(me, e, header);

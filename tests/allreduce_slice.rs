@@ -51,9 +51,18 @@ fn matrix_products_match_the_sequential_fold() {
         for n in (1..=9).chain([12]) {
             let mut team = Team::new(n).unwrap();
             // The default threshold, single copy for everything (chunks of 0 or 1 element
-            // when the length is below n), and the line path only.
-            for threshold in [None, Some(1), Some(usize::MAX)] {
-                let options = threshold.map_or_else(CommOptions::default, with_threshold);
+            // when the length is below n), the line path only, and the line path with nothing
+            // in shared memory (the tree, and the exchange of two ranks).
+            for (threshold, shared) in [
+                (None, None),
+                (Some(1), None),
+                (Some(usize::MAX), None),
+                (Some(usize::MAX), Some(0)),
+            ] {
+                let options = CommOptions {
+                    allreduce_shared_max_bytes: shared,
+                    ..threshold.map_or_else(CommOptions::default, with_threshold)
+                };
                 let mut comm = Comm::with_options(n, options).unwrap();
                 let mut ranks = comm.ranks();
                 for len in [
@@ -82,7 +91,7 @@ fn matrix_products_match_the_sequential_fold() {
                     for (r, (first, second)) in got.iter().enumerate() {
                         assert!(
                             first == &want,
-                            "n={n} len={len} threshold={threshold:?}: rank {r} differs"
+                            "n={n} len={len} threshold={threshold:?} shared={shared:?}: rank {r} differs"
                         );
                         assert!(second == &twice, "n={n} len={len}: rank {r}, second call");
                     }

@@ -231,10 +231,12 @@ pub struct CommOptions {
     /// communicator keeps two slots of this size per rank.
     ///
     /// Default `None`, a rule from measurements (docs/runtime.md, "Small allreduce in shared
-    /// memory"): 4 KiB when the communicator has more ranks than CPUs ([`cpus`](Self::cpus)) (at 4
-    /// and 8 ranks on 2 CPUs shared memory took about half the tree's time from 8 B to 512 B),
-    /// else 64 bytes (between 2 ranks on 2 CPUs it took 0.6× the tree's time at 8 B, 0.9× at
-    /// 64 B, but 1.9× at 512 B).
+    /// memory" and "The small allreduce's words"): 4 KiB when the communicator has more ranks
+    /// than CPUs ([`cpus`](Self::cpus)) (at 4 and 8 ranks on 2 CPUs shared memory took about
+    /// half the tree's time from 8 B to 512 B); else 4 KiB read per rank, `4096 / (n − 1)`
+    /// bytes but at least 64 (between 2 ranks on 2 CPUs a ping-pong of allreduces took 0.6–0.8×
+    /// the exchange through the rings at 512 B to 2 KiB and 0.9× at 4 KiB; more ranks with CPUs
+    /// of their own were not measured: each rank reads every other rank's slot).
     pub allreduce_shared_max_bytes: Option<usize>,
     /// How many CPUs the ranks' threads run on. With more ranks than that, ranks share CPUs,
     /// and two defaults change:
@@ -398,7 +400,7 @@ impl Comm {
         let shared_max = options.allreduce_shared_max_bytes.unwrap_or(if shared {
             SHARED_MAX_OVERSUBSCRIBED
         } else {
-            SHARED_MAX
+            shared_max(size)
         });
         let flat = shared && options.schedule == DefaultSchedule::Fixed(Algorithm::Binomial);
         let posted = options.posted_broadcast && size > 1 && !shared;
@@ -641,8 +643,16 @@ impl Comm {
 /// [`CommOptions::allreduce_shared_max_bytes`]).
 const SHARED_MAX_OVERSUBSCRIBED: usize = 4 << 10;
 
-/// The default largest shared-memory allreduce when every rank can have its own CPU.
-const SHARED_MAX: usize = 64;
+/// The default largest shared-memory allreduce of `size` ranks that each have a CPU of their
+/// own: 4 KiB read from the others' slots per rank, at least 64 bytes (see
+/// [`CommOptions::allreduce_shared_max_bytes`]).
+fn shared_max(size: usize) -> usize {
+    (SHARED_READ_MAX / size.saturating_sub(1).max(1)).max(64)
+}
+
+/// The bytes a rank reads from the others' slots in the largest default shared-memory
+/// allreduce when ranks have CPUs of their own.
+const SHARED_READ_MAX: usize = 4 << 10;
 
 /// The key class of a fixed binomial default's broadcasts sent over the flat tree.
 const FLAT: u64 = 1;

@@ -65,6 +65,7 @@ mod posted;
 mod rank;
 mod scatter;
 mod small;
+mod words;
 
 pub use call::{CallInfo, CollectiveKind};
 pub use comm::{Comm, CommOptions, DefaultSchedule, Planned, MAX_COMM_RANKS};

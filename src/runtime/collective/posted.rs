@@ -68,6 +68,7 @@
 
 use super::call::Core;
 use super::error::CollectiveError;
+use super::words::{load_words, store_words};
 use crate::runtime::line::Line;
 use crate::runtime::sync::{AtomicU64, Ordering};
 use crate::runtime::wait::{Phase, Polls};
@@ -148,39 +149,6 @@ fn lines() -> Lines {
 struct Slot<'a> {
     head: &'a Head,
     more: &'a Lines,
-}
-
-/// Stores `bytes` (at most `8 × words.len()`) into `words`: whole words with one 8-byte load
-/// of the caller's buffer each, then the tail zero-padded.
-#[inline]
-fn store_words(words: &[AtomicU64], bytes: &[u8]) {
-    let mut chunks = bytes.chunks_exact(8);
-    for (word, chunk) in words.iter().zip(&mut chunks) {
-        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-        word.store(w, Ordering::Relaxed);
-    }
-    let tail = chunks.remainder();
-    if !tail.is_empty() {
-        let mut w = [0u8; 8];
-        w[..tail.len()].copy_from_slice(tail);
-        words[bytes.len() / 8].store(u64::from_le_bytes(w), Ordering::Relaxed);
-    }
-}
-
-/// Loads `out.len()` bytes (at most `8 × words.len()`) from `words`: the inverse of
-/// [`store_words`].
-#[inline]
-fn load_words(words: &[AtomicU64], out: &mut [u8]) {
-    let whole = out.len() / 8;
-    let mut chunks = out.chunks_exact_mut(8);
-    for (chunk, word) in (&mut chunks).zip(words) {
-        chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
-    }
-    let tail = chunks.into_remainder();
-    if !tail.is_empty() {
-        let w = words[whole].load(Ordering::Relaxed).to_le_bytes();
-        tail.copy_from_slice(&w[..tail.len()]);
-    }
 }
 
 /// Stores `bytes` into a slot's further lines.

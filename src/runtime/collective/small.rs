@@ -51,6 +51,7 @@
 
 use super::call::{Core, HISTORY};
 use super::error::CollectiveError;
+use super::words::{load_words, store_words};
 use crate::runtime::sync::{AtomicU64, Ordering};
 use crate::runtime::wait::{Phase, Polls};
 use crossbeam_utils::CachePadded;
@@ -143,21 +144,25 @@ impl Slots {
         (&self.heads[i], i * self.stride())
     }
 
-    /// The first `count` words of a slot's payload, in order.
-    fn words<'s>(
-        &'s self,
-        slot: &'s Slot,
-        base: usize,
-        count: usize,
-    ) -> impl Iterator<Item = &'s AtomicU64> + 's {
-        let more = count.saturating_sub(INLINE_WORDS);
-        let extra: &[AtomicU64] = if more == 0 {
-            &[]
-        } else {
-            &self.extra()[base..base + more]
-        };
-        slot.words.iter().take(count).chain(extra)
+    /// The `count` overflow words of the slot whose region starts at `base`.
+    fn more(&self, base: usize, count: usize) -> &[AtomicU64] {
+        &self.extra()[base..base + count]
     }
+}
+
+/// Payload bytes kept in a slot's own line.
+const INLINE_BYTES: usize = INLINE_WORDS * 8;
+
+/// Stores the payload bytes past the inline ones into a slot's overflow words.
+#[inline(never)]
+fn store_more(slots: &Slots, base: usize, rest: &[u8]) {
+    store_words(slots.more(base, rest.len().div_ceil(8)), rest);
+}
+
+/// Loads the payload bytes past the inline ones from a slot's overflow words.
+#[inline(never)]
+fn load_more(slots: &Slots, base: usize, rest: &mut [u8]) {
+    load_words(slots.more(base, rest.len().div_ceil(8)), rest);
 }
 
 /// The digest of a rank's calls after one more with `header`: equal on every rank while the
@@ -181,12 +186,15 @@ pub(crate) fn deposit(
     let slots = &core.small;
     debug_assert!(payload.len() <= slots.max_bytes());
     let (slot, base) = slots.slot(me, epoch);
-    let words = slots.words(slot, base, payload.len().div_ceil(8));
-    for (word, chunk) in words.zip(payload.chunks(8)) {
-        let mut w = [0u8; 8];
-        w[..chunk.len()].copy_from_slice(chunk);
-        word.store(u64::from_le_bytes(w), Ordering::Relaxed);
-    }
+    // Whole words, one 8-byte load each (`words.rs`): the payload was often just written.
+    let first = if payload.len() > INLINE_BYTES {
+        let (first, rest) = payload.split_at(INLINE_BYTES);
+        store_more(slots, base, rest);
+        first
+    } else {
+        payload
+    };
+    store_words(&slot.words, first);
     slot.seq.store(seq, Ordering::Relaxed);
     slot.header.store(header, Ordering::Relaxed);
     slot.digest.store(calls, Ordering::Relaxed);
@@ -265,10 +273,12 @@ pub(super) fn earlier_mismatch(
 pub(crate) fn read(core: &Core, rank: usize, epoch: u64, out: &mut [u8]) {
     let slots = &core.small;
     let (slot, base) = slots.slot(rank, epoch);
-    let words = slots.words(slot, base, out.len().div_ceil(8));
-    for (word, chunk) in words.zip(out.chunks_mut(8)) {
-        let w = word.load(Ordering::Relaxed).to_le_bytes();
-        chunk.copy_from_slice(&w[..chunk.len()]);
+    if out.len() > INLINE_BYTES {
+        let (first, rest) = out.split_at_mut(INLINE_BYTES);
+        load_words(&slot.words, first);
+        load_more(slots, base, rest);
+    } else {
+        load_words(&slot.words, out);
     }
 }
 

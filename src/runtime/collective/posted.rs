@@ -167,11 +167,10 @@ fn load_more(more: &Lines, out: &mut [u8]) {
     }
 }
 
-/// One rank's slots and progress.
-///
-/// The slots' first lines lie together, apart from their further lines: a ping-pong of
-/// 48-byte posts over slots of 16 lines each, first lines 1 KiB apart, took 250–300 ns per
-/// broadcast in the far latency mode where first lines 64 bytes apart took 210–225 ns.
+/// One rank's slots and progress. The slots' first lines lie together, as when a slot was one
+/// line, and their further lines elsewhere. (Slots of 16 lines each, first lines 1 KiB apart,
+/// were measured only with the first version's slow code, so whether that layout costs
+/// anything is not known.)
 #[derive(Debug)]
 struct Own {
     heads: CachePadded<[Head; SLOTS]>,

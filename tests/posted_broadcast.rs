@@ -100,8 +100,9 @@ fn every_rank_gets_every_byte() {
 
 #[test]
 fn a_planned_communicator_posts_the_same_bytes() {
-    // A planned communicator posts what it would otherwise move by its plan's choice (here
-    // the test profile's: streams, it measured no single copy).
+    // A planned communicator whose profile did not measure posting (the test profile's) posts
+    // by the rule what it would otherwise move by its plan's choice (streams: the profile
+    // measured no single copy either). tests/runtime_cost.rs covers profiles that measured it.
     watchdog(|| {
         let text = std::fs::read_to_string("tests/data/profile-2core.json").unwrap();
         let profile = herald::Profile::from_json_forced(&text).unwrap();

@@ -4,15 +4,17 @@
 //! one (from the root's call to the later return, fresh data on the root every time), streamed
 //! and by single copy (in one block, and in many blocks for the per-block cost; a short stream
 //! also in 2 blocks, for the executor's cost beyond the one-block path), and a one-line
-//! broadcast between two ranks pinned to one PU (the handoff when ranks share a PU). Each slice
+//! broadcast between two ranks pinned to one PU (the handoff when ranks share a PU), and posted
+//! broadcasts ([`CommRank::broadcast`](crate::runtime::CommRank::broadcast) of a communicator
+//! that posts) of one line and of a full slot. Each slice
 //! also times a raw atomic ping-pong on one line, so its samples fall into the latency mode they
 //! ran in, and every quantity is a weighted distribution over slices with modes, like the
 //! channel's parameters.
 
 use super::{distribution, CalibrateError};
 use crate::model::{Model, Postal, RuntimeCalibration};
-use crate::runtime::SLIP;
 use crate::runtime::{Comm, CommOptions, Program, Team};
+use crate::runtime::{POSTED_MAX_BYTES, SLIP};
 use crate::schedule::{generate, Algorithm, Request};
 use crate::time::Ratio;
 use crossbeam_utils::CachePadded;
@@ -34,6 +36,8 @@ const DIRECT: [usize; 3] = [4 << 10, 64 << 10, 1 << 20];
 const HUGE: usize = 4 << 20;
 /// Blocks of the many-block single copy (of `DIRECT[1]` bytes, one chunk per block).
 const MANY_BLOCKS: u32 = 16;
+/// The longer posted size: a full slot (one line, then 16 of 64 bytes).
+const POSTED_FULL: usize = POSTED_MAX_BYTES;
 /// How many blocks a case's payload is cut into.
 #[derive(Clone, Copy)]
 enum Blocks {
@@ -53,6 +57,9 @@ struct Case {
     blocks: Blocks,
     /// Both ranks on the pair's first PU (else one rank on each PU of the pair).
     shared: bool,
+    /// Posted in shared memory (`CommRank::broadcast` of a communicator that posts; `direct`
+    /// and `blocks` do not apply).
+    posted: bool,
 }
 
 const fn case(bytes: usize, direct: bool, blocks: Blocks, shared: bool) -> Case {
@@ -61,14 +68,25 @@ const fn case(bytes: usize, direct: bool, blocks: Blocks, shared: bool) -> Case 
         direct,
         blocks,
         shared,
+        posted: false,
+    }
+}
+
+const fn posted(bytes: usize) -> Case {
+    Case {
+        bytes,
+        direct: false,
+        blocks: Blocks::One,
+        shared: false,
+        posted: true,
     }
 }
 
 /// Measurements per slice: one line, burst, two long streams, three single copies of one
 /// block, `DIRECT[1]` bytes by single copy in `MANY_BLOCKS` blocks, one line between two
-/// ranks of one PU, `HUGE` bytes by single copy, the burst in 2 blocks, and two lines in 1 and
-/// in 2 blocks.
-const CASES: [Case; 13] = [
+/// ranks of one PU, `HUGE` bytes by single copy, the burst in 2 blocks, two lines in 1 and in
+/// 2 blocks, and posted broadcasts of one line and of `POSTED_FULL` bytes.
+const CASES: [Case; 15] = [
     case(ONE_LINE, false, Blocks::One, false),
     case(BURST, false, Blocks::One, false),
     case(STREAM[0], false, Blocks::One, false),
@@ -82,6 +100,8 @@ const CASES: [Case; 13] = [
     case(BURST, false, Blocks::Two, false),
     case(TWO_LINES, false, Blocks::One, false),
     case(TWO_LINES, false, Blocks::Two, false),
+    posted(ONE_LINE),
+    posted(POSTED_FULL),
 ];
 /// Aim of one measurement's duration, ns.
 const AIM_NS: f64 = 1_000_000.0;
@@ -100,6 +120,8 @@ pub(crate) struct RuntimeProbe {
     shared: Team,
     stream: Comm,
     direct: Comm,
+    /// Posts every size up to a slot's.
+    posted: Comm,
     chunk: usize,
     /// The 2-rank broadcast from rank 0, in one block.
     program: Program,
@@ -108,9 +130,9 @@ pub(crate) struct RuntimeProbe {
     /// The same in `MANY_BLOCKS` blocks.
     many: Program,
     /// Per slice: raw hop, one line, burst line, line, direct, copy, large copy, per-block
-    /// cost, one line on a shared PU, huge copy, executor on the burst and on two lines; with
-    /// the weight.
-    samples: Vec<([f64; 12], f64)>,
+    /// cost, one line on a shared PU, huge copy, executor on the burst and on two lines, posted
+    /// line, posted further line; with the weight.
+    samples: Vec<([f64; 14], f64)>,
     /// Repetitions per measurement (in `CASES` order), adapted per slice.
     reps: [u64; CASES.len()],
     /// Whether the warm-up slice (whose repetitions were a guess) is behind.
@@ -136,6 +158,15 @@ impl RuntimeProbe {
         };
         let chunk = direct_options.direct_chunk_bytes;
         let direct = Comm::with_options(2, direct_options).map_err(probe)?;
+        let posted = Comm::with_options(
+            2,
+            CommOptions {
+                direct_min_bytes: usize::MAX,
+                posted_broadcast: true,
+                ..CommOptions::default()
+            },
+        )
+        .map_err(probe)?;
         let model = Model::from(Postal::new(Ratio::ONE).map_err(probe)?);
         let schedule =
             generate(&Request::broadcast(Algorithm::Binomial, 2, 1, 0), &model).map_err(probe)?;
@@ -154,12 +185,13 @@ impl RuntimeProbe {
             shared,
             stream,
             direct,
+            posted,
             chunk,
             program,
             two,
             many,
             samples: Vec::new(),
-            reps: [64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32],
+            reps: [64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32, 64, 32],
             warm: false,
         })
     }
@@ -181,11 +213,26 @@ impl RuntimeProbe {
         let huge = (t[9] - t[6]) / (HUGE - DIRECT[2]) as f64;
         let exec = t[10] - t[1];
         let exec_short = t[12] - t[11];
+        let posted_lines = crate::runtime::posted_lines(POSTED_FULL).expect("a slot's size");
+        let posted_line = (t[14] - t[13]) / (posted_lines - 1) as f64;
         let weight = t0.elapsed().as_secs_f64();
         if self.warm {
             self.samples.push((
                 [
-                    raw, t[0], burst, line, t[4], copy, large, block, t[8], huge, exec, exec_short,
+                    raw,
+                    t[0],
+                    burst,
+                    line,
+                    t[4],
+                    copy,
+                    large,
+                    block,
+                    t[8],
+                    huge,
+                    exec,
+                    exec_short,
+                    t[13],
+                    posted_line,
                 ],
                 weight,
             ));
@@ -222,6 +269,9 @@ impl RuntimeProbe {
             huge_bytes: Some(HUGE as u64),
             exec_ns: Some(dist(10)),
             exec_short_ns: Some(dist(11)),
+            posted_ns: Some(dist(12)),
+            posted_line_ns: Some(dist(13)),
+            posted_bytes: Some(POSTED_FULL as u64),
         })
     }
 
@@ -261,8 +311,11 @@ impl RuntimeProbe {
             direct,
             blocks,
             shared,
+            posted,
         } = what;
-        let comm = if direct {
+        let comm = if posted {
+            &mut self.posted
+        } else if direct {
             &mut self.direct
         } else {
             &mut self.stream
@@ -288,8 +341,15 @@ impl RuntimeProbe {
             let me = c.rank();
             let mut buf = vec![0; bytes];
             // Untimed: takes the rings and warms the caches.
+            let call = |c: &mut crate::runtime::CommRank<'_>, buf: &mut [u8]| {
+                if posted {
+                    c.broadcast(0, buf)
+                } else {
+                    c.broadcast_with(program, buf)
+                }
+            };
             c.barrier()?;
-            c.broadcast_with(program, &mut buf)?;
+            call(c, &mut buf)?;
             let (mut starts, mut ends) = (Vec::new(), Vec::with_capacity(reps as usize));
             for i in 0..reps {
                 if me == 0 {
@@ -303,7 +363,7 @@ impl RuntimeProbe {
                 if me == 0 {
                     starts.push(Instant::now());
                 }
-                c.broadcast_with(program, &mut buf)?;
+                call(c, &mut buf)?;
                 ends.push(Instant::now());
             }
             let mut want = vec![0; bytes];

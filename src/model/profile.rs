@@ -409,6 +409,20 @@ pub struct RuntimeCalibration {
     /// from profiles written before herald measured it (then `exec_ns` at every length).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec_short_ns: Option<Distribution>,
+    /// A posted broadcast ([`CommRank::broadcast`](crate::CommRank::broadcast) of a
+    /// communicator that posts, [`CommOptions::posted_broadcast`](crate::CommOptions::posted_broadcast))
+    /// of one line (48 payload bytes): the root writes a slot, the other rank reads it. Absent
+    /// from profiles written before herald measured it (then posting is not modelled, and a
+    /// planned communicator posts by its rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub posted_ns: Option<Distribution>,
+    /// A posted broadcast's cost per further line: `(T(posted_bytes) − T(48 B)) /
+    /// (lines(posted_bytes) − 1)`, 64 payload bytes per further line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub posted_line_ns: Option<Distribution>,
+    /// The longer posted payload behind `posted_line_ns`, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub posted_bytes: Option<u64>,
 }
 
 /// One level of the topology summary.

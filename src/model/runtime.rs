@@ -27,6 +27,16 @@
 //!   difference between one payload in 16 blocks and in one, per extra block); the lender's
 //!   call returns one hop after its last reader's copy (it waits for its readers); fixed cost
 //!   `direct_call`. The copies of ranks that share a PU take turns on it.
+//! * **Posting** ([`Transport::Posted`], nineteenth session): the root writes one slot (a line
+//!   with the call's header and 48 bytes, one more line per further 64 bytes, at most
+//!   [`POSTED_MAX_BYTES`](crate::runtime::POSTED_MAX_BYTES)) and every other rank reads it.
+//!   No tree and no call cost of its own: a post of `bytes` costs `post + (lines − 1) · post_line`,
+//!   the whole 2-rank call as measured through
+//!   [`CommRank::broadcast`](crate::CommRank::broadcast) at one line and at a full slot, and the
+//!   makespan is the slowest reader's (readers at the level they meet the root at; readers of
+//!   one post are not charged for one another, which 2 PUs cannot measure). It applies to a
+//!   flat tree in one block where every rank has a PU of its own; a profile written before
+//!   herald measured it does not model it.
 //! * **Separate messages** from one sender are `gap = max(g, o)` apart (the channel's LogP gap).
 //! * **Oversubscription** (tenth session; [`predict_runtime`](crate::sim::predict_runtime)
 //!   simulates it): with more ranks than PUs, the ranks of a PU take turns on it in a fixed
@@ -63,14 +73,22 @@ pub enum Transport {
     Stream,
     /// Single copy: descriptors through the rings, each receiver copies from its sender.
     Direct,
+    /// Posted in shared memory: the root writes a slot of its own (one line with the call's
+    /// header and up to 48 payload bytes, one more per further 64), every other rank reads it
+    /// ([`CommOptions::posted_broadcast`](crate::CommOptions::posted_broadcast)). No tree: it
+    /// moves only a flat tree's single block, at most
+    /// [`POSTED_MAX_BYTES`](crate::runtime::POSTED_MAX_BYTES), between ranks with PUs of
+    /// their own.
+    Posted,
 }
 
 impl Transport {
-    /// `stream` or `direct`.
+    /// `stream`, `direct` or `posted`.
     pub fn name(self) -> &'static str {
         match self {
             Transport::Stream => "stream",
             Transport::Direct => "direct",
+            Transport::Posted => "posted",
         }
     }
 }
@@ -123,6 +141,11 @@ pub struct RuntimeLevel {
     pub copy_huge_from: u64,
     /// Single copy: a receiver's extra time per block, ps (0 where not measured).
     pub block_ps: u64,
+    /// A posted broadcast of one line between two ranks meeting here, the whole call (the
+    /// root's post to the reader's return), ps; `None`: posting not modelled here.
+    pub post_ps: Option<u64>,
+    /// A posted broadcast's cost per further line, ps.
+    pub post_line_ps: u64,
     /// Where the values came from.
     pub source: RuntimeSource,
 }
@@ -146,6 +169,15 @@ impl RuntimeLevel {
         let fs =
             near * small + large * self.copy_large_fs_per_byte + huge * self.copy_huge_fs_per_byte;
         Some(fs.div_ceil(1000))
+    }
+
+    /// A posted broadcast of `bytes` payload bytes between two ranks meeting here, ps: one
+    /// line's post and read, plus `post_line_ps` per further line
+    /// ([`posted_lines`](crate::runtime::posted_lines)); `None` if posting is not modelled
+    /// here or `bytes` is past [`POSTED_MAX_BYTES`](crate::runtime::POSTED_MAX_BYTES).
+    pub fn posted_ps(&self, bytes: u64) -> Option<u64> {
+        let lines = crate::runtime::posted_lines(usize::try_from(bytes).ok()?)? as u64;
+        Some(self.post_ps? + (lines - 1) * self.post_line_ps)
     }
 }
 
@@ -233,6 +265,11 @@ fn level_costs(
                 .direct_block_ns
                 .as_ref()
                 .map_or(0, |d| ps(d.pick(pick) * factor)),
+            post_ps: r.posted_ns.as_ref().map(|d| ps(d.pick(pick) * factor)),
+            post_line_ps: r
+                .posted_line_ns
+                .as_ref()
+                .map_or(0, |d| ps(d.pick(pick) * factor)),
             source,
         },
         None => {
@@ -249,6 +286,8 @@ fn level_costs(
                 copy_huge_fs_per_byte: 0,
                 copy_huge_from: u64::MAX,
                 block_ps: 0,
+                post_ps: None,
+                post_line_ps: 0,
                 source: RuntimeSource::LogGp,
             }
         }
@@ -498,6 +537,12 @@ impl RuntimeCosts {
     /// Payload bytes per single-copy descriptor.
     pub fn chunk_bytes(&self) -> u64 {
         self.chunk_bytes
+    }
+
+    /// Whether posting is modelled (the profile measured it on every level that has costs).
+    pub fn models_posted(&self) -> bool {
+        let mut levels = self.levels.iter().flatten().peekable();
+        levels.peek().is_some() && levels.all(|l| l.post_ps.is_some())
     }
 
     /// Whether single copy is modelled (the profile measured it).

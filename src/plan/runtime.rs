@@ -8,8 +8,9 @@ use super::{
     jobs_for_request, rank_with_schedules, runtime_model, Candidate, PlanError, PlanRequest,
 };
 use crate::model::{Hierarchy, Pick, Profile, RuntimeCosts, Transport};
+use crate::runtime::POSTED_MAX_BYTES;
 use crate::schedule::Schedule;
-use crate::sim::{predict_runtime, RuntimePrediction};
+use crate::sim::{postable, predict_runtime, RuntimePrediction};
 
 /// One candidate moved by one transport, with the runtime's predicted time.
 #[derive(Debug, Clone)]
@@ -46,7 +47,10 @@ impl RuntimePlan {
 /// Ranks every candidate broadcast `req` (its ranks, root and payload bytes) on `hierarchy`
 /// (ranks in compact order, cycling over the PUs when there are more ranks than PUs) by
 /// herald's runtime cost model under `profile`, each under every transport the profile
-/// measured (single copy only if it did, and only for payloads of more than one line).
+/// measured (single copy only if it did, and only for payloads of more than one line; posting
+/// only if it did, for a flat tree in one block of at most
+/// [`POSTED_MAX_BYTES`](crate::runtime::POSTED_MAX_BYTES), and where every rank has a PU of
+/// its own).
 ///
 /// # Errors
 /// [`PlanError::Profile`] if the profile makes no model of `hierarchy`; [`PlanError`] for a bad
@@ -87,14 +91,24 @@ pub fn rank_for_runtime(
     let bytes = req.bytes;
     let jobs = jobs_for_request(model, req)?;
     let (candidates, mut rejected) = rank_with_schedules(&jobs, req)?;
-    let transports: &[Transport] = if costs.models_direct() && bytes > 48 {
-        &[Transport::Stream, Transport::Direct]
-    } else {
-        &[Transport::Stream]
-    };
+    let mut transports = vec![Transport::Stream];
+    if costs.models_direct() && bytes > 48 {
+        transports.push(Transport::Direct);
+    }
+    // Posting: a flat tree's single block, up to a slot, where every rank has a PU of its own.
+    let posts = costs.models_posted()
+        && bytes <= POSTED_MAX_BYTES as u64
+        && req.n <= costs.pus()
+        && (0..req.n).all(|r| costs.between(req.root, r).is_some() || r == req.root);
+    if posts {
+        transports.push(Transport::Posted);
+    }
     let mut ranked = Vec::with_capacity(candidates.len() * transports.len());
     for (candidate, schedule) in candidates {
-        for &transport in transports {
+        for &transport in &transports {
+            if transport == Transport::Posted && !postable(&schedule) {
+                continue; // not a flat tree in one block: posting does not apply
+            }
             match predict_runtime(&schedule, costs, bytes, transport) {
                 Ok(predicted) => ranked.push(RuntimeChoice {
                     candidate: candidate.clone(),

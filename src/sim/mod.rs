@@ -25,7 +25,7 @@ pub use goal::{
     check_goal, goal_collective, goal_message_bytes, run_goal, GoalCheck, GoalRun, GoalRunError,
 };
 pub use optimum::{optimum, Optimum, OptimumError, OPTIMUM_MAX_M, OPTIMUM_MAX_N};
-pub use runtime::{predict_runtime, PredictError, RuntimePrediction, RING_LINES};
+pub use runtime::{postable, predict_runtime, PredictError, RuntimePrediction, RING_LINES};
 pub use values::{evaluate, Evaluation, Operands, Span, ValueError};
 
 use crate::model::{CostModel, ModelError};

@@ -46,6 +46,13 @@ pub enum PredictError {
         /// The block.
         block: u32,
     },
+    /// The profile did not measure posting.
+    #[error("the profile has no posted-broadcast measurement: posting is not modelled")]
+    NoPosted,
+    /// Posting does not apply: it moves a flat tree's single block of at most
+    /// [`POSTED_MAX_BYTES`](crate::runtime::POSTED_MAX_BYTES) between ranks with PUs of their own.
+    #[error("posting does not apply: {0}")]
+    NotPostable(&'static str),
 }
 
 /// The runtime's predicted time of one broadcast.
@@ -116,6 +123,7 @@ pub fn predict_runtime(
             }
             costs.direct_call_ps().unwrap_or(0)
         }
+        Transport::Posted => return predict_posted(s, costs, bytes),
     };
     let n = s.n();
     // Units per block and the payload bytes each unit carries (single copy: copied bytes).
@@ -224,6 +232,7 @@ pub fn predict_runtime(
                 end = end.max(last + hop);
                 (sent_last, first, last)
             }
+            Transport::Posted => unreachable!("a posted broadcast is predicted apart"),
         };
         let ramp = Ramp { first, last };
         let slot = &mut hold[to as usize][b as usize];
@@ -262,6 +271,61 @@ pub fn predict_runtime(
     })
 }
 
+/// Whether posting can move broadcast `s`: a single block, sent by its root straight to every
+/// other rank once (the flat tree; a post is one write that every rank reads).
+pub fn postable(s: &Schedule) -> bool {
+    let Collective::Broadcast { root, blocks } = s.collective() else {
+        return false;
+    };
+    let mut reached = vec![false; s.n() as usize];
+    reached[root as usize] = true;
+    blocks <= 1
+        && s.sends_by_time().iter().all(|t| {
+            t.from == root && t.what == 0 && !std::mem::replace(&mut reached[t.to as usize], true)
+        })
+        && reached.iter().all(|&r| r)
+}
+
+/// A posted broadcast: the root posts once, every other rank reads the slot on its own PU; the
+/// call ends when the slowest reader returns. Each reader costs what the calibration measured
+/// between two ranks meeting at its level with the root (readers of one post are not charged
+/// for one another: a machine of 2 PUs cannot measure that).
+fn predict_posted(
+    s: &Schedule,
+    costs: &RuntimeCosts,
+    bytes: u64,
+) -> Result<RuntimePrediction, PredictError> {
+    if !costs.models_posted() {
+        return Err(PredictError::NoPosted);
+    }
+    if !postable(s) {
+        return Err(PredictError::NotPostable(
+            "only a flat tree's single block is posted",
+        ));
+    }
+    if s.n() > costs.pus() {
+        return Err(PredictError::NotPostable("ranks share PUs"));
+    }
+    let Collective::Broadcast { root, .. } = s.collective() else {
+        unreachable!("postable")
+    };
+    let mut makespan = 0;
+    for r in (0..s.n()).filter(|&r| r != root) {
+        let level = costs
+            .between(root, r)
+            .ok_or(PredictError::NotPostable("ranks share PUs"))?;
+        let t = level.posted_ps(bytes).ok_or(PredictError::NotPostable(
+            "the payload is larger than a slot",
+        ))?;
+        makespan = makespan.max(t);
+    }
+    Ok(RuntimePrediction {
+        transport: Transport::Posted,
+        makespan_ps: makespan,
+        last_hold_ps: makespan,
+    })
+}
+
 /// Units (lines or chunks) of block `b` of a `bytes`-byte payload in `blocks` blocks, and the
 /// payload bytes of the block, as the runtime frames them.
 fn block_units(bytes: u64, blocks: u32, b: u32, transport: Transport, chunk: u64) -> (u64, u64) {
@@ -282,5 +346,6 @@ fn block_units(bytes: u64, blocks: u32, b: u32, transport: Transport, chunk: u64
             let len = (bytes - start).min(per_block);
             (len.div_ceil(chunk.max(1)).max(1), len)
         }
+        Transport::Posted => unreachable!("a posted broadcast is predicted apart"),
     }
 }

@@ -98,6 +98,7 @@ impl Pieces {
             let cut = match shape.transport {
                 Transport::Stream => u.div_ceil(RING_LINES).clamp(1, MAX_PIECES),
                 Transport::Direct => 1,
+                Transport::Posted => unreachable!("a posted broadcast is predicted apart"),
             };
             let per = u.div_ceil(cut);
             let mut ids = Vec::new();
@@ -361,6 +362,7 @@ impl<'a> Sim<'a> {
                             },
                         )
                     }
+                    Transport::Posted => unreachable!("a posted broadcast is predicted apart"),
                 };
                 let them = &mut self.ranks[to as usize];
                 match them.avail[p] {
@@ -408,6 +410,7 @@ impl<'a> Sim<'a> {
                             last: (a.last + per_unit).max(first + u.saturating_sub(1) * per_unit),
                         }
                     }
+                    Transport::Posted => unreachable!("a posted broadcast is predicted apart"),
                 };
                 // Its lenders see the copy done a hop later.
                 for q in std::mem::take(&mut self.ranks[ri].lenders[p]) {

@@ -57,6 +57,10 @@ struct PlanTable {
     model: Model,
     /// Indexed by the class's base-2 logarithm.
     classes: Vec<(Candidate, Transport, Schedule)>,
+    /// Whether the profile measured posting, so that the planner ranked it: then a size class
+    /// is posted where its pick is [`Transport::Posted`]; otherwise by the rule of
+    /// [`CommOptions::posted_broadcast`].
+    posted_modelled: bool,
 }
 
 impl PlanTable {
@@ -158,7 +162,11 @@ impl Planned {
                 Ok((best.candidate, best.transport, best.schedule))
             })
             .collect::<Result<Vec<_>, PlanError>>()?;
-        Ok(PlanTable { model, classes })
+        Ok(PlanTable {
+            model,
+            classes,
+            posted_modelled: costs.models_posted(),
+        })
     }
 
     /// The profile.
@@ -262,10 +270,11 @@ pub struct CommOptions {
     /// ranks have CPUs of their own ([`cpus`](Self::cpus)): the root writes a slot of its own
     /// (one line with the call's header for up to 48 bytes, one more line per further 64),
     /// every other rank reads it, and the root runs at most fifteen such broadcasts ahead of
-    /// its slowest reader. A planned communicator posts such sizes too, whatever its plan picks
-    /// for them: the runtime's cost model does not know posting yet (docs/fidelity.md), and
-    /// posting measured faster than either transport it knows at every size it covers.
-    /// Otherwise (`false`, ranks sharing CPUs), and always for a caller's program
+    /// its slowest reader. A planned communicator whose profile measured posting (`herald
+    /// calibrate` since the nineteenth session) posts the size classes its planner picked
+    /// posting for, whatever `direct_min_bytes` says; with an older profile it posts by the
+    /// rule above, whatever its plan picks (posting measured faster than either transport the
+    /// model then knew at every size it covers, docs/fidelity.md). Otherwise (`false`, ranks sharing CPUs), and always for a caller's program
     /// ([`CommRank::broadcast_with`](crate::CommRank::broadcast_with)), it runs the default
     /// schedule, where a root may run as far ahead as the rings hold lines.
     ///
@@ -428,6 +437,34 @@ impl Comm {
         self.size
     }
 
+    /// How [`CommRank::broadcast`](crate::CommRank::broadcast) moves a `bytes`-byte payload
+    /// on this communicator: [`Transport::Posted`] where it posts in shared memory,
+    /// [`Transport::Direct`] where its default schedule moves by single copy,
+    /// [`Transport::Stream`] where it streams lines through the rings. A planned communicator
+    /// answers from its plan's size class (posting only where its profile measured it, else by
+    /// the rule of [`CommOptions::posted_broadcast`]); any other from its options.
+    ///
+    /// ```
+    /// use herald::{model::Transport, Comm, CommOptions};
+    /// let on = |cpus| CommOptions { cpus: Some(cpus), ..CommOptions::default() };
+    /// let own = Comm::with_options(2, on(2))?;
+    /// assert_eq!(own.broadcast_transport(8), Transport::Posted);
+    /// assert_eq!(own.broadcast_transport(1 << 20), Transport::Direct);
+    /// // Ranks sharing CPUs do not post.
+    /// assert_eq!(Comm::with_options(4, on(2))?.broadcast_transport(8), Transport::Stream);
+    /// # Ok::<(), herald::runtime::CollectiveError>(())
+    /// ```
+    #[must_use]
+    pub fn broadcast_transport(&self, bytes: usize) -> Transport {
+        if self.posts(bytes) {
+            Transport::Posted
+        } else if self.uses_direct(bytes, true) {
+            Transport::Direct
+        } else {
+            Transport::Stream
+        }
+    }
+
     /// Whether the ranks share CPUs: more ranks than [`CommOptions::cpus`].
     #[must_use]
     pub fn ranks_share_cpus(&self) -> bool {
@@ -563,12 +600,20 @@ impl Comm {
     }
 
     /// Whether [`CommRank::broadcast`](crate::CommRank::broadcast) of `bytes` bytes is posted
-    /// in shared memory ([`CommOptions::posted_broadcast`]): whatever a planned communicator's
-    /// plan picks for the size (its model does not know posting), but never at or past
-    /// [`CommOptions::direct_min_bytes`].
+    /// in shared memory ([`CommOptions::posted_broadcast`]): where the planner ranked posting
+    /// (a planned communicator whose profile measured it), when it picked posting for the size
+    /// class; otherwise below [`CommOptions::direct_min_bytes`].
     #[inline]
     pub(crate) fn posts(&self, bytes: usize) -> bool {
-        self.posted && bytes <= super::posted::MAX_BYTES && bytes < self.options.direct_min_bytes
+        if !self.posted || bytes > super::posted::MAX_BYTES {
+            return false;
+        }
+        match &self.plan {
+            Some(plan) if plan.posted_modelled => {
+                plan.class(bytes.max(1).next_power_of_two() as u64).1 == Transport::Posted
+            }
+            _ => bytes < self.options.direct_min_bytes,
+        }
     }
 
     /// The cache key of the default program: the root, and the size class where it matters.

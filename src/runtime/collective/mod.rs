@@ -70,6 +70,7 @@ mod words;
 pub use call::{CallInfo, CollectiveKind};
 pub use comm::{Comm, CommOptions, DefaultSchedule, Planned, MAX_COMM_RANKS};
 pub use error::{CollectiveError, PlannedLoadError, PoisonCause};
+pub use posted::{posted_lines, POSTED_MAX_BYTES};
 pub use rank::CommRank;
 
 pub(crate) use direct::DirectFraming;

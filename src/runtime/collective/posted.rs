@@ -106,6 +106,28 @@ const HEAD_WORDS: usize = HEAD_BYTES / 8;
 /// [`direct_min_bytes`](crate::CommOptions::direct_min_bytes) of 1 KiB).
 pub(crate) const MAX_BYTES: usize = HEAD_BYTES + (LINES - 1) * 64;
 
+/// The largest payload [`CommRank::broadcast`](crate::CommRank::broadcast) posts in shared
+/// memory ([`CommOptions::posted_broadcast`](crate::CommOptions::posted_broadcast)): 1072
+/// bytes, a slot of 17 lines.
+pub const POSTED_MAX_BYTES: usize = MAX_BYTES;
+
+/// The lines a posted broadcast of `bytes` payload bytes writes (and each reader reads): one
+/// line with the call's header and up to 48 bytes, one more per further 64 bytes; `None` past
+/// [`POSTED_MAX_BYTES`]. The runtime's cost model prices a post by these lines.
+///
+/// ```
+/// use herald::runtime::posted_lines;
+/// assert_eq!(posted_lines(0), Some(1));
+/// assert_eq!(posted_lines(48), Some(1));
+/// assert_eq!(posted_lines(49), Some(2));
+/// assert_eq!(posted_lines(1072), Some(17));
+/// assert_eq!(posted_lines(1073), None);
+/// ```
+#[must_use]
+pub fn posted_lines(bytes: usize) -> Option<usize> {
+    (bytes <= MAX_BYTES).then(|| 1 + bytes.saturating_sub(HEAD_BYTES).div_ceil(64))
+}
+
 /// A slot's first line: the tag, the header and the first payload words.
 #[derive(Debug)]
 #[repr(align(64))]

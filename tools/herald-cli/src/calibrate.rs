@@ -233,6 +233,13 @@ fn table(p: &Profile) -> String {
                     c(d, 0)
                 ));
             }
+            if let (Some(d), Some(l), Some(b)) = (&r.posted_ns, &r.posted_line_ns, r.posted_bytes) {
+                out.push_str(&format!(
+                    "    posted one line {}, then {} per further line (to {b} B)\n",
+                    c(d, 0),
+                    c(l, 1)
+                ));
+            }
         }
         let capacity = match &level.capacity {
             Some(c) => format!("{}{}", if c.at_least { "≥" } else { "" }, c.transfers),

@@ -4,7 +4,7 @@ use super::cases::Case;
 use crate::CliError;
 use herald::model::Transport;
 use herald::runtime::CollectiveError;
-use herald::{Comm, CommOptions, CommRank, Hierarchy, Program, Team};
+use herald::{Comm, CommOptions, CommRank, Hierarchy, Team};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -32,14 +32,17 @@ fn cpus_for(h: &Hierarchy, n: u32) -> Vec<usize> {
     (0..n as usize).map(|r| pus[r % pus.len()]).collect()
 }
 
-/// The communicator options of `transport`.
+/// The communicator options of `transport` (a posted case calls `CommRank::broadcast`, which
+/// posts every size up to a slot's on this communicator; the others call `broadcast_with`,
+/// which never posts).
 fn options(transport: Transport) -> CommOptions {
     let direct_min_bytes = match transport {
-        Transport::Stream => usize::MAX,
+        Transport::Stream | Transport::Posted => usize::MAX,
         Transport::Direct => 1,
     };
     CommOptions {
         direct_min_bytes,
+        posted_broadcast: transport == Transport::Posted,
         ..CommOptions::default()
     }
 }
@@ -75,21 +78,30 @@ fn stamped(buf: &[u8], seed: u64, i: u64) -> bool {
 /// and whether every byte arrived.
 type RankRecord = (Vec<Instant>, Vec<Instant>, bool);
 
-/// Times `k` barrier-then-one broadcasts of `program` over `bytes` bytes on `ranks`: the
+/// Times `k` barrier-then-one broadcasts of case `c` (its program; posted:
+/// `CommRank::broadcast` from the program's root) on `ranks`: the
 /// per-repetition ns (root's start to the latest return, less `clock`, one clock read) and the
 /// ns per repetition including the barriers. `Err` if a byte arrived wrong or a call failed.
 fn measure(
     team: &mut Team,
     ranks: &mut [CommRank<'_>],
-    program: &Program,
-    bytes: usize,
+    c: &Case,
     k: u64,
     seed: u64,
     clock: f64,
 ) -> Result<(Vec<f64>, f64), CliError> {
+    let (program, bytes) = (&c.program, c.bytes);
+    let posted = c.transport == Transport::Posted;
     let root = program.root() as usize;
     let out = team.run_with(ranks, |_, c| -> Result<RankRecord, CollectiveError> {
         let me = c.rank();
+        let call = |c: &mut CommRank<'_>, buf: &mut [u8]| {
+            if posted {
+                c.broadcast(root, buf)
+            } else {
+                c.broadcast_with(program, buf)
+            }
+        };
         let mut buf = if me == root {
             pattern(bytes, seed)
         } else {
@@ -97,7 +109,7 @@ fn measure(
         };
         // Untimed: warms the rings, the caches and the barrier.
         c.barrier()?;
-        c.broadcast_with(program, &mut buf)?;
+        call(c, &mut buf)?;
         let (mut starts, mut ends) = (Vec::new(), Vec::with_capacity(k as usize));
         let mut ok = true;
         for i in 0..k {
@@ -117,7 +129,7 @@ fn measure(
             if me == root {
                 starts.push(Instant::now());
             }
-            c.broadcast_with(program, &mut buf)?;
+            call(c, &mut buf)?;
             ends.push(Instant::now());
             ok &= stamped(&buf, seed, i);
         }
@@ -191,15 +203,7 @@ pub(crate) fn run_slices(
     for c in all.iter() {
         seed += 1;
         let team = teams.get_mut(&c.n).expect("team");
-        let (_, per) = measure(
-            team,
-            &mut ends[slot(c)],
-            &c.program,
-            c.bytes,
-            3,
-            seed,
-            clock,
-        )?;
+        let (_, per) = measure(team, &mut ends[slot(c)], c, 3, seed, clock)?;
         reps.push(((TARGET_NS / per.max(1.0)) as u64).clamp(MIN_REPS, MAX_REPS));
     }
     let len = all.len();
@@ -218,15 +222,7 @@ pub(crate) fn run_slices(
             let raw = crate::bench::raw_hop(&mut hop_team, HOP_ROUND_TRIPS);
             std::thread::sleep(HOP_SETTLE);
             let team = teams.get_mut(&c.n).expect("team");
-            let (times, _) = measure(
-                team,
-                &mut ends[slot(c)],
-                &c.program,
-                c.bytes,
-                reps[j],
-                seed,
-                clock,
-            )?;
+            let (times, _) = measure(team, &mut ends[slot(c)], c, reps[j], seed, clock)?;
             let median = herald::stats::Summary::of_f64(&times).map_or(f64::NAN, |s| s.median);
             all[j].measured.push((raw, median));
         }

@@ -132,23 +132,29 @@ pub(crate) fn cases(
             None => chosen.push((i + 1, c, Some(name), p)),
         }
     }
-    // The pick in the other transport: without it, a 512-byte broadcast's five measured
-    // candidates could all be streams, and a single copy measured faster than the pick never
-    // showed in the regret (twelfth session, docs/fidelity.md runs U and V).
+    // The pick in every other transport the planner ranked it in: without it, a 512-byte
+    // broadcast's five measured candidates could all be streams, and a single copy measured
+    // faster than the pick never showed in the regret (twelfth session, docs/fidelity.md runs U
+    // and V); with posting ranked too (nineteenth session) there can be two others.
     if transports.is_none() {
         if let Some((_, pick, _, program)) = chosen.first() {
             let (pick, program) = (*pick, program.clone());
-            let other = ranked.iter().enumerate().find(|(_, c)| {
-                c.transport != pick.transport
-                    && c.schedule == pick.schedule
-                    && c.candidate.blocks == pick.candidate.blocks
-            });
-            if let Some((i, c)) = other {
-                if !chosen
-                    .iter()
-                    .any(|k| k.3 == program && k.1.transport == c.transport)
-                {
-                    chosen.push((i + 1, c, Some("other transport"), program));
+            for transport in [Transport::Stream, Transport::Direct, Transport::Posted] {
+                if transport == pick.transport {
+                    continue;
+                }
+                let other = ranked.iter().enumerate().find(|(_, c)| {
+                    c.transport == transport
+                        && c.schedule == pick.schedule
+                        && c.candidate.blocks == pick.candidate.blocks
+                });
+                if let Some((i, c)) = other {
+                    if !chosen
+                        .iter()
+                        .any(|k| k.3 == program && k.1.transport == c.transport)
+                    {
+                        chosen.push((i + 1, c, Some("other transport"), program.clone()));
+                    }
                 }
             }
         }

@@ -75,7 +75,8 @@ pub(crate) struct FidelityArgs {
 /// `--transport`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum TransportArg {
-    /// The runtime's default: single copy from `CommOptions::direct_min_bytes` on.
+    /// Each case in the transport the runtime planner ranked it in: stream, single copy, or
+    /// (a flat tree's single block of at most 1072 bytes, ranks with CPUs of their own) posted.
     Auto,
     /// Line streams only.
     Stream,

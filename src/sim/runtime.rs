@@ -273,6 +273,18 @@ pub fn predict_runtime(
 
 /// Whether posting can move broadcast `s`: a single block, sent by its root straight to every
 /// other rank once (the flat tree; a post is one write that every rank reads).
+///
+/// # Examples
+///
+/// ```
+/// # use herald::{*, sim::postable};
+/// let model = Model::from(Postal::new(Ratio::ONE)?);
+/// let tree = |a, blocks| generate(&Request::broadcast(a, 4, blocks, 0), &model);
+/// assert!(postable(&tree(Algorithm::Star, 1)?));
+/// assert!(!postable(&tree(Algorithm::Star, 2)?));
+/// assert!(!postable(&tree(Algorithm::Binomial, 1)?));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn postable(s: &Schedule) -> bool {
     let Collective::Broadcast { root, blocks } = s.collective() else {
         return false;
@@ -311,9 +323,9 @@ fn predict_posted(
     };
     let mut makespan = 0;
     for r in (0..s.n()).filter(|&r| r != root) {
-        let level = costs
-            .between(root, r)
-            .ok_or(PredictError::NotPostable("ranks share PUs"))?;
+        let level = costs.between(root, r).ok_or(PredictError::NotPostable(
+            "ranks share PUs, or meet at a level without costs",
+        ))?;
         let t = level.posted_ps(bytes).ok_or(PredictError::NotPostable(
             "the payload is larger than a slot",
         ))?;

@@ -274,9 +274,11 @@ pub struct CommOptions {
     /// calibrate` since the nineteenth session) posts the size classes its planner picked
     /// posting for, whatever `direct_min_bytes` says; with an older profile it posts by the
     /// rule above, whatever its plan picks (posting measured faster than either transport the
-    /// model then knew at every size it covers, docs/fidelity.md). Otherwise (`false`, ranks sharing CPUs), and always for a caller's program
+    /// model then knew at every size it covers, docs/fidelity.md). Otherwise (`false`, ranks
+    /// sharing CPUs), and always for a caller's program
     /// ([`CommRank::broadcast_with`](crate::CommRank::broadcast_with)), it runs the default
     /// schedule, where a root may run as far ahead as the rings hold lines.
+    /// [`Comm::broadcast_transport`] tells which way a size goes.
     ///
     /// Default `true`. Between two ranks on two CPUs of the development machine, a ping-pong
     /// of 48-byte broadcasts took 1.07–1.31× a shared-flag broadcast posted, against 1.66–1.69×

@@ -799,7 +799,7 @@ fn the_planner_posts_where_the_calibrated_post_is_cheapest() {
 }
 
 #[test]
-fn a_planned_comm_posts_the_classes_its_plan_picked_for_posting() {
+fn a_planned_comm_posts_where_the_model_predicts_the_post_faster() {
     watchdog(planned_posts);
 }
 
@@ -812,13 +812,31 @@ fn planned_posts() {
         };
         Comm::with_options(2, options).unwrap()
     };
-    // The plan posts every class up to a slot's when posting is cheap; the class of 1025–2048
-    // bytes is past a slot, so 1072 bytes take the plan's other transport.
+    // A cheap post is taken at every size a slot holds, and past it never.
     let cheap = comm(with_posted(profile(RT), 200.0, 4.0));
-    for b in [0usize, 1, 8, 48, 512, 1000, 1024] {
+    for b in [0usize, 1, 8, 48, 512, 1000, 1024, 1025, 1072] {
         assert_eq!(cheap.broadcast_transport(b), Transport::Posted, "{b} B");
     }
-    assert_ne!(cheap.broadcast_transport(1072), Transport::Posted);
+    assert_ne!(cheap.broadcast_transport(1073), Transport::Posted);
+    // Posting is decided size by size, against what the size's class runs otherwise (here a
+    // stream: RT's single copy costs 2 µs): posted exactly where 400 + (P − 1)·4 ns beats
+    // 300 + (L − 1)·9.5 ns, P posted and L stream lines of the payload (from the two framings,
+    // not from the model). The crossing lies inside the class of 513–1024 bytes.
+    let crossing = comm(with_posted(profile(RT), 400.0, 4.0));
+    let posted_lines = |b: u64| 1 + b.saturating_sub(48).div_ceil(64);
+    let posts: Vec<bool> = (0..=1072u64)
+        .map(|b| 400_000 + (posted_lines(b) - 1) * 4_000 < 300_000 + (lines(b) - 1) * 9_500)
+        .collect();
+    for (b, &post) in posts.iter().enumerate() {
+        let want = if post {
+            Transport::Posted
+        } else {
+            Transport::Stream
+        };
+        assert_eq!(crossing.broadcast_transport(b), want, "{b} B");
+    }
+    // The crossing lies inside a class: a choice per class could not follow it.
+    assert!((513..1024).any(|b| posts[b] != posts[b + 1]));
     // A post dearer than every transport at every size (1 µs a line) is never used, whatever
     // `direct_min_bytes` says.
     let dear = comm(with_posted(profile(RT), 1000.0, 1000.0));

@@ -15,6 +15,7 @@ use crate::runtime::line::Line;
 use crate::runtime::program::Program;
 use crate::runtime::wait::PanicWatch;
 use crate::schedule::{generate, Algorithm, Request, Schedule};
+use crate::sim::predict_runtime;
 use crate::time::Ratio;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -55,12 +56,17 @@ const MAX_CLASS_LOG2: u32 = 30;
 #[derive(Debug)]
 struct PlanTable {
     model: Model,
-    /// Indexed by the class's base-2 logarithm.
+    /// Indexed by the class's base-2 logarithm: the best choice that is not a post (what the
+    /// class runs when it does not post).
     classes: Vec<(Candidate, Transport, Schedule)>,
-    /// Whether the profile measured posting, so that the planner ranked it: then a size class
-    /// is posted where its pick is [`Transport::Posted`]; otherwise by the rule of
+    /// Whether the profile measured posting: then a payload is posted where
+    /// [`posted_at`](Self::posted_at) says so; otherwise by the rule of
     /// [`CommOptions::posted_broadcast`].
     posted_modelled: bool,
+    /// Per payload size up to [`POSTED_MAX_BYTES`](crate::runtime::POSTED_MAX_BYTES): whether
+    /// the model predicts the post faster than its class's choice at that size (empty where
+    /// posting does not apply, e.g. ranks sharing PUs).
+    posted_at: Vec<bool>,
 }
 
 impl PlanTable {
@@ -143,12 +149,15 @@ impl Planned {
 
     /// The planner's choice for `n` ranks in every size class, from root 0: candidates from
     /// the papers' models, ranked by herald's runtime cost model under each transport
-    /// ([`rank_for_runtime`]).
+    /// ([`rank_for_runtime`]); and, per payload size a slot holds, whether posting beats the
+    /// class's choice at that size (a class spans sizes where the two cross).
     fn table(&self, n: usize) -> Result<PlanTable, CollectiveError> {
         let n32 = n as u32;
         let model = runtime_model(self.profile(), self.machine(), n32)?;
         let costs = RuntimeCosts::from_profile(self.profile(), self.machine(), Pick::Dominant)
             .map_err(PlanError::from)?;
+        // The flat tree's schedule, if the planner ranked posting at all.
+        let mut flat: Option<Schedule> = None;
         let classes = (0..=MAX_CLASS_LOG2)
             .map(|log2| {
                 let req = PlanRequest {
@@ -158,15 +167,40 @@ impl Planned {
                     blocks: None,
                 };
                 let plan = rank_for_runtime(&model, &costs, &req)?;
-                let best = plan.ranked.into_iter().next().ok_or(PlanError::Empty)?;
+                if flat.is_none() {
+                    flat = plan
+                        .ranked
+                        .iter()
+                        .find(|c| c.transport == Transport::Posted)
+                        .map(|c| c.schedule.clone());
+                }
+                let best = plan
+                    .ranked
+                    .into_iter()
+                    .find(|c| c.transport != Transport::Posted)
+                    .ok_or(PlanError::Empty)?;
                 Ok((best.candidate, best.transport, best.schedule))
             })
             .collect::<Result<Vec<_>, PlanError>>()?;
-        Ok(PlanTable {
+        let mut table = PlanTable {
             model,
             classes,
             posted_modelled: costs.models_posted(),
-        })
+            posted_at: Vec::new(),
+        };
+        // Posting, size by size: where the post is predicted faster than what the size's
+        // class runs otherwise.
+        if let Some(flat) = flat {
+            table.posted_at = (0..=super::posted::POSTED_MAX_BYTES as u64)
+                .map(|b| {
+                    let (_, transport, schedule) = table.class(b.max(1).next_power_of_two());
+                    let post = predict_runtime(&flat, &costs, b, Transport::Posted);
+                    let other = predict_runtime(schedule, &costs, b, *transport);
+                    matches!((post, other), (Ok(p), Ok(o)) if p.makespan_ps < o.makespan_ps)
+                })
+                .collect();
+        }
+        Ok(table)
     }
 
     /// The profile.
@@ -271,8 +305,9 @@ pub struct CommOptions {
     /// (one line with the call's header for up to 48 bytes, one more line per further 64),
     /// every other rank reads it, and the root runs at most fifteen such broadcasts ahead of
     /// its slowest reader. A planned communicator whose profile measured posting (`herald
-    /// calibrate` since the nineteenth session) posts the size classes its planner picked
-    /// posting for, whatever `direct_min_bytes` says; with an older profile it posts by the
+    /// calibrate` since the nineteenth session) posts each size its model predicts the post
+    /// faster at than what the size's class runs otherwise, whatever `direct_min_bytes` says
+    /// (a class of sizes spans the crossing of the two); with an older profile it posts by the
     /// rule above, whatever its plan picks (posting measured faster than either transport the
     /// model then knew at every size it covers, docs/fidelity.md). Otherwise (`false`, ranks
     /// sharing CPUs), and always for a caller's program
@@ -443,8 +478,9 @@ impl Comm {
     /// on this communicator: [`Transport::Posted`] where it posts in shared memory,
     /// [`Transport::Direct`] where its default schedule moves by single copy,
     /// [`Transport::Stream`] where it streams lines through the rings. A planned communicator
-    /// answers from its plan's size class (posting only where its profile measured it, else by
-    /// the rule of [`CommOptions::posted_broadcast`]); any other from its options.
+    /// answers from its plan: the size's class, and size by size whether the post is predicted
+    /// faster (where its profile measured posting, else by the rule of
+    /// [`CommOptions::posted_broadcast`]); any other from its options.
     ///
     /// ```
     /// use herald::{model::Transport, Comm, CommOptions};
@@ -602,18 +638,16 @@ impl Comm {
     }
 
     /// Whether [`CommRank::broadcast`](crate::CommRank::broadcast) of `bytes` bytes is posted
-    /// in shared memory ([`CommOptions::posted_broadcast`]): where the planner ranked posting
-    /// (a planned communicator whose profile measured it), when it picked posting for the size
-    /// class; otherwise below [`CommOptions::direct_min_bytes`].
+    /// in shared memory ([`CommOptions::posted_broadcast`]): for a planned communicator whose
+    /// profile measured posting, where the model predicts the post faster than the size's
+    /// class would run otherwise; else below [`CommOptions::direct_min_bytes`].
     #[inline]
     pub(crate) fn posts(&self, bytes: usize) -> bool {
         if !self.posted || bytes > super::posted::MAX_BYTES {
             return false;
         }
         match &self.plan {
-            Some(plan) if plan.posted_modelled => {
-                plan.class(bytes.max(1).next_power_of_two() as u64).1 == Transport::Posted
-            }
+            Some(plan) if plan.posted_modelled => plan.posted_at.get(bytes) == Some(&true),
             _ => bytes < self.options.direct_min_bytes,
         }
     }

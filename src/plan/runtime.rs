@@ -10,7 +10,7 @@ use super::{
 use crate::model::{Hierarchy, Pick, Profile, RuntimeCosts, Transport};
 use crate::runtime::POSTED_MAX_BYTES;
 use crate::schedule::Schedule;
-use crate::sim::{postable, predict_runtime, RuntimePrediction};
+use crate::sim::{predict_runtime, PredictError, RuntimePrediction};
 
 /// One candidate moved by one transport, with the runtime's predicted time.
 #[derive(Debug, Clone)]
@@ -95,21 +95,15 @@ pub fn rank_for_runtime(
     if costs.models_direct() && bytes > 48 {
         transports.push(Transport::Direct);
     }
-    // Posting: a flat tree's single block, up to a slot, where every rank has a PU of its own.
-    let posts = costs.models_posted()
-        && bytes <= POSTED_MAX_BYTES as u64
-        && req.n <= costs.pus()
-        && (0..req.n).all(|r| costs.between(req.root, r).is_some() || r == req.root);
-    if posts {
+    if costs.models_posted() && bytes <= POSTED_MAX_BYTES as u64 {
         transports.push(Transport::Posted);
     }
     let mut ranked = Vec::with_capacity(candidates.len() * transports.len());
     for (candidate, schedule) in candidates {
         for &transport in &transports {
-            if transport == Transport::Posted && !postable(&schedule) {
-                continue; // not a flat tree in one block: posting does not apply
-            }
             match predict_runtime(&schedule, costs, bytes, transport) {
+                // Not a flat tree in one block, or ranks sharing PUs: not a candidate.
+                Err(PredictError::NotPostable(_)) => {}
                 Ok(predicted) => ranked.push(RuntimeChoice {
                     candidate: candidate.clone(),
                     transport,

@@ -315,9 +315,6 @@ fn predict_posted(
             "only a flat tree's single block is posted",
         ));
     }
-    if s.n() > costs.pus() {
-        return Err(PredictError::NotPostable("ranks share PUs"));
-    }
     let Collective::Broadcast { root, .. } = s.collective() else {
         unreachable!("postable")
     };

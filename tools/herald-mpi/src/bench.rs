@@ -7,9 +7,9 @@
 //! the same loop of `K` collectives once with herald and once with the library, in alternating
 //! order (herald first in even rounds, the library first in odd ones, so a drift of the machine
 //! hits both alike). `K` is chosen once per (collective, size, variant) from a warm-up so a round
-//! takes about `--target-ms`, and is the same for both sides. Each round gives one sample per
-//! side; the figures are the median, p10 and p90 over rounds, and `ratio` = herald's median /
-//! the library's median (below 1: herald is faster).
+//! takes about `--target-ms`, is at least [`MIN_K`], and is the same for both sides. Each round
+//! gives one sample per side; the figures are the median, p10 and p90 over rounds, and `ratio` =
+//! herald's median / the library's median (below 1: herald is faster).
 //!
 //! Two herald sides, chosen with `--herald`:
 //!
@@ -317,6 +317,14 @@ fn mpi_round(
     }
 }
 
+/// The fewest collectives in a round (`K`), whatever the target time. At `K = 1` the `pingpong`
+/// loop is no ping-pong (one broadcast from rank 0; the root never alternates) and every loop
+/// is one call timed after a barrier: the round's cold start. With 8 MPICH processes on 2 CPUs
+/// a ping-pong of 4 broadcasts takes 8–24 ms a broadcast (the processes poll instead of
+/// yielding) where one broadcast after a barrier takes about 10 µs; the warm-up settled on
+/// `K = 1` there and the rows hid it. With 4, each root of a ping-pong sends twice.
+const MIN_K: usize = 4;
+
 /// `k` timed calls of `one`, on this rank.
 enum Timed {
     /// The loop variants: seconds per call over the whole loop (one barrier before it).
@@ -462,20 +470,49 @@ fn over_mpi(
     Ok((what, label))
 }
 
-/// The in-process side, owned by rank 0.
-struct InProc {
+/// The in-process side, owned by rank 0: the team, and each thread's endpoint and buffers,
+/// made once and kept for every round, as the library side keeps its communicator and its
+/// buffers (a round on fresh endpoints or fresh buffers would time their first use: rings'
+/// and pages' first touch).
+struct InProc<'c> {
     team: Team,
-    comm: Comm,
-    label: String,
+    ranks: Vec<InprocRank<'c>>,
 }
 
-/// The in-process round: `(seconds per collective, check outcome)` of the slowest thread.
-fn inproc_round(ip: &mut InProc, round: Round) -> Result<f64, Error> {
-    let n = ip.comm.size();
-    let mut ranks = ip.comm.ranks();
-    let out: Vec<Result<f64, String>> = ip.team.run_with(&mut ranks, |_, c| match round.coll {
-        Collective::Bcast => inproc_bcast(c, round),
-        Collective::Allreduce => inproc_allreduce(c, round),
+/// One thread's state across rounds.
+struct InprocRank<'c> {
+    comm: CommRank<'c>,
+    /// The broadcast buffer (resized per payload size, rewritten per round).
+    bytes: Vec<u8>,
+    /// The allreduce value.
+    value: Vec<u64>,
+    /// What a broadcast must deliver (checked after the timed loop).
+    want: Vec<u8>,
+}
+
+impl<'c> InProc<'c> {
+    fn new(team: Team, comm: &'c mut Comm) -> Self {
+        let ranks = comm
+            .ranks()
+            .into_iter()
+            .map(|comm| InprocRank {
+                comm,
+                bytes: Vec::new(),
+                value: Vec::new(),
+                want: Vec::new(),
+            })
+            .collect();
+        InProc { team, ranks }
+    }
+}
+
+/// The in-process round: seconds per collective of the slowest thread, every thread's result
+/// checked.
+fn inproc_round(ip: &mut InProc<'_>, round: Round) -> Result<f64, Error> {
+    let n = ip.ranks.len();
+    let out: Vec<Result<f64, String>> = ip.team.run_with(&mut ip.ranks, |_, s| match round.coll {
+        Collective::Bcast => inproc_bcast(s, round),
+        Collective::Allreduce => inproc_allreduce(s, round),
     });
     let mut worst: f64 = 0.0;
     for (r, o) in out.into_iter().enumerate() {
@@ -514,7 +551,7 @@ fn inproc_time(
     }
 }
 
-fn inproc_bcast(c: &mut CommRank<'_>, round: Round) -> Result<f64, String> {
+fn inproc_bcast(s: &mut InprocRank<'_>, round: Round) -> Result<f64, String> {
     let Round {
         variant,
         k,
@@ -522,10 +559,19 @@ fn inproc_bcast(c: &mut CommRank<'_>, round: Round) -> Result<f64, String> {
         seed,
         ..
     } = round;
+    let InprocRank {
+        comm: c,
+        bytes: buf,
+        want,
+        ..
+    } = s;
     let n = c.size();
-    let mut buf = vec![0u8; bytes];
+    // as `fill` on the library side: the payload at the first root, zeros elsewhere
+    buf.resize(bytes, 0);
     if c.rank() == 0 {
-        payload(&mut buf, seed);
+        payload(buf, seed);
+    } else {
+        buf.fill(0);
     }
     let t = inproc_time(c, variant, k, |c, i| {
         let root = if variant == Variant::Pingpong && i % 2 == 1 {
@@ -533,17 +579,17 @@ fn inproc_bcast(c: &mut CommRank<'_>, round: Round) -> Result<f64, String> {
         } else {
             0
         };
-        c.broadcast(root, &mut buf).map_err(|e| e.to_string())
+        c.broadcast(root, buf).map_err(|e| e.to_string())
     })?;
-    let mut want = vec![0u8; bytes];
-    payload(&mut want, seed);
-    match buf.iter().zip(&want).position(|(x, y)| x != y) {
+    want.resize(bytes, 0);
+    payload(want, seed);
+    match buf.iter().zip(want.iter()).position(|(x, y)| x != y) {
         None => Ok(t),
         Some(at) => Err(format!("broadcast differs at byte {at}")),
     }
 }
 
-fn inproc_allreduce(c: &mut CommRank<'_>, round: Round) -> Result<f64, String> {
+fn inproc_allreduce(s: &mut InprocRank<'_>, round: Round) -> Result<f64, String> {
     let Round {
         variant,
         k,
@@ -551,12 +597,13 @@ fn inproc_allreduce(c: &mut CommRank<'_>, round: Round) -> Result<f64, String> {
         seed,
         ..
     } = round;
+    let InprocRank { comm: c, value, .. } = s;
     let (n, me) = (c.size(), c.rank());
     // The same u64 array on the heap as the library's `MPI_Allreduce`, reduced in place.
-    let mut value = vec![0u64; bytes / 8];
-    contribution(&mut value, me, seed);
+    value.resize(bytes / 8, 0);
+    contribution(value, me, seed);
     let t = inproc_time(c, variant, k, |c, _| {
-        c.allreduce_slice(&mut value, u64::wrapping_add)
+        c.allreduce_slice(value, u64::wrapping_add)
             .map_err(|e| e.to_string())
     })?;
     let want = allreduce_expected(value.len(), k, n, seed);
@@ -601,7 +648,9 @@ pub fn bench(
     if let (HeraldSide::Mpi, Some(p)) = (opts.herald, profile) {
         cluster.apply_pieces(chan, p);
     }
-    let mut inproc = None;
+    // the communicator outlives the endpoints `inproc` keeps
+    let mut comm_store = None;
+    let (mut inproc, mut inproc_label) = (None, String::new());
     if opts.herald == HeraldSide::Inproc && me == 0 {
         // thread r on rank r's CPU
         let cpus: Vec<usize> = places.iter().map(|p| p.cpu.unwrap_or(0)).collect();
@@ -619,12 +668,13 @@ pub fn bench(
             schedule,
             ..herald::CommOptions::default()
         };
-        let comm = Comm::with_options(n, options).map_err(Error::herald)?;
-        let label = match &comm.options().schedule {
+        let comm: &mut Comm =
+            comm_store.insert(Comm::with_options(n, options).map_err(Error::herald)?);
+        inproc_label = match &comm.options().schedule {
             herald::runtime::DefaultSchedule::Fixed(a) => format!("herald in process, default {a}"),
             _ => "herald in process, planned with herald's profile".into(),
         };
-        inproc = Some(InProc { team, comm, label });
+        inproc = Some(InProc::new(team, comm));
     }
     let nap = Duration::from_millis(1);
     let mut rows = Vec::new();
@@ -637,10 +687,7 @@ pub fn bench(
                     let (o, l) = over_mpi(world, cluster, p, opts, coll, bytes)?;
                     (Some(o), l)
                 }
-                HeraldSide::Inproc => (
-                    None,
-                    inproc.as_ref().map_or(String::new(), |ip| ip.label.clone()),
-                ),
+                HeraldSide::Inproc => (None, inproc_label.clone()),
             };
             let mut b = Buffers {
                 bytes: vec![0u8; bytes],
@@ -681,7 +728,7 @@ pub fn bench(
                         .all_reduce_into(&t, &mut worst, SystemOperation::max());
                     Ok(worst)
                 };
-                // Warm-up: rounds of 1, 4, 16, … collectives on each side until one takes an
+                // Warm-up: rounds of 4, 16, 64, … collectives on each side until one takes an
                 // eighth of the target; then K for the target round time, the same on both.
                 // The time per collective is the least of three warm-up rounds at the last
                 // count: one round that lost the CPU to another process (a time slice is
@@ -691,7 +738,7 @@ pub fn bench(
                 // calls by an 8-bit number then. It compares full numbers now, and
                 // tests/failure_paths.rs runs a root thousands of calls ahead.)
                 let max_k = 100_000;
-                let mut k = 1usize;
+                let mut k = MIN_K;
                 let per = loop {
                     let per = side(false, k, 0)?.max(side(true, k, 0)?);
                     if per * k as f64 >= target / 8.0 || k >= max_k {
@@ -703,7 +750,7 @@ pub fn bench(
                     }
                     k = (k * 4).min(max_k);
                 };
-                let mut k = ((target / per).round() as usize).clamp(1, max_k);
+                let mut k = ((target / per).round() as usize).clamp(MIN_K, max_k);
                 world.comm().process_at_rank(0).broadcast_into(&mut k);
                 let (mut h, mut m) = (Vec::new(), Vec::new());
                 for round in 0..opts.rounds {
@@ -748,21 +795,15 @@ pub fn bench(
 mod tests {
     use super::*;
 
-    fn inproc(n: usize) -> InProc {
-        InProc {
-            team: Team::builder()
-                .ranks(n)
-                .stack_size(64 << 20)
-                .build()
-                .unwrap(),
-            comm: Comm::new(n).unwrap(),
-            label: String::new(),
-        }
-    }
-
     #[test]
     fn inproc_rounds_verify() {
-        let mut ip = inproc(2);
+        let team = Team::builder()
+            .ranks(2)
+            .stack_size(64 << 20)
+            .build()
+            .unwrap();
+        let mut comm = Comm::new(2).unwrap();
+        let mut ip = InProc::new(team, &mut comm);
         for variant in [Variant::Loop, Variant::Pingpong, Variant::Barrier] {
             for bytes in [8usize, 4096] {
                 for k in [1usize, 5, 255, 256, 257, 600] {

@@ -7,7 +7,7 @@
 //! the same loop of `K` collectives once with herald and once with the library, in alternating
 //! order (herald first in even rounds, the library first in odd ones, so a drift of the machine
 //! hits both alike). `K` is chosen once per (collective, size, variant) from a warm-up so a round
-//! takes about `--target-ms`, is at least [`MIN_K`], and is the same for both sides. Each round
+//! takes about `--target-ms`, is at least 4, and is the same for both sides. Each round
 //! gives one sample per side; the figures are the median, p10 and p90 over rounds, and `ratio` =
 //! herald's median / the library's median (below 1: herald is faster).
 //!

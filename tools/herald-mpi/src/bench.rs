@@ -477,6 +477,8 @@ fn over_mpi(
 struct InProc<'c> {
     team: Team,
     ranks: Vec<InprocRank<'c>>,
+    /// The rows' `algorithm`: herald's default schedule.
+    label: String,
 }
 
 /// One thread's state across rounds.
@@ -492,6 +494,10 @@ struct InprocRank<'c> {
 
 impl<'c> InProc<'c> {
     fn new(team: Team, comm: &'c mut Comm) -> Self {
+        let label = match &comm.options().schedule {
+            herald::runtime::DefaultSchedule::Fixed(a) => format!("herald in process, default {a}"),
+            _ => "herald in process, planned with herald's profile".into(),
+        };
         let ranks = comm
             .ranks()
             .into_iter()
@@ -502,7 +508,7 @@ impl<'c> InProc<'c> {
                 want: Vec::new(),
             })
             .collect();
-        InProc { team, ranks }
+        InProc { team, ranks, label }
     }
 }
 
@@ -650,7 +656,7 @@ pub fn bench(
     }
     // the communicator outlives the endpoints `inproc` keeps
     let mut comm_store = None;
-    let (mut inproc, mut inproc_label) = (None, String::new());
+    let mut inproc = None;
     if opts.herald == HeraldSide::Inproc && me == 0 {
         // thread r on rank r's CPU
         let cpus: Vec<usize> = places.iter().map(|p| p.cpu.unwrap_or(0)).collect();
@@ -668,12 +674,7 @@ pub fn bench(
             schedule,
             ..herald::CommOptions::default()
         };
-        let comm: &mut Comm =
-            comm_store.insert(Comm::with_options(n, options).map_err(Error::herald)?);
-        inproc_label = match &comm.options().schedule {
-            herald::runtime::DefaultSchedule::Fixed(a) => format!("herald in process, default {a}"),
-            _ => "herald in process, planned with herald's profile".into(),
-        };
+        let comm = comm_store.insert(Comm::with_options(n, options).map_err(Error::herald)?);
         inproc = Some(InProc::new(team, comm));
     }
     let nap = Duration::from_millis(1);
@@ -687,7 +688,10 @@ pub fn bench(
                     let (o, l) = over_mpi(world, cluster, p, opts, coll, bytes)?;
                     (Some(o), l)
                 }
-                HeraldSide::Inproc => (None, inproc_label.clone()),
+                HeraldSide::Inproc => (
+                    None,
+                    inproc.as_ref().map_or(String::new(), |ip| ip.label.clone()),
+                ),
             };
             let mut b = Buffers {
                 bytes: vec![0u8; bytes],

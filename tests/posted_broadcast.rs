@@ -6,8 +6,10 @@
 //! change every call and a root that runs ahead of a lagging reader (so every slot of every
 //! rank is reused many times and the root waits for its slowest reader), interleaved with
 //! the other collectives; the same calls with the option off give the same bytes; mismatched
-//! calls are typed errors, a departed rank is reported, and nobody hangs. Every test runs
-//! under the watchdog.
+//! calls are typed errors, a departed rank is reported, and nobody hangs. Ranks that share
+//! CPUs post the sizes of `CommOptions::shared_posted_bytes` (128 B – 8 KiB by default) in
+//! larger slots: the same checks run there on lengths around both ends and across the slots'
+//! lines. Every test runs under the watchdog.
 
 mod common {
     pub(crate) mod watch;
@@ -38,19 +40,45 @@ fn lengths() -> Vec<usize> {
     (0..=130).chain(505..=520).chain(1060..=1073).collect()
 }
 
+/// Options for ranks that share CPUs, whatever this machine's (one CPU for them all).
+fn sharing() -> CommOptions {
+    CommOptions {
+        cpus: Some(1),
+        ..CommOptions::default()
+    }
+}
+
+/// The lengths broadcast in turn where ranks share CPUs: a few below the default posted range
+/// (through the rings), 126–194 (its start at 128; a slot's first line holds 48 payload bytes,
+/// each further line 64), around 1 KiB (where single copy would take over), and 8180–8200
+/// (8192 is the largest posted; past it single copy).
+fn shared_lengths() -> Vec<usize> {
+    (0..=2)
+        .chain(126..=194)
+        .chain(1020..=1030)
+        .chain(8180..=8200)
+        .collect()
+}
+
 /// A size that is never posted (it moves by single copy, its descriptor through the rings).
 const UNPOSTED: usize = 3000;
 
 /// `calls` broadcasts on every rank, the root `i mod n` (or `fixed`) and the lengths of
-/// [`lengths`] in turn; every rank checks every byte it got. Without
+/// `lengths` in turn; every rank checks every byte it got. Without
 /// `lag`, an allreduce, a barrier and a longer broadcast every few calls. With `lag`, nothing
 /// else (nothing that synchronizes the ranks), and rank `n − 1` sleeps now and then, so the
 /// roots run ahead of it until they must wait for it.
-fn rounds(n: usize, options: CommOptions, calls: u64, fixed: Option<usize>, lag: bool) {
+fn rounds_of(
+    lengths: &[usize],
+    n: usize,
+    options: CommOptions,
+    calls: u64,
+    fixed: Option<usize>,
+    lag: bool,
+) {
     let mut team = Team::new(n).unwrap();
     let mut comm = Comm::with_options(n, options).unwrap();
     let mut ranks = comm.ranks();
-    let lengths = lengths();
     let wrong = team.run_with(&mut ranks, |_, c| {
         let me = c.rank();
         let mut wrong = 0u64;
@@ -87,6 +115,63 @@ fn rounds(n: usize, options: CommOptions, calls: u64, fixed: Option<usize>, lag:
         wrong
     });
     assert_eq!(wrong, vec![0; n], "wrong broadcasts per rank");
+}
+
+/// [`rounds_of`] the lengths of [`lengths`].
+fn rounds(n: usize, options: CommOptions, calls: u64, fixed: Option<usize>, lag: bool) {
+    rounds_of(&lengths(), n, options, calls, fixed, lag);
+}
+
+#[test]
+fn ranks_sharing_cpus_post_their_range_byte_for_byte() {
+    watchdog(|| {
+        let lengths = shared_lengths();
+        let comm = Comm::with_options(3, sharing()).unwrap();
+        for (len, posted) in [(127, false), (128, true), (8192, true), (8193, false)] {
+            let t = comm.broadcast_transport(len);
+            assert_eq!(
+                t == herald::model::Transport::Posted,
+                posted,
+                "{len} B: {t:?}"
+            );
+        }
+        for n in [2, 3, 5, 8] {
+            rounds_of(&lengths, n, sharing(), 500, None, false);
+        }
+        // One root running ahead of a lagging reader, then roots that change: every slot
+        // reused, the root waiting for its slowest reader.
+        rounds_of(&lengths, 4, sharing(), 1500, Some(0), true);
+        rounds_of(&lengths, 5, sharing(), 1500, None, true);
+        // Another range: every size from 0, slots of 200 bytes (four lines).
+        let small = CommOptions {
+            shared_posted_bytes: Some(0..=200),
+            ..sharing()
+        };
+        rounds_of(&lengths, 3, small, 500, None, false);
+        // A range past the limit is slots of the limit.
+        let huge = CommOptions {
+            shared_posted_bytes: Some(60 << 10..=usize::MAX),
+            ..sharing()
+        };
+        let limit = herald::runtime::SHARED_POSTED_LIMIT;
+        let comm = Comm::with_options(2, huge.clone()).unwrap();
+        assert_eq!(
+            comm.broadcast_transport(limit),
+            herald::model::Transport::Posted
+        );
+        assert_ne!(
+            comm.broadcast_transport(limit + 1),
+            herald::model::Transport::Posted
+        );
+        rounds_of(
+            &[limit - 1, limit, limit + 1, 61 << 10],
+            3,
+            huge,
+            40,
+            None,
+            false,
+        );
+    });
 }
 
 #[test]
@@ -142,13 +227,14 @@ fn the_rings_give_the_same_bytes() {
         for n in [2, 5] {
             rounds(n, off.clone(), 400, None, false);
         }
-        // Ranks sharing CPUs (whatever this machine has): their broadcasts go through the
-        // rings.
+        // Ranks sharing CPUs (whatever this machine has), with posting off there: their
+        // broadcasts go through the rings.
         let shared = CommOptions {
-            cpus: Some(1),
-            ..CommOptions::default()
+            shared_posted_bytes: None,
+            ..sharing()
         };
-        rounds(3, shared, 400, None, true);
+        rounds(3, shared.clone(), 400, None, true);
+        rounds_of(&shared_lengths(), 3, shared, 400, None, false);
     });
 }
 
@@ -205,6 +291,32 @@ fn a_posted_broadcast_against_a_ring_broadcast_is_a_mismatch() {
                     std::thread::sleep(std::time::Duration::from_millis(20));
                     c.broadcast(0, &mut [0; 8])
                 }
+            });
+            assert!(res.iter().any(is_mismatch), "n={n}: {res:?}");
+        }
+    });
+}
+
+#[test]
+fn ranks_sharing_cpus_find_a_posted_broadcast_against_another_call() {
+    watchdog(|| {
+        for n in [2, 3, 5] {
+            // The root posts 4 KiB; the readers wait on the rings for 64 bytes.
+            let res = run_with(n, sharing(), |c| {
+                let len = if c.rank() == 0 { 4096 } else { 64 };
+                c.broadcast(0, &mut vec![1; len]).and_then(|()| c.barrier())
+            });
+            assert!(res.iter().any(is_mismatch), "n={n}: {res:?}");
+            // The root broadcasts 64 bytes through the rings; the readers wait on its slot.
+            let res = run_with(n, sharing(), |c| {
+                let len = if c.rank() == 0 { 64 } else { 4096 };
+                c.broadcast(0, &mut vec![1; len]).and_then(|()| c.barrier())
+            });
+            assert!(res.iter().any(is_mismatch), "n={n}: {res:?}");
+            // Both post, different sizes.
+            let res = run_with(n, sharing(), |c| {
+                let len = if c.rank() == 0 { 4096 } else { 4000 };
+                c.broadcast(0, &mut vec![1; len]).and_then(|()| c.barrier())
             });
             assert!(res.iter().any(is_mismatch), "n={n}: {res:?}");
         }

@@ -28,7 +28,7 @@ pub use channel::{
 pub use collective::{posted_lines, POSTED_MAX_BYTES};
 pub use collective::{
     CallInfo, CollectiveError, CollectiveKind, Comm, CommOptions, CommRank, DefaultSchedule,
-    Planned, PlannedLoadError, PoisonCause, MAX_COMM_RANKS,
+    Planned, PlannedLoadError, PoisonCause, MAX_COMM_RANKS, SHARED_POSTED_LIMIT,
 };
 pub(crate) use exec::SLIP;
 pub use line::Line;

@@ -203,13 +203,14 @@ impl Core {
     /// The shared state of a fresh `size`-rank communicator.
     #[cfg(all(test, herald_loom))]
     pub(crate) fn new(size: usize) -> Core {
-        Core::new_with_small(size, 4096, true)
+        // Slots of two lines: a payload of 52 bytes spans both.
+        Core::new_with_small(size, 4096, 112)
     }
 
     /// The shared state of a fresh `size`-rank communicator whose small allreduces hold at
-    /// most `small_bytes` bytes, and which posts broadcasts if `posted` (else only the
-    /// posts' first lines are allocated, and no broadcast may be posted).
-    pub(crate) fn new_with_small(size: usize, small_bytes: usize, posted: bool) -> Core {
+    /// most `small_bytes` bytes, and which posts broadcasts of up to `posted_bytes` (0 for a
+    /// communicator that never posts: only the slots' first lines are allocated).
+    pub(crate) fn new_with_small(size: usize, small_bytes: usize, posted_bytes: usize) -> Core {
         Core {
             signals: (0..size).map(|_| CachePadded::new(Signal::new())).collect(),
             ranks: (0..size)
@@ -218,7 +219,7 @@ impl Core {
             poisoned: CachePadded::new(AtomicBool::new(false)),
             cause: Mutex::new(None),
             small: Slots::new(size, small_bytes),
-            posts: Posts::new(size, posted),
+            posts: Posts::new(size, posted_bytes),
         }
     }
 

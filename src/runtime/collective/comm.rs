@@ -18,6 +18,7 @@ use crate::schedule::{generate, Algorithm, Request, Schedule};
 use crate::sim::predict_runtime;
 use crate::time::Ratio;
 use std::collections::HashMap;
+use std::ops::RangeInclusive;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// The largest rank count a header can name (the root field has 20 bits).
@@ -309,10 +310,11 @@ pub struct CommOptions {
     /// faster at than what the size's class runs otherwise, whatever `direct_min_bytes` says
     /// (a class of sizes spans the crossing of the two); with an older profile it posts by the
     /// rule above, whatever its plan picks (posting measured faster than either transport the
-    /// model then knew at every size it covers, docs/fidelity.md). Otherwise (`false`, ranks
-    /// sharing CPUs), and always for a caller's program
-    /// ([`CommRank::broadcast_with`](crate::CommRank::broadcast_with)), it runs the default
-    /// schedule, where a root may run as far ahead as the rings hold lines.
+    /// model then knew at every size it covers, docs/fidelity.md). Where ranks share CPUs the
+    /// sizes of [`shared_posted_bytes`](Self::shared_posted_bytes) are posted instead, whatever
+    /// a plan picks (the model does not price posting there). Otherwise, and always for a
+    /// caller's program ([`CommRank::broadcast_with`](crate::CommRank::broadcast_with)), it
+    /// runs the default schedule, where a root may run as far ahead as the rings hold lines.
     /// [`Comm::broadcast_transport`] tells which way a size goes.
     ///
     /// Default `true`. Between two ranks on two CPUs of the development machine, a ping-pong
@@ -323,7 +325,26 @@ pub struct CommOptions {
     /// 8-byte broadcasts of 4 ranks on 2 CPUs took 0.41–0.47 µs posted against 0.13 µs through
     /// the rings (docs/runtime.md, "Posted broadcasts").
     pub posted_broadcast: bool,
+    /// Where ranks share CPUs ([`cpus`](Self::cpus)) and
+    /// [`posted_broadcast`](Self::posted_broadcast) is on, the broadcast sizes
+    /// [`CommRank::broadcast`](crate::CommRank::broadcast) posts in shared memory, in slots of
+    /// the range's end (at most [`SHARED_POSTED_LIMIT`] bytes; a larger end is taken as that).
+    /// The root copies the payload once into a slot of its own and returns: it runs up to
+    /// fifteen broadcasts ahead of its slowest reader without waiting for a turn of the CPU,
+    /// where a single copy makes it wait for every reader in every call and the rings hold only
+    /// a few calls of this size. `None` (or an empty range): never. The communicator keeps 16
+    /// slots of the range's end per rank. Planned communicators follow the same rule.
+    ///
+    /// Default `Some(128..=8192)`: with 4 and 8 ranks on 2 CPUs of the development machine, a
+    /// back-to-back loop of broadcasts took 0.3–0.95× as long posted as by the faster of the
+    /// rings and single copy from 128 B to 16 KiB (8 B and 48 B: about twice as long, the rings
+    /// holding 255 such calls), and a ping-pong 0.7–0.9× from 128 B to 4 KiB and 1.0–1.3× at 8
+    /// and 16 KiB (docs/runtime.md, "Posted broadcasts where ranks share CPUs").
+    pub shared_posted_bytes: Option<RangeInclusive<usize>>,
 }
+
+/// The largest slot of [`CommOptions::shared_posted_bytes`]: 64 KiB.
+pub const SHARED_POSTED_LIMIT: usize = 64 << 10;
 
 impl Default for CommOptions {
     fn default() -> CommOptions {
@@ -336,6 +357,7 @@ impl Default for CommOptions {
             allreduce_shared_max_bytes: None,
             cpus: None,
             posted_broadcast: true,
+            shared_posted_bytes: Some(128..=8 << 10),
         }
     }
 }
@@ -384,9 +406,9 @@ pub struct Comm {
     flat: bool,
     /// Whether the ranks share CPUs ([`CommOptions::cpus`]).
     shared: bool,
-    /// Whether small broadcasts of the default schedule are posted
-    /// ([`CommOptions::posted_broadcast`], and the ranks have CPUs of their own).
-    posted: bool,
+    /// The largest broadcast posted, if any ([`CommOptions::posted_broadcast`], and
+    /// [`CommOptions::shared_posted_bytes`] not empty where ranks share CPUs).
+    posted: Option<usize>,
 }
 
 impl Comm {
@@ -449,18 +471,29 @@ impl Comm {
             shared_max(size)
         });
         let flat = shared && options.schedule == DefaultSchedule::Fixed(Algorithm::Binomial);
-        let posted = options.posted_broadcast && size > 1 && !shared;
+        let posted_bytes = match (options.posted_broadcast && size > 1, shared) {
+            (false, _) => None,
+            (true, false) => Some(super::posted::MAX_BYTES),
+            (true, true) => match &options.shared_posted_bytes {
+                Some(range) if !range.is_empty() => Some((*range.end()).min(SHARED_POSTED_LIMIT)),
+                _ => None,
+            },
+        };
         let mut comm = Comm {
             size,
             options,
-            core: Arc::new(Core::new_with_small(size, shared_max, posted)),
+            core: Arc::new(Core::new_with_small(
+                size,
+                shared_max,
+                posted_bytes.unwrap_or(0),
+            )),
             pairs: Mutex::new(HashMap::new()),
             programs: Mutex::new(HashMap::new()),
             plan,
             radix: 2,
             flat,
             shared,
-            posted,
+            posted: posted_bytes,
         };
         comm.radix = comm.tree_radix();
         // Root 0's programs now: a schedule that cannot be run fails here, not in a call.
@@ -488,8 +521,11 @@ impl Comm {
     /// let own = Comm::with_options(2, on(2))?;
     /// assert_eq!(own.broadcast_transport(8), Transport::Posted);
     /// assert_eq!(own.broadcast_transport(1 << 20), Transport::Direct);
-    /// // Ranks sharing CPUs do not post.
-    /// assert_eq!(Comm::with_options(4, on(2))?.broadcast_transport(8), Transport::Stream);
+    /// // Ranks sharing CPUs post from 128 bytes to 8 KiB.
+    /// let shared = Comm::with_options(4, on(2))?;
+    /// assert_eq!(shared.broadcast_transport(8), Transport::Stream);
+    /// assert_eq!(shared.broadcast_transport(4096), Transport::Posted);
+    /// assert_eq!(shared.broadcast_transport(1 << 20), Transport::Direct);
     /// # Ok::<(), herald::runtime::CollectiveError>(())
     /// ```
     #[must_use]
@@ -638,13 +674,21 @@ impl Comm {
     }
 
     /// Whether [`CommRank::broadcast`](crate::CommRank::broadcast) of `bytes` bytes is posted
-    /// in shared memory ([`CommOptions::posted_broadcast`]): for a planned communicator whose
-    /// profile measured posting, where the model predicts the post faster than the size's
-    /// class would run otherwise; else below [`CommOptions::direct_min_bytes`].
+    /// in shared memory ([`CommOptions::posted_broadcast`]): where ranks share CPUs, the sizes
+    /// of [`CommOptions::shared_posted_bytes`]; else for a planned communicator whose profile
+    /// measured posting, where the model predicts the post faster than the size's class would
+    /// run otherwise; else below [`CommOptions::direct_min_bytes`].
     #[inline]
     pub(crate) fn posts(&self, bytes: usize) -> bool {
-        if !self.posted || bytes > super::posted::MAX_BYTES {
+        if self.posted.is_none_or(|max| bytes > max) {
             return false;
+        }
+        if self.shared {
+            return self
+                .options
+                .shared_posted_bytes
+                .as_ref()
+                .is_some_and(|range| range.contains(&bytes));
         }
         match &self.plan {
             Some(plan) if plan.posted_modelled => plan.posted_at.get(bytes) == Some(&true),

@@ -68,7 +68,7 @@ mod small;
 mod words;
 
 pub use call::{CallInfo, CollectiveKind};
-pub use comm::{Comm, CommOptions, DefaultSchedule, Planned, MAX_COMM_RANKS};
+pub use comm::{Comm, CommOptions, DefaultSchedule, Planned, MAX_COMM_RANKS, SHARED_POSTED_LIMIT};
 pub use error::{CollectiveError, PlannedLoadError, PoisonCause};
 pub use posted::{posted_lines, POSTED_MAX_BYTES};
 pub use rank::CommRank;

@@ -1,6 +1,9 @@
-//! Broadcasts of at most [`MAX_BYTES`] (1072) bytes, posted in shared memory: the root writes
-//! the call's header and payload into a slot of its own, one line for up to 48 bytes and one
-//! more line per further 64, and every other rank reads that slot.
+//! Broadcasts posted in shared memory: the root writes the call's header and payload into a
+//! slot of its own, one line for up to 48 bytes and one more line per further 64, and every
+//! other rank reads that slot. A communicator's slots hold [`MAX_BYTES`] (1072) bytes where
+//! its ranks have CPUs of their own, and the end of
+//! [`CommOptions::shared_posted_bytes`](crate::CommOptions::shared_posted_bytes) (8 KiB by
+//! default) where they share CPUs.
 //!
 //! # Why
 //!
@@ -18,11 +21,16 @@
 //! 215–217 against 604–627 (a single copy of 1 KiB: 248–256). So slots reach past the
 //! default single-copy size (docs/runtime.md, "Posted broadcasts of up to 1072 bytes").
 //!
-//! Where ranks share CPUs the communicator does not post
-//! ([`CommOptions::posted_broadcast`](crate::CommOptions::posted_broadcast)): a root may run
-//! only `SLOTS − 1` broadcasts ahead of a reader, and there each wait for a reader is a turn
-//! of the CPU, so a back-to-back loop of small broadcasts took 1.5 to 4 times as long as
-//! through the rings (4 and 8 ranks on 2 CPUs).
+//! Where ranks share CPUs a root may run only `SLOTS − 1` broadcasts ahead of a reader, and
+//! each wait for a reader is a turn of the CPU: a back-to-back loop of 8-byte broadcasts took
+//! about twice as long posted as through the rings, which hold 255 such calls (4 and 8 ranks
+//! on 2 CPUs). From 128 bytes it took 0.3–0.95× the faster of the rings and single copy: the
+//! rings hold fewer calls of that size and the root writes every line once per reader, and a
+//! single copy makes the root wait for every reader in every call; posted, the root copies the
+//! payload once and goes on. So there the communicator posts the sizes of
+//! [`CommOptions::shared_posted_bytes`](crate::CommOptions::shared_posted_bytes), 128 B to
+//! 8 KiB by default, in slots of the range's end (docs/runtime.md, "Posted broadcasts where
+//! ranks share CPUs").
 //!
 //! # Protocol
 //!
@@ -30,8 +38,8 @@
 //! used by epochs in turn (slot `e mod SLOTS`), and a progress word. A slot's first line is
 //! eight atomic words: a tag (the low 32 bits of the epoch and the high 32 bits of the
 //! digest of the poster's calls so far, this one included), the call's header, and six
-//! payload words (48 bytes); its 16 further lines hold eight payload words each, and a
-//! payload uses as many as it needs. Every access is atomic; payload words are written and
+//! payload words (48 bytes); its further lines (16, or as many as the communicator's largest
+//! post needs) hold eight payload words each, and a payload uses as many as it needs. Every access is atomic; payload words are written and
 //! read `Relaxed`, ordered by the first line's tag (`Release` store, `Acquire` load, the
 //! further lines written before the first), so the protocol needs no `unsafe`.
 //!
@@ -88,13 +96,9 @@ pub(crate) const SLOTS: usize = 2;
 
 const _: () = assert!(SLOTS < super::call::HISTORY);
 
-/// Lines per slot: the first holds the tag, the call's header and [`HEAD_BYTES`] of payload,
-/// each further line 64 payload bytes.
-#[cfg(not(herald_loom))]
+/// Lines per slot of a communicator whose ranks have CPUs of their own: the first holds the
+/// tag, the call's header and [`HEAD_BYTES`] of payload, each further line 64 payload bytes.
 const LINES: usize = 17;
-/// Two lines per slot in loom models: a payload that spans both.
-#[cfg(herald_loom)]
-const LINES: usize = 2;
 
 /// Payload bytes in a slot's first line (after its tag and the call's header).
 const HEAD_BYTES: usize = Line::PAYLOAD - 8;
@@ -102,7 +106,8 @@ const HEAD_BYTES: usize = Line::PAYLOAD - 8;
 /// Payload words in a slot's first line.
 const HEAD_WORDS: usize = HEAD_BYTES / 8;
 
-/// The largest payload posted: a slot's (1072 bytes with 17 lines, past the default
+/// The largest payload posted where ranks have CPUs of their own: a slot of [`LINES`] lines
+/// (1072 bytes, past the default
 /// [`direct_min_bytes`](crate::CommOptions::direct_min_bytes) of 1 KiB).
 pub(crate) const MAX_BYTES: usize = HEAD_BYTES + (LINES - 1) * 64;
 
@@ -125,7 +130,12 @@ pub const POSTED_MAX_BYTES: usize = MAX_BYTES;
 /// ```
 #[must_use]
 pub fn posted_lines(bytes: usize) -> Option<usize> {
-    (bytes <= MAX_BYTES).then(|| 1 + bytes.saturating_sub(HEAD_BYTES).div_ceil(64))
+    (bytes <= MAX_BYTES).then(|| lines_for(bytes))
+}
+
+/// The lines a post of `bytes` payload bytes writes, whatever the slot's size.
+fn lines_for(bytes: usize) -> usize {
+    1 + bytes.saturating_sub(HEAD_BYTES).div_ceil(64)
 }
 
 /// A slot's first line: the tag, the header and the first payload words.
@@ -158,24 +168,23 @@ impl Head {
     }
 }
 
-/// A slot's further lines (only those a payload needs are written).
-type Lines = [More; LINES - 1];
-
-fn lines() -> Lines {
-    std::array::from_fn(|_| More {
-        words: std::array::from_fn(|_| AtomicU64::new(0)),
-    })
+impl More {
+    fn new() -> More {
+        More {
+            words: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
 }
 
-/// One slot: its first line and its further lines.
+/// One slot: its first line and its further lines (only those a payload needs are written).
 struct Slot<'a> {
     head: &'a Head,
-    more: &'a Lines,
+    more: &'a [More],
 }
 
 /// Stores `bytes` into a slot's further lines.
 #[inline(never)]
-fn store_more(more: &Lines, bytes: &[u8]) {
+fn store_more(more: &[More], bytes: &[u8]) {
     for (line, bytes) in more.iter().zip(bytes.chunks(64)) {
         store_words(&line.words, bytes);
     }
@@ -183,7 +192,7 @@ fn store_more(more: &Lines, bytes: &[u8]) {
 
 /// Loads `out.len()` bytes from a slot's further lines.
 #[inline(never)]
-fn load_more(more: &Lines, out: &mut [u8]) {
+fn load_more(more: &[More], out: &mut [u8]) {
     for (line, out) in more.iter().zip(out.chunks_mut(64)) {
         load_words(&line.words, out);
     }
@@ -196,7 +205,8 @@ fn load_more(more: &Lines, out: &mut [u8]) {
 #[derive(Debug)]
 struct Own {
     heads: CachePadded<[Head; SLOTS]>,
-    more: Box<[Lines]>,
+    /// Slot `i`'s further lines are `more[i * lines .. (i + 1) * lines]` ([`Posts::lines`]).
+    more: Box<[More]>,
     /// The rank's current epoch: it has finished reading every earlier one.
     progress: CachePadded<AtomicU64>,
 }
@@ -205,23 +215,30 @@ struct Own {
 #[derive(Debug)]
 pub(crate) struct Posts {
     ranks: Box<[Own]>,
+    /// Further lines per slot.
+    lines: usize,
 }
 
 impl Posts {
-    /// Slots for `n` ranks; without their further lines unless `posted` (a communicator that
-    /// never posts: its ranks share CPUs, or the option is off).
-    pub(crate) fn new(n: usize, posted: bool) -> Posts {
+    /// Slots for `n` ranks holding payloads of up to `max_bytes` each; a communicator that
+    /// never posts (the option is off) passes 0 and gets no further lines.
+    pub(crate) fn new(n: usize, max_bytes: usize) -> Posts {
+        let lines = lines_for(max_bytes) - 1;
         Posts {
             ranks: (0..n)
                 .map(|_| Own {
                     heads: CachePadded::new(std::array::from_fn(|_| Head::new())),
-                    more: (0..if posted { SLOTS } else { 0 })
-                        .map(|_| lines())
-                        .collect(),
+                    more: (0..SLOTS * lines).map(|_| More::new()).collect(),
                     progress: CachePadded::new(AtomicU64::new(0)),
                 })
                 .collect(),
+            lines,
         }
+    }
+
+    /// The largest payload a slot holds.
+    pub(crate) fn max_bytes(&self) -> usize {
+        HEAD_BYTES + self.lines * 64
     }
 
     /// Back to the fresh state (no endpoint exists).
@@ -238,7 +255,7 @@ impl Posts {
         let (own, i) = (&self.ranks[rank], (epoch % SLOTS as u64) as usize);
         Slot {
             head: &own.heads[i],
-            more: &own.more[i],
+            more: &own.more[i * self.lines..(i + 1) * self.lines],
         }
     }
 }
@@ -264,7 +281,7 @@ pub(crate) fn start(core: &Core, me: usize, epoch: u64) {
     core.notify_others(me);
 }
 
-/// Step 2: root `me` posts `payload` (at most [`MAX_BYTES`]) for its epoch `epoch` in call
+/// Step 2: root `me` posts `payload` (at most the slots' size, [`Posts::max_bytes`]) for its epoch `epoch` in call
 /// `id`, after calls whose digest is `calls`, once every other rank has started epoch
 /// `epoch − SLOTS + 1`; `seen` is the least progress of the others it saw last (kept by the
 /// caller between calls).
@@ -283,7 +300,7 @@ pub(crate) fn post(
     payload: &[u8],
     seen: &mut u64,
 ) -> Result<(), CollectiveError> {
-    debug_assert!(payload.len() <= MAX_BYTES);
+    debug_assert!(payload.len() <= core.posts.max_bytes());
     let need = epoch.saturating_sub(SLOTS as u64 - 1);
     if *seen < need {
         *seen = least_progress(core, me, need, id)?;
@@ -338,7 +355,7 @@ fn least_progress(
 
 /// Step 3: rank `me` waits for `root`'s post of epoch `epoch` in call `id`, after calls whose
 /// digest is `calls`, and reads its payload into `out` (as many bytes as `out` holds, at most
-/// [`MAX_BYTES`]).
+/// [`Posts::max_bytes`]).
 ///
 /// # Errors
 ///
@@ -355,7 +372,7 @@ pub(crate) fn take(
     calls: u64,
     out: &mut [u8],
 ) -> Result<(), CollectiveError> {
-    debug_assert!(out.len() <= MAX_BYTES);
+    debug_assert!(out.len() <= core.posts.max_bytes());
     let slot = core.posts.slot(root, epoch);
     let mut t = slot.head.tag.load(Ordering::Acquire);
     if !is_epoch(t, epoch) {

@@ -200,7 +200,7 @@ impl<'c> CommRank<'c> {
         call.end(result)
     }
 
-    /// A broadcast of at most 1072 bytes posted in shared memory (`posted.rs`), as
+    /// A broadcast posted in shared memory (`posted.rs`; at most the slots' size), as
     /// call `id`.
     #[inline]
     fn broadcast_posted(

@@ -114,6 +114,11 @@ fn profile(rt: Rt) -> Profile {
         posted_ns: None,
         posted_line_ns: None,
         posted_bytes: None,
+        posted_long_line_ns: None,
+        posted_long_bytes: None,
+        shared_posted_ns: None,
+        shared_posted_line_ns: None,
+        shared_posted_bytes: None,
     });
     p
 }
@@ -697,6 +702,12 @@ fn only_broadcasts_are_timed() {
     ));
 }
 
+/// Lines of a posted broadcast of `b` bytes: one with the call's header and 48 bytes, one per
+/// further 64 (the slot's framing, not the model's).
+fn posted_lines(b: u64) -> u64 {
+    1 + b.saturating_sub(48).div_ceil(64)
+}
+
 /// `p` with a posted broadcast measured on `l3`: one line `one_line` ns, `per_line` ns per
 /// further line.
 fn with_posted(mut p: Profile, one_line: f64, per_line: f64) -> Profile {
@@ -750,7 +761,7 @@ fn only_a_flat_tree_in_one_block_between_ranks_with_pus_of_their_own_is_posted()
             "{s:?}"
         );
     }
-    // Four ranks on two PUs share them: no post.
+    // Four ranks on two PUs share them: no post without a post measured on one PU.
     let two = RuntimeCosts::from_profile(&p, &machine(2), Pick::Dominant).unwrap();
     assert!(matches!(
         posted(&star, &two),
@@ -781,7 +792,6 @@ fn the_planner_posts_where_the_calibrated_post_is_cheapest() {
     assert_eq!(best(&dear, 2, 48).transport, Transport::Stream);
     // They cross where 400 + (P − 1)·4 < 300 + (L − 1)·9.5, P posted lines and L stream
     // lines of the payload (both derived from the framing, not from the model).
-    let posted_lines = |b: u64| 1 + b.saturating_sub(48).div_ceil(64);
     let cross = (0u64..=1072)
         .find(|&b| 400.0 + (posted_lines(b) - 1) as f64 * 4.0 < 300.0 + (lines(b) - 1) as f64 * 9.5)
         .unwrap();
@@ -794,7 +804,7 @@ fn the_planner_posts_where_the_calibrated_post_is_cheapest() {
     );
     assert_eq!(best(&dear, 2, cross + margin).transport, Transport::Posted);
     assert_eq!(best(&dear, 2, cross - margin).transport, Transport::Stream);
-    // Ranks sharing PUs: never posted.
+    // Ranks sharing PUs: never posted without a post measured on one PU.
     let shared = plan_for_runtime(&cheap, &h, &request(4, 8)).unwrap();
     assert!(shared
         .ranked
@@ -827,7 +837,6 @@ fn planned_posts() {
     // 300 + (L − 1)·9.5 ns, P posted and L stream lines of the payload (from the two framings,
     // not from the model). The crossing lies inside the class of 513–1024 bytes.
     let crossing = comm(with_posted(profile(RT), 400.0, 4.0));
-    let posted_lines = |b: u64| 1 + b.saturating_sub(48).div_ceil(64);
     let posts: Vec<bool> = (0..=1072u64)
         .map(|b| 400_000 + (posted_lines(b) - 1) * 4_000 < 300_000 + (lines(b) - 1) * 9_500)
         .collect();
@@ -855,5 +864,173 @@ fn planned_posts() {
     // Whatever the path, every byte arrives.
     for mut c in [cheap, crossing, dear, old] {
         every_byte_arrives(&mut c, &[8, 100, 800, 900, 1000, 1072]);
+    }
+}
+
+/// `p` with a posted broadcast measured between two ranks of one PU: one line `one_line` ns,
+/// `per_line` ns per further line; and between the pair, `long` ns per line past a full slot.
+fn with_shared_posted(mut p: Profile, one_line: f64, per_line: f64, long: f64) -> Profile {
+    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    let r = l3.runtime.as_mut().unwrap();
+    r.shared_posted_ns = Some(one(one_line));
+    r.shared_posted_line_ns = Some(one(per_line));
+    r.shared_posted_bytes = Some(8192);
+    r.posted_long_line_ns = Some(one(long));
+    r.posted_long_bytes = Some(8192);
+    p
+}
+
+/// A posted star of `n` ranks on `cores` PUs under `p`.
+fn posted_star(p: &Profile, cores: usize, n: u32, bytes: u64) -> Result<u64, PredictError> {
+    let costs = RuntimeCosts::from_profile(p, &machine(cores), Pick::Dominant).unwrap();
+    predict_runtime(
+        &tree(Algorithm::Star, n, 1),
+        &costs,
+        bytes,
+        Transport::Posted,
+    )
+    .map(|r| r.makespan_ps)
+}
+
+#[test]
+fn a_post_on_one_pu_gives_back_its_calibration_points() {
+    // Two ranks of one PU: the root posts and returns, the other takes the PU and reads: the
+    // calibrated call (6 µs at one line, 10 ns per further line), at every slot length up to
+    // the largest slot (64 KiB), which the calibration's 8 KiB does not bound.
+    let p = with_shared_posted(
+        with_posted(shared_profile(), 90.0, 14.0),
+        6_000.0,
+        10.0,
+        5.0,
+    );
+    for bytes in [0u64, 48, 49, 1072, 8192, 65_536] {
+        let want = 6_000_000 + (posted_lines(bytes) - 1) * 10_000;
+        assert_eq!(posted_star(&p, 1, 2, bytes), Ok(want), "{bytes} B");
+    }
+    assert!(matches!(
+        posted_star(&p, 1, 2, 65_537),
+        Err(PredictError::NotPostable(_))
+    ));
+    // Without the measurement on one PU, ranks sharing PUs do not post.
+    let old = with_posted(shared_profile(), 90.0, 14.0);
+    assert!(matches!(
+        posted_star(&old, 1, 2, 48),
+        Err(PredictError::NotPostable(_))
+    ));
+}
+
+#[test]
+fn readers_of_one_pu_take_turns_after_one_post() {
+    // Four ranks on one PU: the root posts once and returns; each reader in the cycle's order
+    // takes the PU (the handoff S) and reads. The model's split of the one-PU call T: the
+    // root's post costs half of T − S, a read on its PU the other half.
+    let p = with_shared_posted(
+        with_posted(shared_profile(), 90.0, 14.0),
+        6_000.0,
+        10.0,
+        5.0,
+    );
+    let (_, s_ps) = shared_costs();
+    for bytes in [48u64, 4096] {
+        let whole = 6_000_000 + (posted_lines(bytes) - 1) * 10_000;
+        let write = (whole - s_ps) / 2;
+        let read = whole - s_ps - write;
+        assert_eq!(
+            posted_star(&p, 1, 4, bytes),
+            Ok(write + 3 * (s_ps + read)),
+            "{bytes} B"
+        );
+    }
+}
+
+#[test]
+fn a_reader_alone_on_its_pu_reads_the_post_as_between_two_pus() {
+    // 3 ranks on 2 PUs: rank 1 has PU 1 to itself and spins; it reads the post as it lands,
+    // which costs what a post between the two PUs took (9 µs at one line, 14 ns per further
+    // line to a full slot of 17 lines, 5 ns per line beyond). Rank 2, on the root's PU, is done
+    // after the one-PU call (6 µs and 10 ns a line), earlier.
+    let p = with_shared_posted(
+        with_posted(shared_profile(), 9_000.0, 14.0),
+        6_000.0,
+        10.0,
+        5.0,
+    );
+    for bytes in [48u64, 1072, 8192] {
+        let lines = posted_lines(bytes);
+        let short = lines.min(17);
+        let want = 9_000_000 + (short - 1) * 14_000 + (lines - short) * 5_000;
+        assert_eq!(posted_star(&p, 2, 3, bytes), Ok(want), "{bytes} B");
+    }
+}
+
+#[test]
+fn the_planner_posts_between_ranks_sharing_pus_only_with_the_measurement() {
+    // A post that costs nothing beyond the handoffs (the one-PU call is S alone; no cost per
+    // line; 90 ns between PUs): every other transport pays the same turns and its lines or
+    // copies on top, so a broadcast of 1–8 KiB among 4 ranks on 2 PUs is posted.
+    let one_pu = shared_costs().1 as f64 / 1000.0;
+    let cheap = with_shared_posted(with_posted(shared_profile(), 90.0, 0.0), one_pu, 0.0, 0.0);
+    let h = machine(2);
+    let best =
+        |p: &Profile, b: u64| plan_for_runtime(p, &h, &request(4, b)).unwrap().ranked[0].clone();
+    for b in [1024u64, 4096, 8192] {
+        assert_eq!(best(&cheap, b).transport, Transport::Posted, "{b} B");
+    }
+    // A post of 1 ms on one PU: never.
+    let dear = with_shared_posted(with_posted(shared_profile(), 90.0, 0.0), 1e6, 0.0, 0.0);
+    let ranked = plan_for_runtime(&dear, &h, &request(4, 4096))
+        .unwrap()
+        .ranked;
+    assert_ne!(ranked[0].transport, Transport::Posted);
+    assert!(ranked.iter().any(|c| c.transport == Transport::Posted));
+}
+
+#[test]
+fn a_planned_comm_sharing_cpus_posts_the_range_where_the_model_predicts_faster() {
+    watchdog(planned_shared_posts);
+}
+
+fn planned_shared_posts() {
+    let comm = |p: Profile| {
+        let options = CommOptions {
+            schedule: DefaultSchedule::Planned(Planned::new(p, machine(2))),
+            cpus: Some(2),
+            ..CommOptions::default()
+        };
+        Comm::with_options(4, options).unwrap()
+    };
+    let one_pu = shared_costs().1 as f64 / 1000.0;
+    // The cheap post of the planner test: posted in the default range (128 B – 8 KiB) where
+    // the model predicts it faster, never outside it (the range's start guards back-to-back
+    // loops, which the model does not price).
+    let cheap = comm(with_shared_posted(
+        with_posted(shared_profile(), 90.0, 0.0),
+        one_pu,
+        0.0,
+        0.0,
+    ));
+    for b in [1024usize, 4096, 8192] {
+        assert_eq!(cheap.broadcast_transport(b), Transport::Posted, "{b} B");
+    }
+    for b in [8usize, 127, 8193] {
+        assert_ne!(cheap.broadcast_transport(b), Transport::Posted, "{b} B");
+    }
+    // A dear post: never, though the range covers the size.
+    let dear = comm(with_shared_posted(
+        with_posted(shared_profile(), 90.0, 0.0),
+        1e6,
+        0.0,
+        0.0,
+    ));
+    for b in [128usize, 1024, 4096, 8192] {
+        assert_ne!(dear.broadcast_transport(b), Transport::Posted, "{b} B");
+    }
+    // An older profile: the range.
+    let old = comm(with_posted(shared_profile(), 90.0, 0.0));
+    assert_eq!(old.broadcast_transport(128), Transport::Posted);
+    assert_eq!(old.broadcast_transport(8192), Transport::Posted);
+    assert_ne!(old.broadcast_transport(100), Transport::Posted);
+    for mut c in [cheap, dear, old] {
+        every_byte_arrives(&mut c, &[8, 128, 1000, 4096, 8192, 9000]);
     }
 }

@@ -6,7 +6,8 @@
 //! also in 2 blocks, for the executor's cost beyond the one-block path), and a one-line
 //! broadcast between two ranks pinned to one PU (the handoff when ranks share a PU), and posted
 //! broadcasts ([`CommRank::broadcast`](crate::runtime::CommRank::broadcast) of a communicator
-//! that posts) of one line and of a full slot. Each slice
+//! that posts) of one line and of a full slot, between the pair and between two ranks of one
+//! PU (of one line and of `SHARED_FULL` bytes). Each slice
 //! also times a raw atomic ping-pong on one line, so its samples fall into the latency mode they
 //! ran in, and every quantity is a weighted distribution over slices with modes, like the
 //! channel's parameters.
@@ -14,7 +15,7 @@
 use super::{distribution, CalibrateError};
 use crate::model::{Model, Postal, RuntimeCalibration};
 use crate::runtime::{Comm, CommOptions, Program, Team};
-use crate::runtime::{POSTED_MAX_BYTES, SLIP};
+use crate::runtime::{POSTED_MAX_BYTES, SHARED_POSTED_LIMIT, SLIP};
 use crate::schedule::{generate, Algorithm, Request};
 use crate::time::Ratio;
 use crossbeam_utils::CachePadded;
@@ -38,6 +39,9 @@ const HUGE: usize = 4 << 20;
 const MANY_BLOCKS: u32 = 16;
 /// The longer posted size: a full slot (one line, then 16 of 64 bytes).
 const POSTED_FULL: usize = POSTED_MAX_BYTES;
+/// The longer posted size between two ranks of one PU: the end of the default
+/// [`shared_posted_bytes`](crate::CommOptions::shared_posted_bytes), 129 lines.
+const SHARED_FULL: usize = 8 << 10;
 /// How many blocks a case's payload is cut into.
 #[derive(Clone, Copy)]
 enum Blocks {
@@ -72,12 +76,12 @@ const fn case(bytes: usize, direct: bool, blocks: Blocks, shared: bool) -> Case 
     }
 }
 
-const fn posted(bytes: usize) -> Case {
+const fn posted(bytes: usize, shared: bool) -> Case {
     Case {
         bytes,
         direct: false,
         blocks: Blocks::One,
-        shared: false,
+        shared,
         posted: true,
     }
 }
@@ -85,8 +89,10 @@ const fn posted(bytes: usize) -> Case {
 /// Measurements per slice: one line, burst, two long streams, three single copies of one
 /// block, `DIRECT[1]` bytes by single copy in `MANY_BLOCKS` blocks, one line between two
 /// ranks of one PU, `HUGE` bytes by single copy, the burst in 2 blocks, two lines in 1 and in
-/// 2 blocks, and posted broadcasts of one line and of `POSTED_FULL` bytes.
-const CASES: [Case; 15] = [
+/// 2 blocks, posted broadcasts of one line and of `POSTED_FULL` bytes, and posted broadcasts
+/// between two ranks of one PU of one line and of `SHARED_FULL` bytes, and posted between the
+/// pair in a slot of `SHARED_FULL` bytes.
+const CASES: [Case; 18] = [
     case(ONE_LINE, false, Blocks::One, false),
     case(BURST, false, Blocks::One, false),
     case(STREAM[0], false, Blocks::One, false),
@@ -100,8 +106,11 @@ const CASES: [Case; 15] = [
     case(BURST, false, Blocks::Two, false),
     case(TWO_LINES, false, Blocks::One, false),
     case(TWO_LINES, false, Blocks::Two, false),
-    posted(ONE_LINE),
-    posted(POSTED_FULL),
+    posted(ONE_LINE, false),
+    posted(POSTED_FULL, false),
+    posted(ONE_LINE, true),
+    posted(SHARED_FULL, true),
+    posted(SHARED_FULL, false),
 ];
 /// Aim of one measurement's duration, ns.
 const AIM_NS: f64 = 1_000_000.0;
@@ -122,6 +131,9 @@ pub(crate) struct RuntimeProbe {
     direct: Comm,
     /// Posts every size up to a slot's.
     posted: Comm,
+    /// Posts every size up to `SHARED_FULL` (its ranks share a CPU by its options: on the
+    /// shared team, or between the pair for the long slot).
+    shared_posted: Comm,
     chunk: usize,
     /// The 2-rank broadcast from rank 0, in one block.
     program: Program,
@@ -131,8 +143,9 @@ pub(crate) struct RuntimeProbe {
     many: Program,
     /// Per slice: raw hop, one line, burst line, line, direct, copy, large copy, per-block
     /// cost, one line on a shared PU, huge copy, executor on the burst and on two lines, posted
-    /// line, posted further line; with the weight.
-    samples: Vec<([f64; 14], f64)>,
+    /// line, posted further line, the same two on one PU, posted further line of a long slot;
+    /// with the weight.
+    samples: Vec<([f64; 17], f64)>,
     /// Repetitions per measurement (in `CASES` order), adapted per slice.
     reps: [u64; CASES.len()],
     /// Whether the warm-up slice (whose repetitions were a guess) is behind.
@@ -167,6 +180,16 @@ impl RuntimeProbe {
             },
         )
         .map_err(probe)?;
+        let shared_posted = Comm::with_options(
+            2,
+            CommOptions {
+                cpus: Some(1),
+                posted_broadcast: true,
+                shared_posted_bytes: Some(0..=SHARED_FULL.min(SHARED_POSTED_LIMIT)),
+                ..CommOptions::default()
+            },
+        )
+        .map_err(probe)?;
         let model = Model::from(Postal::new(Ratio::ONE).map_err(probe)?);
         let schedule =
             generate(&Request::broadcast(Algorithm::Binomial, 2, 1, 0), &model).map_err(probe)?;
@@ -186,12 +209,15 @@ impl RuntimeProbe {
             stream,
             direct,
             posted,
+            shared_posted,
             chunk,
             program,
             two,
             many,
             samples: Vec::new(),
-            reps: [64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32, 64, 32],
+            reps: [
+                64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32, 64, 32, 16, 16, 16,
+            ],
             warm: false,
         })
     }
@@ -215,6 +241,9 @@ impl RuntimeProbe {
         let exec_short = t[12] - t[11];
         let posted_lines = crate::runtime::posted_lines(POSTED_FULL).expect("a slot's size");
         let posted_line = (t[14] - t[13]) / (posted_lines - 1) as f64;
+        let shared_lines = crate::runtime::shared_posted_lines(SHARED_FULL).expect("a slot");
+        let shared_line = (t[16] - t[15]) / (shared_lines - 1) as f64;
+        let long_line = (t[17] - t[14]) / (shared_lines - posted_lines) as f64;
         let weight = t0.elapsed().as_secs_f64();
         if self.warm {
             self.samples.push((
@@ -233,6 +262,9 @@ impl RuntimeProbe {
                     exec_short,
                     t[13],
                     posted_line,
+                    t[15],
+                    shared_line,
+                    long_line,
                 ],
                 weight,
             ));
@@ -272,6 +304,11 @@ impl RuntimeProbe {
             posted_ns: Some(dist(12)),
             posted_line_ns: Some(dist(13)),
             posted_bytes: Some(POSTED_FULL as u64),
+            posted_long_line_ns: Some(dist(16)),
+            posted_long_bytes: Some(SHARED_FULL as u64),
+            shared_posted_ns: Some(dist(14)),
+            shared_posted_line_ns: Some(dist(15)),
+            shared_posted_bytes: Some(SHARED_FULL as u64),
         })
     }
 
@@ -313,7 +350,9 @@ impl RuntimeProbe {
             shared,
             posted,
         } = what;
-        let comm = if posted {
+        let comm = if posted && (shared || bytes > POSTED_FULL) {
+            &mut self.shared_posted
+        } else if posted {
             &mut self.posted
         } else if direct {
             &mut self.direct

@@ -423,6 +423,31 @@ pub struct RuntimeCalibration {
     /// The longer posted payload behind `posted_line_ns`, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub posted_bytes: Option<u64>,
+    /// A posted broadcast's cost per further line beyond `posted_bytes`, between the pair:
+    /// `(T(posted_long_bytes) − T(posted_bytes)) / (lines difference)`, through a communicator
+    /// whose ranks share CPUs (its slots are longer; the protocol is the same). Long slots
+    /// stream from the writer's cache faster per line than short ones (the hardware
+    /// prefetches). Absent from profiles written before herald measured it (then
+    /// `posted_line_ns` at every length).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub posted_long_line_ns: Option<Distribution>,
+    /// The payload behind `posted_long_line_ns`, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub posted_long_bytes: Option<u64>,
+    /// A posted broadcast of one line between two ranks pinned to one PU (a communicator
+    /// whose ranks share CPUs, [`CommOptions::shared_posted_bytes`](crate::CommOptions::shared_posted_bytes)):
+    /// the root posts and returns, the other rank takes the PU and reads. Absent from profiles
+    /// written before herald measured it (twenty-second session; then posting where ranks
+    /// share PUs is not modelled, and a planned communicator posts by its rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_posted_ns: Option<Distribution>,
+    /// The same's cost per further line: `(T(shared_posted_bytes) − T(48 B)) /
+    /// (lines(shared_posted_bytes) − 1)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_posted_line_ns: Option<Distribution>,
+    /// The longer payload behind `shared_posted_line_ns`, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_posted_bytes: Option<u64>,
 }
 
 /// One level of the topology summary.

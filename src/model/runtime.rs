@@ -35,8 +35,17 @@
 //!   [`CommRank::broadcast`](crate::CommRank::broadcast) at one line and at a full slot, and the
 //!   makespan is the slowest reader's (readers at the level they meet the root at; readers of
 //!   one post are not charged for one another, which 2 PUs cannot measure). It applies to a
-//!   flat tree in one block where every rank has a PU of its own; a profile written before
-//!   herald measured it does not model it.
+//!   flat tree in one block; a profile written before herald measured it does not model it.
+//!   A slot longer than the calibrated full one (ranks sharing CPUs post up to
+//!   [`SHARED_POSTED_LIMIT`](crate::runtime::SHARED_POSTED_LIMIT)) costs `post_long_line`
+//!   per line beyond it (calibrated at 8 KiB between the pair).
+//! * **Posting where ranks share PUs** (twenty-second session): the call `T` of a post
+//!   between two ranks pinned to one PU is calibrated at one line and at 8 KiB
+//!   ([`RuntimeCosts::shared_posted_ps`]); the simulation of the PUs' turns (below) charges
+//!   the root's post half of `T − S` and a reader on the root's PU the other half after its
+//!   handoff `S`, and a reader on another PU what a post between their level's PUs costs
+//!   beyond the root's half and the hop. The root returns once it posted. A profile without
+//!   the one-PU measurement does not model posting there.
 //! * **Separate messages** from one sender are `gap = max(g, o)` apart (the channel's LogP gap).
 //! * **Oversubscription** (tenth session; [`predict_runtime`](crate::sim::predict_runtime)
 //!   simulates it): with more ranks than PUs, the ranks of a PU take turns on it in a fixed
@@ -144,8 +153,13 @@ pub struct RuntimeLevel {
     /// A posted broadcast of one line between two ranks meeting here, the whole call (the
     /// root's post to the reader's return), ps; `None`: posting not modelled here.
     pub post_ps: Option<u64>,
-    /// A posted broadcast's cost per further line, ps.
+    /// A posted broadcast's cost per further line, ps, up to `post_full_lines` lines.
     pub post_line_ps: u64,
+    /// The slot length in lines behind `post_line_ps` (the calibrated full slot).
+    pub post_full_lines: u64,
+    /// A posted broadcast's cost per line beyond `post_full_lines`, ps (slots longer than a
+    /// full one exist where ranks share CPUs; `post_line_ps` where not measured).
+    pub post_long_line_ps: u64,
     /// Where the values came from.
     pub source: RuntimeSource,
 }
@@ -177,7 +191,20 @@ impl RuntimeLevel {
     /// here or `bytes` is past [`POSTED_MAX_BYTES`](crate::runtime::POSTED_MAX_BYTES).
     pub fn posted_ps(&self, bytes: u64) -> Option<u64> {
         let lines = crate::runtime::posted_lines(usize::try_from(bytes).ok()?)? as u64;
-        Some(self.post_ps? + (lines - 1) * self.post_line_ps)
+        self.posted_lines_ps(lines)
+    }
+
+    /// A posted broadcast of `lines` lines between two ranks meeting here, ps: `post_ps` plus
+    /// `post_line_ps` per further line, at any length (where ranks share CPUs, slots are
+    /// longer than the calibrated full slot: the per-line cost is extrapolated); `None` if
+    /// posting is not modelled here.
+    pub fn posted_lines_ps(&self, lines: u64) -> Option<u64> {
+        let short = lines.min(self.post_full_lines.max(1));
+        Some(
+            self.post_ps?
+                + short.saturating_sub(1) * self.post_line_ps
+                + lines.saturating_sub(short) * self.post_long_line_ps,
+        )
     }
 }
 
@@ -207,6 +234,9 @@ pub struct RuntimeCosts {
     yield_ps: u64,
     /// Payload bytes per single-copy descriptor.
     chunk_bytes: u64,
+    /// A posted broadcast between two ranks of one PU: of one line, and per further line, ps;
+    /// `None`: not measured.
+    shared_post: Option<(u64, u64)>,
 }
 
 /// ns → ps, rounded; negative → 0.
@@ -270,6 +300,15 @@ fn level_costs(
                 .posted_line_ns
                 .as_ref()
                 .map_or(0, |d| ps(d.pick(pick) * factor)),
+            post_full_lines: r
+                .posted_bytes
+                .and_then(|b| crate::runtime::shared_posted_lines(b as usize))
+                .unwrap_or(1) as u64,
+            post_long_line_ps: r
+                .posted_long_line_ns
+                .as_ref()
+                .or(r.posted_line_ns.as_ref())
+                .map_or(0, |d| ps(d.pick(pick) * factor)),
             source,
         },
         None => {
@@ -288,6 +327,8 @@ fn level_costs(
                 block_ps: 0,
                 post_ps: None,
                 post_line_ps: 0,
+                post_full_lines: 1,
+                post_long_line_ps: 0,
                 source: RuntimeSource::LogGp,
             }
         }
@@ -430,6 +471,11 @@ impl RuntimeCosts {
                 r.burst_lines.max(2),
             )
         });
+        let shared_post = finest.as_ref().and_then(|(_, r)| {
+            let one = r.shared_posted_ns.as_ref()?;
+            let line = r.shared_posted_line_ns.as_ref()?;
+            Some((ps(one.pick(pick)), ps(line.pick(pick))))
+        });
         let switch = profile.switch_ns.as_ref().map_or(0, |d| ps(d.pick(pick)));
         let switch_ps = shared.unwrap_or(switch);
         // A yield turn: the bare switch where both were measured, else the handoff itself.
@@ -448,6 +494,7 @@ impl RuntimeCosts {
             switch_ps,
             yield_ps,
             chunk_bytes,
+            shared_post,
         }
     }
 
@@ -543,6 +590,24 @@ impl RuntimeCosts {
     pub fn models_posted(&self) -> bool {
         let mut levels = self.levels.iter().flatten().peekable();
         levels.peek().is_some() && levels.all(|l| l.post_ps.is_some())
+    }
+
+    /// A posted broadcast of `bytes` payload bytes between two ranks of one PU, the whole call
+    /// (the root's post, the switch to the reader and its read), ps: the calibrated one-line
+    /// call plus its per-line cost per further line
+    /// ([`shared_posted_lines`](crate::runtime::shared_posted_lines)); `None` where the
+    /// profile did not measure it, or past
+    /// [`SHARED_POSTED_LIMIT`](crate::runtime::SHARED_POSTED_LIMIT).
+    pub fn shared_posted_ps(&self, bytes: u64) -> Option<u64> {
+        let (one, line) = self.shared_post?;
+        let lines = crate::runtime::shared_posted_lines(usize::try_from(bytes).ok()?)? as u64;
+        Some(one + (lines - 1) * line)
+    }
+
+    /// Whether posting where ranks share PUs is modelled: posting is
+    /// ([`models_posted`](Self::models_posted)), and the profile measured it on one PU.
+    pub fn models_shared_posted(&self) -> bool {
+        self.shared_post.is_some() && self.models_posted()
     }
 
     /// Whether single copy is modelled (the profile measured it).

@@ -8,7 +8,7 @@ use super::{
     jobs_for_request, rank_with_schedules, runtime_model, Candidate, PlanError, PlanRequest,
 };
 use crate::model::{Hierarchy, Pick, Profile, RuntimeCosts, Transport};
-use crate::runtime::POSTED_MAX_BYTES;
+use crate::runtime::SHARED_POSTED_LIMIT;
 use crate::schedule::Schedule;
 use crate::sim::{predict_runtime, PredictError, RuntimePrediction};
 
@@ -49,8 +49,9 @@ impl RuntimePlan {
 /// herald's runtime cost model under `profile`, each under every transport the profile
 /// measured (single copy only if it did, and only for payloads of more than one line; posting
 /// only if it did, for a flat tree in one block of at most
-/// [`POSTED_MAX_BYTES`](crate::runtime::POSTED_MAX_BYTES), and where every rank has a PU of
-/// its own).
+/// [`POSTED_MAX_BYTES`](crate::runtime::POSTED_MAX_BYTES) where every rank has a PU of its
+/// own, and of at most [`SHARED_POSTED_LIMIT`](crate::runtime::SHARED_POSTED_LIMIT) where
+/// ranks share PUs and the profile measured posting there).
 ///
 /// # Errors
 /// [`PlanError::Profile`] if the profile makes no model of `hierarchy`; [`PlanError`] for a bad
@@ -95,7 +96,9 @@ pub fn rank_for_runtime(
     if costs.models_direct() && bytes > 48 {
         transports.push(Transport::Direct);
     }
-    if costs.models_posted() && bytes <= POSTED_MAX_BYTES as u64 {
+    // Past a slot's size, or where posting is not modelled between ranks sharing PUs, the
+    // prediction says `NotPostable` and posting is no candidate.
+    if costs.models_posted() && bytes <= SHARED_POSTED_LIMIT as u64 {
         transports.push(Transport::Posted);
     }
     let mut ranked = Vec::with_capacity(candidates.len() * transports.len());

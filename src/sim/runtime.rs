@@ -154,6 +154,7 @@ pub fn predict_runtime(
             transport,
             call,
             exec,
+            post: runtime_shared::Post::default(),
         };
         let (makespan_ps, last_hold_ps) = runtime_shared::predict(&shape, costs)?;
         return Ok(RuntimePrediction {
@@ -298,10 +299,12 @@ pub fn postable(s: &Schedule) -> bool {
         && reached.iter().all(|&r| r)
 }
 
-/// A posted broadcast: the root posts once, every other rank reads the slot on its own PU; the
-/// call ends when the slowest reader returns. Each reader costs what the calibration measured
-/// between two ranks meeting at its level with the root (readers of one post are not charged
-/// for one another: a machine of 2 PUs cannot measure that).
+/// A posted broadcast: the root posts once, every other rank reads the slot; the call ends
+/// when the slowest reader returns. Where every rank has a PU of its own, each reader costs
+/// what the calibration measured between two ranks meeting at its level with the root
+/// (readers of one post are not charged for one another: a machine of 2 PUs cannot measure
+/// that). Where ranks share PUs the turns are simulated (`runtime_shared`): the root writes,
+/// then its PU's other ranks read in turn, and those of other PUs as their turns come.
 fn predict_posted(
     s: &Schedule,
     costs: &RuntimeCosts,
@@ -318,6 +321,9 @@ fn predict_posted(
     let Collective::Broadcast { root, .. } = s.collective() else {
         unreachable!("postable")
     };
+    if s.n() > costs.pus().max(1) {
+        return predict_shared_posted(s, costs, bytes, root);
+    }
     let mut makespan = 0;
     for r in (0..s.n()).filter(|&r| r != root) {
         let level = costs.between(root, r).ok_or(PredictError::NotPostable(
@@ -332,6 +338,52 @@ fn predict_posted(
         transport: Transport::Posted,
         makespan_ps: makespan,
         last_hold_ps: makespan,
+    })
+}
+
+/// [`predict_posted`] where ranks share PUs: the root's post costs it half of what a posted
+/// broadcast between two ranks of one PU took beyond the handoff, a reader on its PU the other
+/// half, and a reader on another PU what a post between their level's two PUs took beyond the
+/// root's half and the hop.
+fn predict_shared_posted(
+    s: &Schedule,
+    costs: &RuntimeCosts,
+    bytes: u64,
+    root: u32,
+) -> Result<RuntimePrediction, PredictError> {
+    let whole = costs
+        .shared_posted_ps(bytes)
+        .ok_or(PredictError::NotPostable(
+            "ranks share PUs, and the profile did not measure posting there (or the payload is \
+         larger than a slot)",
+        ))?;
+    let work = whole.saturating_sub(costs.switch_ps());
+    let write = work / 2;
+    let lines = crate::runtime::shared_posted_lines(bytes as usize).expect("measured") as u64;
+    let sends: Vec<Vec<(u32, u32)>> = (0..s.n())
+        .map(|p| s.sends_of(p).map(|t| (t.to, t.what)).collect())
+        .collect();
+    let shape = Shape {
+        n: s.n(),
+        root,
+        sends: &sends,
+        units: &[1],
+        unit_bytes: &[bytes],
+        bytes,
+        transport: Transport::Posted,
+        call: 0,
+        exec: 0,
+        post: runtime_shared::Post {
+            write,
+            read: work - write,
+            lines,
+        },
+    };
+    let (makespan_ps, last_hold_ps) = runtime_shared::predict(&shape, costs)?;
+    Ok(RuntimePrediction {
+        transport: Transport::Posted,
+        makespan_ps,
+        last_hold_ps,
     })
 }
 

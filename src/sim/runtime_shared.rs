@@ -43,6 +43,20 @@ pub(super) struct Shape<'a> {
     /// What each rank's first turn of work costs beyond the handoff when its stream runs the
     /// executor ([`RuntimeCosts::exec_ps`]; 0 otherwise).
     pub(super) exec: u64,
+    /// A posted broadcast's costs (zero for the other transports).
+    pub(super) post: Post,
+}
+
+/// What a posted broadcast costs where ranks share PUs, ps.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Post {
+    /// The root's post.
+    pub(super) write: u64,
+    /// A read by a rank on the root's PU.
+    pub(super) read: u64,
+    /// The slot's lines written (a reader on another PU pays its level's posted call of
+    /// these lines, less `write` and the hop).
+    pub(super) lines: u64,
 }
 
 /// One rank's progress.
@@ -97,8 +111,7 @@ impl Pieces {
         for (b, &u) in shape.units.iter().enumerate() {
             let cut = match shape.transport {
                 Transport::Stream => u.div_ceil(RING_LINES).clamp(1, MAX_PIECES),
-                Transport::Direct => 1,
-                Transport::Posted => unreachable!("a posted broadcast is predicted apart"),
+                Transport::Direct | Transport::Posted => 1,
             };
             let per = u.div_ceil(cut);
             let mut ids = Vec::new();
@@ -332,8 +345,12 @@ impl<'a> Sim<'a> {
             if let Some((to, p, h)) = self.sendable(r, t) {
                 let l = self.level(r, to);
                 let u = self.pieces.units[p];
-                // Separate messages from one sender are at least the channel's gap apart.
-                let start = t.max(self.ranks[ri].free);
+                // Separate messages from one sender are at least the channel's gap apart
+                // (a post is one write, read by all).
+                let start = match self.shape.transport {
+                    Transport::Posted => t,
+                    _ => t.max(self.ranks[ri].free),
+                };
                 let (sent_last, arrive) = match self.shape.transport {
                     Transport::Stream => {
                         let sent_last = (start + l.stream_ps(u)).max(h.last + l.line_ps);
@@ -362,7 +379,16 @@ impl<'a> Sim<'a> {
                             },
                         )
                     }
-                    Transport::Posted => unreachable!("a posted broadcast is predicted apart"),
+                    Transport::Posted => {
+                        // The first send writes the slot; every reader finds it there.
+                        let posted = if self.ranks[ri].next == 0 {
+                            start + self.shape.post.write
+                        } else {
+                            start
+                        };
+                        let first = posted + l.hop_ps;
+                        (posted, Ramp { first, last: first })
+                    }
                 };
                 let them = &mut self.ranks[to as usize];
                 match them.avail[p] {
@@ -410,7 +436,19 @@ impl<'a> Sim<'a> {
                             last: (a.last + per_unit).max(first + u.saturating_sub(1) * per_unit),
                         }
                     }
-                    Transport::Posted => unreachable!("a posted broadcast is predicted apart"),
+                    Transport::Posted => {
+                        let post = self.shape.post;
+                        let read = match self.costs.between(from, r) {
+                            // On the root's PU: the other half of the one-PU call.
+                            None => post.read,
+                            Some(l) => l
+                                .posted_lines_ps(post.lines)
+                                .ok_or(PredictError::NoPosted)?
+                                .saturating_sub(post.write + l.hop_ps),
+                        };
+                        let first = t.max(a.first) + read;
+                        Ramp { first, last: first }
+                    }
                 };
                 // Its lenders see the copy done a hop later.
                 for q in std::mem::take(&mut self.ranks[ri].lenders[p]) {

@@ -68,6 +68,12 @@ struct PlanTable {
     /// the model predicts the post faster than its class's choice at that size (empty where
     /// posting does not apply, e.g. ranks sharing PUs).
     posted_at: Vec<bool>,
+    /// Where ranks share PUs and the profile measured posting there: per slot length in lines
+    /// ([`shared_posted_lines`](crate::runtime::shared_posted_lines)), up to the
+    /// communicator's slots, whether the model predicts the post faster than its size's class
+    /// (at the line's largest size); `None`: posting there is not modelled, and the
+    /// communicator posts by [`CommOptions::shared_posted_bytes`].
+    shared_posted_at: Option<Vec<bool>>,
 }
 
 impl PlanTable {
@@ -152,7 +158,10 @@ impl Planned {
     /// the papers' models, ranked by herald's runtime cost model under each transport
     /// ([`rank_for_runtime`]); and, per payload size a slot holds, whether posting beats the
     /// class's choice at that size (a class spans sizes where the two cross).
-    fn table(&self, n: usize) -> Result<PlanTable, CollectiveError> {
+    ///
+    /// Where ranks share PUs (`shared_slot`: the communicator's slot size), posting is
+    /// compared per slot length in lines, up to that size.
+    fn table(&self, n: usize, shared_slot: Option<usize>) -> Result<PlanTable, CollectiveError> {
         let n32 = n as u32;
         let model = runtime_model(self.profile(), self.machine(), n32)?;
         let costs = RuntimeCosts::from_profile(self.profile(), self.machine(), Pick::Dominant)
@@ -188,17 +197,33 @@ impl Planned {
             classes,
             posted_modelled: costs.models_posted(),
             posted_at: Vec::new(),
+            shared_posted_at: None,
         };
-        // Posting, size by size: where the post is predicted faster than what the size's
-        // class runs otherwise.
+        // Posting, size by size (by lines where ranks share PUs): where the post is predicted
+        // faster than what the size's class runs otherwise.
+        let faster = |table: &PlanTable, flat: &Schedule, b: u64| {
+            let (_, transport, schedule) = table.class(b.max(1).next_power_of_two());
+            let post = predict_runtime(flat, &costs, b, Transport::Posted);
+            let other = predict_runtime(schedule, &costs, b, *transport);
+            matches!((post, other), (Ok(p), Ok(o)) if p.makespan_ps < o.makespan_ps)
+        };
+        if let (Some(flat), Some(slot)) = (&flat, shared_slot) {
+            if costs.models_shared_posted() && n32 > costs.pus() {
+                // A post costs the same at every size of its lines: compare at the smallest
+                // (where the other transports cost least).
+                let lines = super::posted::shared_posted_lines(slot).unwrap_or(0);
+                let least = |l: usize| if l < 2 { 1 } else { (l as u64 - 2) * 64 + 49 };
+                table.shared_posted_at = Some(
+                    (0..=lines)
+                        .map(|l| l > 0 && faster(&table, flat, least(l)))
+                        .collect(),
+                );
+                return Ok(table);
+            }
+        }
         if let Some(flat) = flat {
             table.posted_at = (0..=super::posted::POSTED_MAX_BYTES as u64)
-                .map(|b| {
-                    let (_, transport, schedule) = table.class(b.max(1).next_power_of_two());
-                    let post = predict_runtime(&flat, &costs, b, Transport::Posted);
-                    let other = predict_runtime(schedule, &costs, b, *transport);
-                    matches!((post, other), (Ok(p), Ok(o)) if p.makespan_ps < o.makespan_ps)
-                })
+                .map(|b| faster(&table, &flat, b))
                 .collect();
         }
         Ok(table)
@@ -311,8 +336,10 @@ pub struct CommOptions {
     /// (a class of sizes spans the crossing of the two); with an older profile it posts by the
     /// rule above, whatever its plan picks (posting measured faster than either transport the
     /// model then knew at every size it covers, docs/fidelity.md). Where ranks share CPUs the
-    /// sizes of [`shared_posted_bytes`](Self::shared_posted_bytes) are posted instead, whatever
-    /// a plan picks (the model does not price posting there). Otherwise, and always for a
+    /// sizes of [`shared_posted_bytes`](Self::shared_posted_bytes) are posted instead; a
+    /// planned communicator whose profile measured posting on one PU (since the
+    /// twenty-second session) posts those of them where its model predicts the post faster.
+    /// Otherwise, and always for a
     /// caller's program ([`CommRank::broadcast_with`](crate::CommRank::broadcast_with)), it
     /// runs the default schedule, where a root may run as far ahead as the rings hold lines.
     /// [`Comm::broadcast_transport`] tells which way a size goes.
@@ -333,7 +360,11 @@ pub struct CommOptions {
     /// fifteen broadcasts ahead of its slowest reader without waiting for a turn of the CPU,
     /// where a single copy makes it wait for every reader in every call and the rings hold only
     /// a few calls of this size. `None` (or an empty range): never. The communicator keeps 16
-    /// slots of the range's end per rank. Planned communicators follow the same rule.
+    /// slots of the range's end per rank. A planned communicator whose profile measured
+    /// posting on one PU posts the sizes of the range its model predicts faster posted; with
+    /// an older profile, every size of the range. The model prices one call, not a
+    /// back-to-back loop, where the rings' depth wins at the smallest sizes (below): the
+    /// range's start stays the policy there.
     ///
     /// Default `Some(128..=8192)`: with 4 and 8 ranks on 2 CPUs of the development machine, a
     /// back-to-back loop of broadcasts took 0.3–0.95× as long posted as by the faster of the
@@ -455,10 +486,6 @@ impl Comm {
             direct_chunk_bytes: options.direct_chunk_bytes.max(Line::PAYLOAD),
             ..options
         };
-        let plan = match &options.schedule {
-            DefaultSchedule::Fixed(_) => None,
-            DefaultSchedule::Planned(p) => Some(p.table(size)?),
-        };
         let cpus = match options.cpus {
             Some(0) => return Err(CollectiveError::NoCpus),
             Some(cpus) => cpus,
@@ -478,6 +505,10 @@ impl Comm {
                 Some(range) if !range.is_empty() => Some((*range.end()).min(SHARED_POSTED_LIMIT)),
                 _ => None,
             },
+        };
+        let plan = match &options.schedule {
+            DefaultSchedule::Fixed(_) => None,
+            DefaultSchedule::Planned(p) => Some(p.table(size, posted_bytes.filter(|_| shared))?),
         };
         let mut comm = Comm {
             size,
@@ -675,7 +706,9 @@ impl Comm {
 
     /// Whether [`CommRank::broadcast`](crate::CommRank::broadcast) of `bytes` bytes is posted
     /// in shared memory ([`CommOptions::posted_broadcast`]): where ranks share CPUs, the sizes
-    /// of [`CommOptions::shared_posted_bytes`]; else for a planned communicator whose profile
+    /// of [`CommOptions::shared_posted_bytes`] (for a planned communicator whose profile
+    /// measured posting on one PU, those its model predicts faster posted);
+    /// else for a planned communicator whose profile
     /// measured posting, where the model predicts the post faster than the size's class would
     /// run otherwise; else below [`CommOptions::direct_min_bytes`].
     #[inline]
@@ -684,11 +717,17 @@ impl Comm {
             return false;
         }
         if self.shared {
-            return self
+            let in_range = self
                 .options
                 .shared_posted_bytes
                 .as_ref()
                 .is_some_and(|range| range.contains(&bytes));
+            return in_range
+                && match self.plan.as_ref().and_then(|p| p.shared_posted_at.as_ref()) {
+                    Some(at) => super::posted::shared_posted_lines(bytes)
+                        .is_some_and(|l| at.get(l) == Some(&true)),
+                    None => true,
+                };
         }
         match &self.plan {
             Some(plan) if plan.posted_modelled => plan.posted_at.get(bytes) == Some(&true),

@@ -70,7 +70,7 @@ mod words;
 pub use call::{CallInfo, CollectiveKind};
 pub use comm::{Comm, CommOptions, DefaultSchedule, Planned, MAX_COMM_RANKS, SHARED_POSTED_LIMIT};
 pub use error::{CollectiveError, PlannedLoadError, PoisonCause};
-pub use posted::{posted_lines, POSTED_MAX_BYTES};
+pub use posted::{posted_lines, shared_posted_lines, POSTED_MAX_BYTES};
 pub use rank::CommRank;
 
 pub(crate) use direct::DirectFraming;

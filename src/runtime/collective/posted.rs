@@ -39,9 +39,10 @@
 //! eight atomic words: a tag (the low 32 bits of the epoch and the high 32 bits of the
 //! digest of the poster's calls so far, this one included), the call's header, and six
 //! payload words (48 bytes); its further lines (16, or as many as the communicator's largest
-//! post needs) hold eight payload words each, and a payload uses as many as it needs. Every access is atomic; payload words are written and
-//! read `Relaxed`, ordered by the first line's tag (`Release` store, `Acquire` load, the
-//! further lines written before the first), so the protocol needs no `unsafe`.
+//! post needs) hold eight payload words each, and a payload uses as many as it needs. Every
+//! access is atomic; payload words are written and read `Relaxed`, ordered by the first
+//! line's tag (`Release` store, `Acquire` load, the further lines written before the
+//! first), so the protocol needs no `unsafe`.
 //!
 //! 1. Every rank, at the start of its epoch `e`, stores `e` in its progress word (`Release`):
 //!    it has finished reading every earlier epoch. It notifies every other rank (a root may
@@ -112,8 +113,10 @@ const HEAD_WORDS: usize = HEAD_BYTES / 8;
 pub(crate) const MAX_BYTES: usize = HEAD_BYTES + (LINES - 1) * 64;
 
 /// The largest payload [`CommRank::broadcast`](crate::CommRank::broadcast) posts in shared
-/// memory ([`CommOptions::posted_broadcast`](crate::CommOptions::posted_broadcast)): 1072
-/// bytes, a slot of 17 lines.
+/// memory ([`CommOptions::posted_broadcast`](crate::CommOptions::posted_broadcast)) where
+/// ranks have CPUs of their own: 1072 bytes, a slot of 17 lines. Where they share CPUs,
+/// [`CommOptions::shared_posted_bytes`](crate::CommOptions::shared_posted_bytes) sizes the
+/// slots, up to [`SHARED_POSTED_LIMIT`](crate::runtime::SHARED_POSTED_LIMIT).
 pub const POSTED_MAX_BYTES: usize = MAX_BYTES;
 
 /// The lines a posted broadcast of `bytes` payload bytes writes (and each reader reads): one
@@ -131,6 +134,20 @@ pub const POSTED_MAX_BYTES: usize = MAX_BYTES;
 #[must_use]
 pub fn posted_lines(bytes: usize) -> Option<usize> {
     (bytes <= MAX_BYTES).then(|| lines_for(bytes))
+}
+
+/// The lines a posted broadcast of `bytes` payload bytes writes where ranks share CPUs (as
+/// [`posted_lines`], in slots of up to
+/// [`SHARED_POSTED_LIMIT`](crate::runtime::SHARED_POSTED_LIMIT) bytes); `None` past that.
+///
+/// ```
+/// use herald::runtime::{shared_posted_lines, SHARED_POSTED_LIMIT};
+/// assert_eq!(shared_posted_lines(8 << 10), Some(129));
+/// assert_eq!(shared_posted_lines(SHARED_POSTED_LIMIT + 1), None);
+/// ```
+#[must_use]
+pub fn shared_posted_lines(bytes: usize) -> Option<usize> {
+    (bytes <= super::comm::SHARED_POSTED_LIMIT).then(|| lines_for(bytes))
 }
 
 /// The lines a post of `bytes` payload bytes writes, whatever the slot's size.
@@ -281,10 +298,10 @@ pub(crate) fn start(core: &Core, me: usize, epoch: u64) {
     core.notify_others(me);
 }
 
-/// Step 2: root `me` posts `payload` (at most the slots' size, [`Posts::max_bytes`]) for its epoch `epoch` in call
-/// `id`, after calls whose digest is `calls`, once every other rank has started epoch
-/// `epoch − SLOTS + 1`; `seen` is the least progress of the others it saw last (kept by the
-/// caller between calls).
+/// Step 2: root `me` posts `payload` (at most the slots' size, [`Posts::max_bytes`]) for
+/// its epoch `epoch` in call `id`, after calls whose digest is `calls`, once every other
+/// rank has started epoch `epoch − SLOTS + 1`; `seen` is the least progress of the others
+/// it saw last (kept by the caller between calls).
 ///
 /// # Errors
 ///

@@ -240,6 +240,26 @@ fn table(p: &Profile) -> String {
                     c(l, 1)
                 ));
             }
+            if let (Some(l), Some(b)) = (&r.posted_long_line_ns, r.posted_long_bytes) {
+                out.push_str(&format!(
+                    "    posted per line past a full slot {} (to {b} B)
+",
+                    c(l, 1)
+                ));
+            }
+            if let (Some(d), Some(l), Some(b)) = (
+                &r.shared_posted_ns,
+                &r.shared_posted_line_ns,
+                r.shared_posted_bytes,
+            ) {
+                out.push_str(&format!(
+                    "    posted between two ranks of one CPU: one line {}, then {} per further \
+                     line (to {b} B)
+",
+                    c(d, 0),
+                    c(l, 1)
+                ));
+            }
         }
         let capacity = match &level.capacity {
             Some(c) => format!("{}{}", if c.at_least { "≥" } else { "" }, c.transfers),

@@ -33,8 +33,8 @@ fn cpus_for(h: &Hierarchy, n: u32) -> Vec<usize> {
 }
 
 /// The communicator options of `transport` (a posted case calls `CommRank::broadcast`, which
-/// posts every size up to a slot's on this communicator; the others call `broadcast_with`,
-/// which never posts).
+/// posts every size up to a slot's on this communicator, whether or not ranks share CPUs; the
+/// others call `broadcast_with`, which never posts).
 fn options(transport: Transport) -> CommOptions {
     let direct_min_bytes = match transport {
         Transport::Stream | Transport::Posted => usize::MAX,
@@ -43,6 +43,7 @@ fn options(transport: Transport) -> CommOptions {
     CommOptions {
         direct_min_bytes,
         posted_broadcast: transport == Transport::Posted,
+        shared_posted_bytes: Some(0..=herald::runtime::SHARED_POSTED_LIMIT),
         ..CommOptions::default()
     }
 }

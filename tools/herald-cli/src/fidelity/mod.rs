@@ -76,7 +76,8 @@ pub(crate) struct FidelityArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum TransportArg {
     /// Each case in the transport the runtime planner ranked it in: stream, single copy, or
-    /// (a flat tree's single block of at most 1072 bytes, ranks with CPUs of their own) posted.
+    /// (a flat tree's single block of at most 1072 bytes, ranks with CPUs of their own, or
+    /// of at most 64 KiB where ranks share CPUs and the profile measured posting there) posted.
     Auto,
     /// Line streams only.
     Stream,

@@ -1034,3 +1034,44 @@ fn planned_shared_posts() {
         every_byte_arrives(&mut c, &[8, 128, 1000, 4096, 8192, 9000]);
     }
 }
+
+#[test]
+fn every_ranked_choice_carries_its_own_schedules_prediction() {
+    // The planner predicts each distinct program once per transport and shares the result
+    // among candidates that run it: every choice must still carry exactly what its own
+    // schedule predicts, and every candidate must appear under every transport that applies.
+    let p = with_shared_posted(
+        with_posted(shared_profile(), 90.0, 14.0),
+        6_000.0,
+        10.0,
+        5.0,
+    );
+    for (cores, n) in [(4, 4), (2, 8)] {
+        let h = machine(cores);
+        let costs = RuntimeCosts::from_profile(&p, &h, Pick::Dominant).unwrap();
+        for bytes in [8u64, 512, 4096, 1 << 20] {
+            let plan = plan_for_runtime(&p, &h, &request(n, bytes)).unwrap();
+            for c in &plan.ranked {
+                let own = predict_runtime(&c.schedule, &costs, bytes, c.transport).unwrap();
+                assert_eq!(
+                    c.predicted, own,
+                    "{} m={} {}",
+                    c.candidate.label, c.candidate.blocks, c.transport
+                );
+            }
+            let streamed = plan
+                .ranked
+                .iter()
+                .filter(|c| c.transport == Transport::Stream)
+                .count();
+            let copied = plan
+                .ranked
+                .iter()
+                .filter(|c| c.transport == Transport::Direct)
+                .count();
+            if bytes > 48 {
+                assert_eq!(streamed, copied, "{n} ranks, {bytes} B");
+            }
+        }
+    }
+}

@@ -11,6 +11,7 @@ use crate::model::{Hierarchy, Pick, Profile, RuntimeCosts, Transport};
 use crate::runtime::SHARED_POSTED_LIMIT;
 use crate::schedule::Schedule;
 use crate::sim::{predict_runtime, PredictError, RuntimePrediction};
+use rayon::prelude::*;
 
 /// One candidate moved by one transport, with the runtime's predicted time.
 #[derive(Debug, Clone)]
@@ -101,10 +102,38 @@ pub fn rank_for_runtime(
     if costs.models_posted() && bytes <= SHARED_POSTED_LIMIT as u64 {
         transports.push(Transport::Posted);
     }
-    let mut ranked = Vec::with_capacity(candidates.len() * transports.len());
+    // Many candidates are one program (trees that coincide at this many ranks, a block count
+    // that changes only the papers' timing): each distinct program is predicted once per
+    // transport, the distinct ones in parallel.
+    let programs: Vec<Vec<Vec<(u32, u32)>>> =
+        candidates.iter().map(|(_, s)| program_of(s)).collect();
+    let mut first_of: std::collections::HashMap<(&[RankSends], u32, Transport), usize> =
+        std::collections::HashMap::new();
+    let mut jobs: Vec<(usize, Transport)> = Vec::new();
+    let mut job_of = Vec::with_capacity(candidates.len() * transports.len());
+    for (i, (_, schedule)) in candidates.iter().enumerate() {
+        let blocks = match schedule.collective() {
+            crate::schedule::Collective::Broadcast { blocks, .. } => blocks,
+            _ => 0,
+        };
+        for &transport in &transports {
+            let key = (programs[i].as_slice(), blocks, transport);
+            let j = *first_of.entry(key).or_insert_with(|| {
+                jobs.push((i, transport));
+                jobs.len() - 1
+            });
+            job_of.push(j);
+        }
+    }
+    let predictions: Vec<Result<RuntimePrediction, PredictError>> = jobs
+        .par_iter()
+        .map(|&(i, transport)| predict_runtime(&candidates[i].1, costs, bytes, transport))
+        .collect();
+    let mut ranked = Vec::with_capacity(job_of.len());
+    let mut job = job_of.into_iter();
     for (candidate, schedule) in candidates {
         for &transport in &transports {
-            match predict_runtime(&schedule, costs, bytes, transport) {
+            match predictions[job.next().expect("one job per pair")].clone() {
                 // Not a flat tree in one block, or ranks sharing PUs: not a candidate.
                 Err(PredictError::NotPostable(_)) => {}
                 Ok(predicted) => ranked.push(RuntimeChoice {
@@ -152,6 +181,17 @@ const RESOLUTION: u64 = 100;
 /// The last keys of the ranking: label, blocks, transport (a total order for reproducibility).
 fn rest(c: &RuntimeChoice) -> (&str, u32, Transport) {
     (&c.candidate.label, c.candidate.blocks, c.transport)
+}
+
+/// One rank's sends `(to, block)` in program order.
+type RankSends = Vec<(u32, u32)>;
+
+/// What the runtime's executor runs of broadcast `s`: each rank's sends in program order (all
+/// a prediction reads of the schedule, with its root and blocks).
+fn program_of(s: &Schedule) -> Vec<RankSends> {
+    (0..s.n())
+        .map(|p| s.sends_of(p).map(|t| (t.to, t.what)).collect())
+        .collect()
 }
 
 /// The most hops any block takes from the root to a receiver in `s` (a broadcast's depth).

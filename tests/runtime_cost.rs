@@ -817,15 +817,18 @@ fn a_planned_comm_posts_where_the_model_predicts_the_post_faster() {
     watchdog(planned_posts);
 }
 
-fn planned_posts() {
-    let comm = |p: Profile| {
-        let options = CommOptions {
-            schedule: DefaultSchedule::Planned(Planned::new(p, machine(2))),
-            cpus: Some(2),
-            ..CommOptions::default()
-        };
-        Comm::with_options(2, options).unwrap()
+/// A communicator of `n` ranks planned under `p` on 2 CPUs.
+fn planned_comm(p: Profile, n: usize) -> Comm {
+    let options = CommOptions {
+        schedule: DefaultSchedule::Planned(Planned::new(p, machine(2))),
+        cpus: Some(2),
+        ..CommOptions::default()
     };
+    Comm::with_options(n, options).unwrap()
+}
+
+fn planned_posts() {
+    let comm = |p: Profile| planned_comm(p, 2);
     // A cheap post is taken at every size a slot holds, and past it never.
     let cheap = comm(with_posted(profile(RT), 200.0, 4.0));
     for b in [0usize, 1, 8, 48, 512, 1000, 1024, 1025, 1072] {
@@ -880,6 +883,17 @@ fn with_shared_posted(mut p: Profile, one_line: f64, per_line: f64, long: f64) -
     p
 }
 
+/// The shared profile with posts measured: 90 ns and 14 ns a further line between two PUs,
+/// 6 µs and 10 ns a further line on one PU, 5 ns a line past a full slot.
+fn shared_posted_profile() -> Profile {
+    with_shared_posted(
+        with_posted(shared_profile(), 90.0, 14.0),
+        6_000.0,
+        10.0,
+        5.0,
+    )
+}
+
 /// A posted star of `n` ranks on `cores` PUs under `p`.
 fn posted_star(p: &Profile, cores: usize, n: u32, bytes: u64) -> Result<u64, PredictError> {
     let costs = RuntimeCosts::from_profile(p, &machine(cores), Pick::Dominant).unwrap();
@@ -897,12 +911,7 @@ fn a_post_on_one_pu_gives_back_its_calibration_points() {
     // Two ranks of one PU: the root posts and returns, the other takes the PU and reads: the
     // calibrated call (6 µs at one line, 10 ns per further line), at every slot length up to
     // the largest slot (64 KiB), which the calibration's 8 KiB does not bound.
-    let p = with_shared_posted(
-        with_posted(shared_profile(), 90.0, 14.0),
-        6_000.0,
-        10.0,
-        5.0,
-    );
+    let p = shared_posted_profile();
     for bytes in [0u64, 48, 49, 1072, 8192, 65_536] {
         let want = 6_000_000 + (posted_lines(bytes) - 1) * 10_000;
         assert_eq!(posted_star(&p, 1, 2, bytes), Ok(want), "{bytes} B");
@@ -924,12 +933,7 @@ fn readers_of_one_pu_take_turns_after_one_post() {
     // Four ranks on one PU: the root posts once and returns; each reader in the cycle's order
     // takes the PU (the handoff S) and reads. The model's split of the one-PU call T: the
     // root's post costs half of T − S, a read on its PU the other half.
-    let p = with_shared_posted(
-        with_posted(shared_profile(), 90.0, 14.0),
-        6_000.0,
-        10.0,
-        5.0,
-    );
+    let p = shared_posted_profile();
     let (_, s_ps) = shared_costs();
     for bytes in [48u64, 4096] {
         let whole = 6_000_000 + (posted_lines(bytes) - 1) * 10_000;
@@ -991,14 +995,7 @@ fn a_planned_comm_sharing_cpus_posts_the_range_where_the_model_predicts_faster()
 }
 
 fn planned_shared_posts() {
-    let comm = |p: Profile| {
-        let options = CommOptions {
-            schedule: DefaultSchedule::Planned(Planned::new(p, machine(2))),
-            cpus: Some(2),
-            ..CommOptions::default()
-        };
-        Comm::with_options(4, options).unwrap()
-    };
+    let comm = |p: Profile| planned_comm(p, 4);
     let one_pu = shared_costs().1 as f64 / 1000.0;
     // The cheap post of the planner test: posted in the default range (128 B – 8 KiB) where
     // the model predicts it faster, never outside it (the range's start guards back-to-back
@@ -1040,12 +1037,7 @@ fn every_ranked_choice_carries_its_own_schedules_prediction() {
     // The planner predicts each distinct program once per transport and shares the result
     // among candidates that run it: every choice must still carry exactly what its own
     // schedule predicts, and every candidate must appear under every transport that applies.
-    let p = with_shared_posted(
-        with_posted(shared_profile(), 90.0, 14.0),
-        6_000.0,
-        10.0,
-        5.0,
-    );
+    let p = shared_posted_profile();
     for (cores, n) in [(4, 4), (2, 8)] {
         let h = machine(cores);
         let costs = RuntimeCosts::from_profile(&p, &h, Pick::Dominant).unwrap();

@@ -50,7 +50,9 @@ pub enum PredictError {
     #[error("the profile has no posted-broadcast measurement: posting is not modelled")]
     NoPosted,
     /// Posting does not apply: it moves a flat tree's single block of at most
-    /// [`POSTED_MAX_BYTES`](crate::runtime::POSTED_MAX_BYTES) between ranks with PUs of their own.
+    /// [`POSTED_MAX_BYTES`](crate::runtime::POSTED_MAX_BYTES) between ranks with PUs of their
+    /// own, and of at most [`SHARED_POSTED_LIMIT`](crate::runtime::SHARED_POSTED_LIMIT) where
+    /// ranks share PUs and the profile measured posting there.
     #[error("posting does not apply: {0}")]
     NotPostable(&'static str),
 }

@@ -15,7 +15,7 @@
 use super::{distribution, CalibrateError};
 use crate::model::{Model, Postal, RuntimeCalibration};
 use crate::runtime::{Comm, CommOptions, Program, Team};
-use crate::runtime::{POSTED_MAX_BYTES, SHARED_POSTED_LIMIT, SLIP};
+use crate::runtime::{POSTED_MAX_BYTES, SLIP};
 use crate::schedule::{generate, Algorithm, Request};
 use crate::time::Ratio;
 use crossbeam_utils::CachePadded;
@@ -185,7 +185,7 @@ impl RuntimeProbe {
             CommOptions {
                 cpus: Some(1),
                 posted_broadcast: true,
-                shared_posted_bytes: Some(0..=SHARED_FULL.min(SHARED_POSTED_LIMIT)),
+                shared_posted_bytes: Some(0..=SHARED_FULL),
                 ..CommOptions::default()
             },
         )

@@ -10,7 +10,7 @@ use super::{
 use crate::model::{Hierarchy, Pick, Profile, RuntimeCosts, Transport};
 use crate::runtime::SHARED_POSTED_LIMIT;
 use crate::schedule::Schedule;
-use crate::sim::{predict_runtime, PredictError, RuntimePrediction};
+use crate::sim::{predict_runtime, program_of, PredictError, RankSends, RuntimePrediction};
 use rayon::prelude::*;
 
 /// One candidate moved by one transport, with the runtime's predicted time.
@@ -105,8 +105,7 @@ pub fn rank_for_runtime(
     // Many candidates are one program (trees that coincide at this many ranks, a block count
     // that changes only the papers' timing): each distinct program is predicted once per
     // transport, the distinct ones in parallel.
-    let programs: Vec<Vec<Vec<(u32, u32)>>> =
-        candidates.iter().map(|(_, s)| program_of(s)).collect();
+    let programs: Vec<Vec<RankSends>> = candidates.iter().map(|(_, s)| program_of(s)).collect();
     let mut first_of: std::collections::HashMap<(&[RankSends], u32, Transport), usize> =
         std::collections::HashMap::new();
     let mut jobs: Vec<(usize, Transport)> = Vec::new();
@@ -181,17 +180,6 @@ const RESOLUTION: u64 = 100;
 /// The last keys of the ranking: label, blocks, transport (a total order for reproducibility).
 fn rest(c: &RuntimeChoice) -> (&str, u32, Transport) {
     (&c.candidate.label, c.candidate.blocks, c.transport)
-}
-
-/// One rank's sends `(to, block)` in program order.
-type RankSends = Vec<(u32, u32)>;
-
-/// What the runtime's executor runs of broadcast `s`: each rank's sends in program order (all
-/// a prediction reads of the schedule, with its root and blocks).
-fn program_of(s: &Schedule) -> Vec<RankSends> {
-    (0..s.n())
-        .map(|p| s.sends_of(p).map(|t| (t.to, t.what)).collect())
-        .collect()
 }
 
 /// The most hops any block takes from the root to a receiver in `s` (a broadcast's depth).

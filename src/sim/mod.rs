@@ -26,6 +26,7 @@ pub use goal::{
 };
 pub use optimum::{optimum, Optimum, OptimumError, OPTIMUM_MAX_M, OPTIMUM_MAX_N};
 pub use runtime::{postable, predict_runtime, PredictError, RuntimePrediction, RING_LINES};
+pub(crate) use runtime::{program_of, RankSends};
 pub use values::{evaluate, Evaluation, Operands, Span, ValueError};
 
 use crate::model::{CostModel, ModelError};

@@ -141,9 +141,7 @@ pub fn predict_runtime(
         Transport::Stream if blocks > 1 || stream_lines > burst => costs.exec_ps(stream_lines),
         _ => 0,
     };
-    let sends: Vec<Vec<(u32, u32)>> = (0..n)
-        .map(|p| s.sends_of(p).map(|t| (t.to, t.what)).collect())
-        .collect();
+    let sends = program_of(s);
     // More ranks than PUs: the ranks of a PU take turns on it, simulated.
     if n > costs.pus().max(1) {
         let shape = Shape {
@@ -274,6 +272,17 @@ pub fn predict_runtime(
     })
 }
 
+/// One rank's sends `(to, block)` in program order.
+pub(crate) type RankSends = Vec<(u32, u32)>;
+
+/// What the runtime's executor runs of broadcast `s`: each rank's sends in program order (all
+/// a prediction reads of the schedule, with its root and blocks).
+pub(crate) fn program_of(s: &Schedule) -> Vec<RankSends> {
+    (0..s.n())
+        .map(|p| s.sends_of(p).map(|t| (t.to, t.what)).collect())
+        .collect()
+}
+
 /// Whether posting can move broadcast `s`: a single block, sent by its root straight to every
 /// other rank once (the flat tree; a post is one write that every rank reads).
 ///
@@ -362,9 +371,7 @@ fn predict_shared_posted(
     let work = whole.saturating_sub(costs.switch_ps());
     let write = work / 2;
     let lines = crate::runtime::shared_posted_lines(bytes as usize).expect("measured") as u64;
-    let sends: Vec<Vec<(u32, u32)>> = (0..s.n())
-        .map(|p| s.sends_of(p).map(|t| (t.to, t.what)).collect())
-        .collect();
+    let sends = program_of(s);
     let shape = Shape {
         n: s.n(),
         root,

@@ -119,6 +119,7 @@ fn profile(rt: Rt) -> Profile {
         shared_posted_ns: None,
         shared_posted_line_ns: None,
         shared_posted_bytes: None,
+        shared_copy_ns_per_byte: None,
     });
     p
 }
@@ -427,6 +428,65 @@ fn a_lender_on_a_shared_pu_returns_a_turn_after_its_reader() {
     let direct_call = 2_000_000 - (HOP_PS + 9_500) - (copy + HOP_PS);
     let got = shared_star(1, 2, 4096, Transport::Direct);
     assert_eq!(got, direct_call + 9_500 + s_ps + copy + s_ps);
+}
+
+#[test]
+fn a_copy_on_one_pu_costs_the_one_pu_rate_up_to_its_measured_size() {
+    // As above, with the single copy between two ranks of one PU measured at 10 fs a byte:
+    // the reader copies its lender's buffer from their PU's cache at that rate, up to the
+    // 64 KiB it was measured at; beyond, at the rate between PUs.
+    let (_, s_ps) = shared_costs();
+    let copy = 4096 * 50;
+    let direct_call = 2_000_000 - (HOP_PS + 9_500) - (copy + HOP_PS);
+    let mut p = shared_profile();
+    let measured = |p: &mut Profile, ns_per_byte: f64| {
+        let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+        l3.runtime.as_mut().unwrap().shared_copy_ns_per_byte = Some(one(ns_per_byte));
+    };
+    measured(&mut p, 0.01);
+    let h = machine(1);
+    let pair = tree(Algorithm::Star, 2, 1);
+    for bytes in [4096u64, 65_536] {
+        assert_eq!(
+            predict(&p, &h, &pair, bytes, Transport::Direct),
+            direct_call + 9_500 + s_ps + bytes * 10 + s_ps,
+            "{bytes} B"
+        );
+    }
+    let old = shared_profile();
+    let beyond = 1u64 << 20;
+    assert_eq!(
+        predict(&p, &h, &pair, beyond, Transport::Direct),
+        predict(&old, &h, &pair, beyond, Transport::Direct)
+    );
+    // A one-PU rate measured above the rate between PUs (noise) never makes a copy dearer.
+    measured(&mut p, 0.2);
+    assert_eq!(
+        predict(&p, &h, &pair, 4096, Transport::Direct),
+        predict(&old, &h, &pair, 4096, Transport::Direct)
+    );
+}
+
+#[test]
+fn only_the_first_reader_of_a_pu_reads_a_post_across_pus() {
+    // A posted star of 4 and of 8 ranks on 2 PUs: PU 1's ranks read in turns. The first to
+    // read pulls the slot across (what a post between the PUs costs, beyond the root's write
+    // and the hop); the others read it from their PU's cache, as ranks of the root's PU do.
+    // So a dearer post between PUs (9 µs, then 20 µs at one line) delays the broadcast by
+    // the difference once, whatever the number of readers on PU 1 (it would be once per
+    // reader if each read across).
+    let at = |between_ns: f64, n: u32| {
+        let p = with_shared_posted(
+            with_posted(shared_profile(), between_ns, 14.0),
+            6_000.0,
+            10.0,
+            5.0,
+        );
+        posted_star(&p, 2, n, 48).unwrap()
+    };
+    for n in [4u32, 8] {
+        assert_eq!(at(20_000.0, n) - at(9_000.0, n), 11_000_000, "{n} ranks");
+    }
 }
 
 #[test]

@@ -90,9 +90,10 @@ const fn posted(bytes: usize, shared: bool) -> Case {
 /// block, `DIRECT[1]` bytes by single copy in `MANY_BLOCKS` blocks, one line between two
 /// ranks of one PU, `HUGE` bytes by single copy, the burst in 2 blocks, two lines in 1 and in
 /// 2 blocks, posted broadcasts of one line and of `POSTED_FULL` bytes, and posted broadcasts
-/// between two ranks of one PU of one line and of `SHARED_FULL` bytes, and posted between the
-/// pair in a slot of `SHARED_FULL` bytes.
-const CASES: [Case; 18] = [
+/// between two ranks of one PU of one line and of `SHARED_FULL` bytes, posted between the
+/// pair in a slot of `SHARED_FULL` bytes, and single copies of `DIRECT[0]` and `DIRECT[1]`
+/// bytes between two ranks of one PU.
+const CASES: [Case; 20] = [
     case(ONE_LINE, false, Blocks::One, false),
     case(BURST, false, Blocks::One, false),
     case(STREAM[0], false, Blocks::One, false),
@@ -111,6 +112,8 @@ const CASES: [Case; 18] = [
     posted(ONE_LINE, true),
     posted(SHARED_FULL, true),
     posted(SHARED_FULL, false),
+    case(DIRECT[0], true, Blocks::One, true),
+    case(DIRECT[1], true, Blocks::One, true),
 ];
 /// Aim of one measurement's duration, ns.
 const AIM_NS: f64 = 1_000_000.0;
@@ -143,9 +146,9 @@ pub(crate) struct RuntimeProbe {
     many: Program,
     /// Per slice: raw hop, one line, burst line, line, direct, copy, large copy, per-block
     /// cost, one line on a shared PU, huge copy, executor on the burst and on two lines, posted
-    /// line, posted further line, the same two on one PU, posted further line of a long slot;
-    /// with the weight.
-    samples: Vec<([f64; 17], f64)>,
+    /// line, posted further line, the same two on one PU, posted further line of a long slot,
+    /// copy per byte on one PU; with the weight.
+    samples: Vec<([f64; 18], f64)>,
     /// Repetitions per measurement (in `CASES` order), adapted per slice.
     reps: [u64; CASES.len()],
     /// Whether the warm-up slice (whose repetitions were a guess) is behind.
@@ -216,7 +219,7 @@ impl RuntimeProbe {
             many,
             samples: Vec::new(),
             reps: [
-                64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32, 64, 32, 16, 16, 16,
+                64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32, 64, 32, 16, 16, 16, 8, 4,
             ],
             warm: false,
         })
@@ -244,6 +247,7 @@ impl RuntimeProbe {
         let shared_lines = crate::runtime::shared_posted_lines(SHARED_FULL).expect("a slot");
         let shared_line = (t[16] - t[15]) / (shared_lines - 1) as f64;
         let long_line = (t[17] - t[14]) / (shared_lines - posted_lines) as f64;
+        let shared_copy = (t[19] - t[18]) / (DIRECT[1] - DIRECT[0]) as f64;
         let weight = t0.elapsed().as_secs_f64();
         if self.warm {
             self.samples.push((
@@ -265,6 +269,7 @@ impl RuntimeProbe {
                     t[15],
                     shared_line,
                     long_line,
+                    shared_copy,
                 ],
                 weight,
             ));
@@ -309,6 +314,7 @@ impl RuntimeProbe {
             shared_posted_ns: Some(dist(14)),
             shared_posted_line_ns: Some(dist(15)),
             shared_posted_bytes: Some(SHARED_FULL as u64),
+            shared_copy_ns_per_byte: Some(dist(17)),
         })
     }
 

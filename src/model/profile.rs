@@ -448,6 +448,13 @@ pub struct RuntimeCalibration {
     /// The longer payload behind `shared_posted_line_ns`, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_posted_bytes: Option<u64>,
+    /// Single copy between two ranks pinned to one PU, ns per byte: `(T(direct_bytes[1]) −
+    /// T(direct_bytes[0])) / (direct_bytes[1] − direct_bytes[0])`, the root's fresh payload
+    /// copied by the other rank from the PU's own cache. Absent from profiles written before
+    /// herald measured it (twenty-third session; then such copies cost what a copy between the
+    /// pair costs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_copy_ns_per_byte: Option<Distribution>,
 }
 
 /// One level of the topology summary.

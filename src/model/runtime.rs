@@ -26,7 +26,11 @@
 //!   descriptor of its copy; each block costs its receiver `block` more (calibrated as the
 //!   difference between one payload in 16 blocks and in one, per extra block); the lender's
 //!   call returns one hop after its last reader's copy (it waits for its readers); fixed cost
-//!   `direct_call`. The copies of ranks that share a PU take turns on it.
+//!   `direct_call`. The copies of ranks that share a PU take turns on it. A copy whose source
+//!   is in the reader's PU's cache (the lender runs there, or a rank of that PU already copied
+//!   the same piece from the same lender) costs the one-PU rate where the profile measured it
+//!   (twenty-third session; [`RuntimeCosts::shared_copy_ps`]), for pieces up to
+//!   `copy_large_from`, and never more than the copy between PUs.
 //! * **Posting** ([`Transport::Posted`], nineteenth session): the root writes one slot (a line
 //!   with the call's header and 48 bytes, one more line per further 64 bytes, at most
 //!   [`POSTED_MAX_BYTES`](crate::runtime::POSTED_MAX_BYTES)) and every other rank reads it.
@@ -44,7 +48,9 @@
 //!   ([`RuntimeCosts::shared_posted_ps`]); the simulation of the PUs' turns (below) charges
 //!   the root's post half of `T − S` and a reader on the root's PU the other half after its
 //!   handoff `S`, and a reader on another PU what a post between their level's PUs costs
-//!   beyond the root's half and the hop. The root returns once it posted. A profile without
+//!   beyond the root's half and the hop; a reader whose PU-mate already read the slot reads
+//!   it from their PU's cache, at the on-PU half (or the across cost, if less). The root
+//!   returns once it posted. A profile without
 //!   the one-PU measurement does not model posting there.
 //! * **Separate messages** from one sender are `gap = max(g, o)` apart (the channel's LogP gap).
 //! * **Oversubscription** (tenth session; [`predict_runtime`](crate::sim::predict_runtime)
@@ -237,6 +243,9 @@ pub struct RuntimeCosts {
     /// A posted broadcast between two ranks of one PU: of one line, and per further line, ps;
     /// `None`: not measured.
     shared_post: Option<(u64, u64)>,
+    /// Single copy between two ranks of one PU (from that PU's cache), fs per byte; `None`:
+    /// not measured.
+    shared_copy_fs_per_byte: Option<u64>,
 }
 
 /// ns → ps, rounded; negative → 0.
@@ -476,6 +485,10 @@ impl RuntimeCosts {
             let line = r.shared_posted_line_ns.as_ref()?;
             Some((ps(one.pick(pick)), ps(line.pick(pick))))
         });
+        let shared_copy_fs_per_byte = finest.as_ref().and_then(|(_, r)| {
+            let d = r.shared_copy_ns_per_byte.as_ref()?;
+            Some(ps(d.pick(pick) * 1000.0))
+        });
         let switch = profile.switch_ns.as_ref().map_or(0, |d| ps(d.pick(pick)));
         let switch_ps = shared.unwrap_or(switch);
         // A yield turn: the bare switch where both were measured, else the handoff itself.
@@ -495,6 +508,7 @@ impl RuntimeCosts {
             yield_ps,
             chunk_bytes,
             shared_post,
+            shared_copy_fs_per_byte,
         }
     }
 
@@ -602,6 +616,26 @@ impl RuntimeCosts {
         let (one, line) = self.shared_post?;
         let lines = crate::runtime::shared_posted_lines(usize::try_from(bytes).ok()?)? as u64;
         Some(one + (lines - 1) * line)
+    }
+
+    /// A single copy of `bytes` bytes between two ranks of one PU, from that PU's cache, ps
+    /// (`None` where the profile did not measure it). Measured from 4 to 64 KiB
+    /// ([`shared_copy_ns_per_byte`](crate::model::RuntimeCalibration::shared_copy_ns_per_byte)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use herald::{*, model::{RuntimeCosts, Pick}};
+    /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+    /// let profile = Profile::from_json_forced(&text)?;
+    /// let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+    /// let costs = RuntimeCosts::from_profile(&profile, &h, Pick::Dominant)?;
+    /// // This profile predates the measurement.
+    /// assert_eq!(costs.shared_copy_ps(4096), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn shared_copy_ps(&self, bytes: u64) -> Option<u64> {
+        Some((u128::from(bytes) * u128::from(self.shared_copy_fs_per_byte?)).div_ceil(1000) as u64)
     }
 
     /// Whether posting where ranks share PUs is modelled: posting is

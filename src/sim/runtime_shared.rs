@@ -293,6 +293,20 @@ impl<'a> Sim<'a> {
         Some((to, p, h, at))
     }
 
+    /// Whether piece `p`, read by rank `r` from rank `from`, is in `r`'s PU's cache: `from`
+    /// runs on that PU, or another rank of it already holds `p` read from `from`.
+    fn cached(&self, r: u32, from: u32, p: usize) -> bool {
+        let pu = self.costs.pu(r);
+        self.costs.pu(from) == pu
+            || (0..self.shape.n).any(|q| {
+                let other = &self.ranks[q as usize];
+                q != r
+                    && self.costs.pu(q) == pu
+                    && other.hold[p].is_some()
+                    && other.avail[p].is_some_and(|(_, f)| f == from)
+            })
+    }
+
     /// A piece that reached rank `r` by `t` and that it has not read yet.
     fn readable(&self, r: u32, t: u64) -> Option<usize> {
         let &Reverse((first, p)) = self.ranks[r as usize].pending.peek()?;
@@ -432,8 +446,17 @@ impl<'a> Sim<'a> {
                         let u = self.pieces.units[p];
                         let bytes = self.shape.bytes;
                         let whole = l.copy_ps(bytes).ok_or(PredictError::NoDirect)?;
-                        let copy = (u128::from(whole) * u128::from(self.pieces.bytes[p])
-                            / u128::from(bytes.max(1))) as u64;
+                        let mut copy = (u128::from(whole) * u128::from(self.pieces.bytes[p])
+                            / u128::from(bytes.max(1)))
+                            as u64;
+                        // The lender's buffer in this PU's cache (the lender runs here, or
+                        // a rank of this PU copied the same piece from it): the one-PU copy,
+                        // up to the size it was measured at.
+                        if self.pieces.bytes[p] <= l.copy_large_from && self.cached(r, from, p) {
+                            if let Some(c) = self.costs.shared_copy_ps(self.pieces.bytes[p]) {
+                                copy = copy.min(c);
+                            }
+                        }
                         let per_unit = copy.div_ceil(u.max(1));
                         let first = t.max(a.first) + l.block_ps + per_unit;
                         Ramp {
@@ -443,13 +466,22 @@ impl<'a> Sim<'a> {
                     }
                     Transport::Posted => {
                         let post = self.shape.post;
+                        // A rank of a PU where another has read the slot reads it from that
+                        // PU's cache, as a rank of the root's PU reads the root's writes.
                         let read = match self.costs.between(from, r) {
                             // On the root's PU: the other half of the one-PU call.
                             None => post.read,
-                            Some(l) => l
-                                .posted_lines_ps(post.lines)
-                                .ok_or(PredictError::NoPosted)?
-                                .saturating_sub(post.write + l.hop_ps),
+                            Some(l) => {
+                                let across = l
+                                    .posted_lines_ps(post.lines)
+                                    .ok_or(PredictError::NoPosted)?
+                                    .saturating_sub(post.write + l.hop_ps);
+                                if self.cached(r, from, p) {
+                                    across.min(post.read)
+                                } else {
+                                    across
+                                }
+                            }
                         };
                         let first = t.max(a.first) + read;
                         Ramp { first, last: first }

@@ -260,6 +260,14 @@ fn table(p: &Profile) -> String {
                     c(l, 1)
                 ));
             }
+            if let Some(d) = &r.shared_copy_ns_per_byte {
+                out.push_str(&format!(
+                    "    single copy between two ranks of one CPU {} per byte (from {} to {} B)\n",
+                    c(d, 3),
+                    r.direct_bytes[0],
+                    r.direct_bytes[1]
+                ));
+            }
         }
         let capacity = match &level.capacity {
             Some(c) => format!("{}{}", if c.at_least { "≥" } else { "" }, c.transfers),

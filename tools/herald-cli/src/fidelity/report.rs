@@ -38,8 +38,9 @@ pub(crate) struct ModeJson {
     pub(crate) share: f64,
     /// Measurements in it.
     pub(crate) measurements: usize,
-    /// The profile's regime whose channel one-way time is nearest (`mode_reference`): the
-    /// predictions compared for `n ≤ pus`.
+    /// The profile's regime whose channel one-way time is nearest (`mode_reference`; the
+    /// dominant one among equally near ones): the predictions compared for `n ≤ pus` (more
+    /// ranks: always the dominant one).
     pub(crate) regime: &'static str,
 }
 
@@ -191,6 +192,14 @@ pub(crate) fn build(
     for (m, mode) in modes.iter().enumerate() {
         let r = regime(mode.center);
         for c in all {
+            // Ranks sharing CPUs: the dominant regime, whatever the hop's mode. Their costs are
+            // mostly thread switches, whose modes the hop does not name (the planner, too,
+            // plans for the dominant regime).
+            let r = if c.n as usize > h.pu_count() {
+                DOMINANT
+            } else {
+                r
+            };
             let mut halves = [Vec::new(), Vec::new()];
             // measurement i is slice i's
             for (i, &(raw, t)) in c.measured.iter().enumerate() {
@@ -355,18 +364,26 @@ fn mode_reference(level: &herald::model::LevelProfile) -> Option<herald::model::
         .or_else(|| level.raw_hop_ns.clone())
 }
 
-/// The index into [`PICKS`] of the regime whose reference value is nearest a mode's center
-/// (the dominant one without a reference).
+/// The index into [`PICKS`] of the dominant regime.
+const DOMINANT: usize = 1;
+
+/// The index into [`PICKS`] of the regime whose reference value is nearest a mode's center:
+/// the dominant one without a reference, and among regimes equally near (a reference of one
+/// mode puts them all at the same value, and the profile's other quantities then have no
+/// reason to be taken at their fastest mode).
 fn regime_of(reference: Option<&herald::model::Distribution>, center: f64) -> usize {
     let Some(d) = reference else {
-        return 1;
+        return DOMINANT;
     };
-    (0..PICKS.len())
+    let others = (0..PICKS.len()).filter(|&k| k != DOMINANT);
+    // `min_by` keeps the first of equal ones: the dominant regime goes first.
+    std::iter::once(DOMINANT)
+        .chain(others)
         .min_by(|&i, &j| {
             let dist = |k: usize| (d.pick(PICKS[k].0) - center).abs();
             dist(i).total_cmp(&dist(j))
         })
-        .unwrap_or(1)
+        .unwrap_or(DOMINANT)
 }
 
 #[cfg(test)]
@@ -428,7 +445,69 @@ mod tests {
         level.one_way_ns = None;
         let r = mode_reference(&level);
         assert_eq!(regime_of(r.as_ref(), 80.0), regime_of(r.as_ref(), 30.0));
+        // A reference of one mode puts every regime at the same distance: the dominant one.
+        assert_eq!(PICKS[regime_of(r.as_ref(), 30.0)].1, "dominant");
         assert_eq!(PICKS[regime_of(None, 30.0)].1, "dominant");
+    }
+
+    /// A measurement mode nearest the profile's fast regime is predicted in that regime for 2
+    /// ranks on 2 PUs, and in the dominant one for 4 ranks (their costs are mostly thread
+    /// switches, whose modes the hop does not name): each row carries the prediction of its
+    /// slot in `PICKS`, told apart here by distinct made-up values.
+    #[test]
+    fn ranks_sharing_cpus_are_predicted_in_the_dominant_regime() {
+        let text = include_str!("../../../../tests/data/profile-2core.json");
+        let mut profile = Profile::from_json_forced(text).expect("test profile");
+        let level = profile
+            .levels
+            .iter_mut()
+            .find(|l| l.lambda.is_some())
+            .expect("a measured level");
+        level.one_way_ns = Some(dist(&[(80.0, 0.9), (30.0, 0.1)]));
+        let h = herald::TopologySource::from_options(Some("core:2 pu:1"), None)
+            .and_then(|s| s.load())
+            .expect("synthetic machine");
+        let model = herald::Model::from(herald::Postal::new(herald::Ratio::ONE).expect("postal"));
+        let case = |n: u32| {
+            let s = herald::generate(
+                &herald::Request::broadcast(herald::Algorithm::Star, n, 1, 0),
+                &model,
+            )
+            .expect("star");
+            Case {
+                n,
+                bytes: 64,
+                label: format!("star {n}"),
+                blocks: 1,
+                planner_rank: 1,
+                baseline: None,
+                transport: herald::model::Transport::Stream,
+                program: herald::Program::compile(&s).expect("program"),
+                predicted: [
+                    100.0 * f64::from(n),
+                    200.0 * f64::from(n),
+                    300.0 * f64::from(n),
+                ],
+                // Every hop in the fast mode.
+                measured: vec![(30.0, 1.0); 4],
+            }
+        };
+        let v = build(&profile, &h, &[case(2), case(4)], 4, 0.0, 1.0);
+        assert_eq!(v.modes.len(), 1);
+        assert_eq!(v.modes[0].regime, "fastest");
+        let predicted = |n: u32| {
+            v.rows
+                .iter()
+                .find(|r| r.n == n)
+                .map(|r| r.predicted_ns)
+                .expect("a row")
+        };
+        assert_eq!(predicted(2), 200.0, "2 ranks: the fast regime's slot");
+        assert_eq!(
+            predicted(4),
+            800.0,
+            "4 ranks on 2 PUs: the dominant regime's slot"
+        );
     }
 
     /// The pick `a` is best on the even slices (10 < 11) and compared with itself on the odd

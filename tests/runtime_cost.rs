@@ -114,6 +114,7 @@ fn profile(rt: Rt) -> Profile {
         posted_ns: None,
         posted_line_ns: None,
         posted_bytes: None,
+        posted_two_ns: None,
         posted_long_line_ns: None,
         posted_long_bytes: None,
         shared_posted_ns: None,
@@ -459,6 +460,12 @@ fn a_copy_on_one_pu_costs_the_one_pu_rate_up_to_its_measured_size() {
         predict(&p, &h, &pair, beyond, Transport::Direct),
         predict(&old, &h, &pair, beyond, Transport::Direct)
     );
+    // The payload, not the piece, bounds it: 256 KiB in 4 blocks of 64 KiB is past it too.
+    let blocks = tree(Algorithm::Star, 2, 4);
+    assert_eq!(
+        predict(&p, &h, &blocks, 256 << 10, Transport::Direct),
+        predict(&old, &h, &blocks, 256 << 10, Transport::Direct)
+    );
     // A one-PU rate measured above the rate between PUs (noise) never makes a copy dearer.
     measured(&mut p, 0.2);
     assert_eq!(
@@ -777,6 +784,30 @@ fn with_posted(mut p: Profile, one_line: f64, per_line: f64) -> Profile {
     r.posted_line_ns = Some(one(per_line));
     r.posted_bytes = Some(1072);
     p
+}
+
+#[test]
+fn a_posts_second_line_is_priced_by_its_own_measurement() {
+    // Measured: one line 90 ns, a full slot (17 lines) 90 + 16 · 14 = 314 ns, two lines 200 ns.
+    // Two lines cost the two-line call; the 15 lines from the third to the 17th share the
+    // other 114 ns, 7.6 ns each; one line is unchanged.
+    let mut p = with_posted(profile(RT), 90.0, 14.0);
+    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    l3.runtime.as_mut().unwrap().posted_two_ns = Some(one(200.0));
+    let h = machine(2);
+    let s = tree(Algorithm::Star, 2, 1);
+    let posted = |b: u64| predict(&p, &h, &s, b, Transport::Posted);
+    for (bytes, want) in [
+        (48u64, 90_000u64),
+        (49, 200_000),
+        (112, 200_000),
+        (113, 207_600),
+        (176, 207_600),
+        (177, 215_200),
+        (1072, 314_000),
+    ] {
+        assert_eq!(posted(bytes), want, "{bytes} bytes");
+    }
 }
 
 #[test]

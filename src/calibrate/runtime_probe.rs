@@ -39,6 +39,8 @@ const HUGE: usize = 4 << 20;
 const MANY_BLOCKS: u32 = 16;
 /// The longer posted size: a full slot (one line, then 16 of 64 bytes).
 const POSTED_FULL: usize = POSTED_MAX_BYTES;
+/// A post of two lines: the first line's 48 bytes and a full second line.
+const POSTED_TWO: usize = 48 + 64;
 /// The longer posted size between two ranks of one PU: the end of the default
 /// [`shared_posted_bytes`](crate::CommOptions::shared_posted_bytes), 129 lines.
 const SHARED_FULL: usize = 8 << 10;
@@ -91,9 +93,9 @@ const fn posted(bytes: usize, shared: bool) -> Case {
 /// ranks of one PU, `HUGE` bytes by single copy, the burst in 2 blocks, two lines in 1 and in
 /// 2 blocks, posted broadcasts of one line and of `POSTED_FULL` bytes, and posted broadcasts
 /// between two ranks of one PU of one line and of `SHARED_FULL` bytes, posted between the
-/// pair in a slot of `SHARED_FULL` bytes, and single copies of `DIRECT[0]` and `DIRECT[1]`
-/// bytes between two ranks of one PU.
-const CASES: [Case; 20] = [
+/// pair in a slot of `SHARED_FULL` bytes, single copies of `DIRECT[0]` and `DIRECT[1]` bytes
+/// between two ranks of one PU, and a posted broadcast of two lines.
+const CASES: [Case; 21] = [
     case(ONE_LINE, false, Blocks::One, false),
     case(BURST, false, Blocks::One, false),
     case(STREAM[0], false, Blocks::One, false),
@@ -114,6 +116,7 @@ const CASES: [Case; 20] = [
     posted(SHARED_FULL, false),
     case(DIRECT[0], true, Blocks::One, true),
     case(DIRECT[1], true, Blocks::One, true),
+    posted(POSTED_TWO, false),
 ];
 /// Aim of one measurement's duration, ns.
 const AIM_NS: f64 = 1_000_000.0;
@@ -147,8 +150,8 @@ pub(crate) struct RuntimeProbe {
     /// Per slice: raw hop, one line, burst line, line, direct, copy, large copy, per-block
     /// cost, one line on a shared PU, huge copy, executor on the burst and on two lines, posted
     /// line, posted further line, the same two on one PU, posted further line of a long slot,
-    /// copy per byte on one PU; with the weight.
-    samples: Vec<([f64; 18], f64)>,
+    /// copy per byte on one PU, posted two lines; with the weight.
+    samples: Vec<([f64; 19], f64)>,
     /// Repetitions per measurement (in `CASES` order), adapted per slice.
     reps: [u64; CASES.len()],
     /// Whether the warm-up slice (whose repetitions were a guess) is behind.
@@ -219,7 +222,7 @@ impl RuntimeProbe {
             many,
             samples: Vec::new(),
             reps: [
-                64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32, 64, 32, 16, 16, 16, 8, 4,
+                64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32, 64, 32, 16, 16, 16, 8, 4, 64,
             ],
             warm: false,
         })
@@ -270,6 +273,7 @@ impl RuntimeProbe {
                     shared_line,
                     long_line,
                     shared_copy,
+                    t[20],
                 ],
                 weight,
             ));
@@ -309,6 +313,7 @@ impl RuntimeProbe {
             posted_ns: Some(dist(12)),
             posted_line_ns: Some(dist(13)),
             posted_bytes: Some(POSTED_FULL as u64),
+            posted_two_ns: Some(dist(18)),
             posted_long_line_ns: Some(dist(16)),
             posted_long_bytes: Some(SHARED_FULL as u64),
             shared_posted_ns: Some(dist(14)),

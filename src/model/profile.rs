@@ -423,6 +423,13 @@ pub struct RuntimeCalibration {
     /// The longer posted payload behind `posted_line_ns`, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub posted_bytes: Option<u64>,
+    /// A posted broadcast of two lines between the pair (112 bytes: the first line's 48 and a
+    /// full second line), the whole call. The second line costs more than the further ones:
+    /// the reader fetches it only after it saw the first, while the further lines' fetches
+    /// overlap. Absent from profiles written before herald measured it (twenty-third session;
+    /// then every further line costs `posted_line_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub posted_two_ns: Option<Distribution>,
     /// A posted broadcast's cost per further line beyond `posted_bytes`, between the pair:
     /// `(T(posted_long_bytes) − T(posted_bytes)) / (lines difference)`, through a communicator
     /// whose ranks share CPUs (its slots are longer; the protocol is the same). Long slots

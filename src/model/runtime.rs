@@ -29,8 +29,8 @@
 //!   `direct_call`. The copies of ranks that share a PU take turns on it. A copy whose source
 //!   is in the reader's PU's cache (the lender runs there, or a rank of that PU already copied
 //!   the same piece from the same lender) costs the one-PU rate where the profile measured it
-//!   (twenty-third session; [`RuntimeCosts::shared_copy_ps`]), for pieces up to
-//!   `copy_large_from`, and never more than the copy between PUs.
+//!   (twenty-third session; [`RuntimeCosts::shared_copy_ps`]), for payloads up to
+//!   `copy_large_from` (where it was measured), and never more than the copy between PUs.
 //! * **Posting** ([`Transport::Posted`], nineteenth session): the root writes one slot (a line
 //!   with the call's header and 48 bytes, one more line per further 64 bytes, at most
 //!   [`POSTED_MAX_BYTES`](crate::runtime::POSTED_MAX_BYTES)) and every other rank reads it.
@@ -42,7 +42,11 @@
 //!   flat tree in one block; a profile written before herald measured it does not model it.
 //!   A slot longer than the calibrated full one (ranks sharing CPUs post up to
 //!   [`SHARED_POSTED_LIMIT`](crate::runtime::SHARED_POSTED_LIMIT)) costs `post_long_line`
-//!   per line beyond it (calibrated at 8 KiB between the pair).
+//!   per line beyond it (calibrated at 8 KiB between the pair). Since the twenty-third session
+//!   the two-line call is calibrated too (`post_two`): the reader fetches the second line only
+//!   after it saw the first, so it costs more than the further lines, whose fetches overlap;
+//!   two lines then cost `post_two`, and the third to the last line of a full slot share the
+//!   rest of the full slot's cost.
 //! * **Posting where ranks share PUs** (twenty-second session): the call `T` of a post
 //!   between two ranks pinned to one PU is calibrated at one line and at 8 KiB
 //!   ([`RuntimeCosts::shared_posted_ps`]); the simulation of the PUs' turns (below) charges
@@ -159,8 +163,12 @@ pub struct RuntimeLevel {
     /// A posted broadcast of one line between two ranks meeting here, the whole call (the
     /// root's post to the reader's return), ps; `None`: posting not modelled here.
     pub post_ps: Option<u64>,
-    /// A posted broadcast's cost per further line, ps, up to `post_full_lines` lines.
+    /// A posted broadcast's cost per further line, ps, up to `post_full_lines` lines (the
+    /// mean over a full slot's further lines).
     pub post_line_ps: u64,
+    /// A posted broadcast of two lines, the whole call, ps; `None`: not measured (the second
+    /// line then costs `post_line_ps`).
+    pub post_two_ps: Option<u64>,
     /// The slot length in lines behind `post_line_ps` (the calibrated full slot).
     pub post_full_lines: u64,
     /// A posted broadcast's cost per line beyond `post_full_lines`, ps (slots longer than a
@@ -191,26 +199,33 @@ impl RuntimeLevel {
         Some(fs.div_ceil(1000))
     }
 
-    /// A posted broadcast of `bytes` payload bytes between two ranks meeting here, ps: one
-    /// line's post and read, plus `post_line_ps` per further line
-    /// ([`posted_lines`](crate::runtime::posted_lines)); `None` if posting is not modelled
-    /// here or `bytes` is past [`POSTED_MAX_BYTES`](crate::runtime::POSTED_MAX_BYTES).
+    /// A posted broadcast of `bytes` payload bytes between two ranks meeting here, ps: its
+    /// lines ([`posted_lines`](crate::runtime::posted_lines)) priced by
+    /// [`posted_lines_ps`](Self::posted_lines_ps); `None` if posting is not modelled here or
+    /// `bytes` is past [`POSTED_MAX_BYTES`](crate::runtime::POSTED_MAX_BYTES).
     pub fn posted_ps(&self, bytes: u64) -> Option<u64> {
         let lines = crate::runtime::posted_lines(usize::try_from(bytes).ok()?)? as u64;
         self.posted_lines_ps(lines)
     }
 
     /// A posted broadcast of `lines` lines between two ranks meeting here, ps: `post_ps` plus
-    /// `post_line_ps` per further line, at any length (where ranks share CPUs, slots are
-    /// longer than the calibrated full slot: the per-line cost is extrapolated); `None` if
-    /// posting is not modelled here.
+    /// `post_line_ps` per further line up to a full slot, `post_long_line_ps` per line beyond
+    /// (where ranks share CPUs, slots are longer than the calibrated full slot); `None` if
+    /// posting is not modelled here. Where the two-line post was measured (`post_two_ps`),
+    /// two lines cost that, and the lines from the third to a full slot share what the full
+    /// slot costs beyond it: each calibration point is given back.
     pub fn posted_lines_ps(&self, lines: u64) -> Option<u64> {
-        let short = lines.min(self.post_full_lines.max(1));
-        Some(
-            self.post_ps?
-                + short.saturating_sub(1) * self.post_line_ps
-                + lines.saturating_sub(short) * self.post_long_line_ps,
-        )
+        let post = self.post_ps?;
+        let full = self.post_full_lines.max(1);
+        let short = lines.min(full);
+        let within = match self.post_two_ps {
+            Some(two) if short >= 2 => {
+                let slot = post + (full - 1) * self.post_line_ps;
+                two + (short - 2) * slot.saturating_sub(two) / (full - 2).max(1)
+            }
+            _ => post + short.saturating_sub(1) * self.post_line_ps,
+        };
+        Some(within + lines.saturating_sub(short) * self.post_long_line_ps)
     }
 }
 
@@ -309,6 +324,7 @@ fn level_costs(
                 .posted_line_ns
                 .as_ref()
                 .map_or(0, |d| ps(d.pick(pick) * factor)),
+            post_two_ps: r.posted_two_ns.as_ref().map(|d| ps(d.pick(pick) * factor)),
             post_full_lines: r
                 .posted_bytes
                 .and_then(|b| crate::runtime::shared_posted_lines(b as usize))
@@ -336,6 +352,7 @@ fn level_costs(
                 block_ps: 0,
                 post_ps: None,
                 post_line_ps: 0,
+                post_two_ps: None,
                 post_full_lines: 1,
                 post_long_line_ps: 0,
                 source: RuntimeSource::LogGp,

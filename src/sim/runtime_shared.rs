@@ -451,8 +451,9 @@ impl<'a> Sim<'a> {
                             as u64;
                         // The lender's buffer in this PU's cache (the lender runs here, or
                         // a rank of this PU copied the same piece from it): the one-PU copy,
-                        // up to the size it was measured at.
-                        if self.pieces.bytes[p] <= l.copy_large_from && self.cached(r, from, p) {
+                        // for payloads up to the size it was measured at (a larger payload's
+                        // pieces are not known to stay in the cache, however it is cut).
+                        if bytes <= l.copy_large_from && self.cached(r, from, p) {
                             if let Some(c) = self.costs.shared_copy_ps(self.pieces.bytes[p]) {
                                 copy = copy.min(c);
                             }

@@ -240,6 +240,9 @@ fn table(p: &Profile) -> String {
                     c(l, 1)
                 ));
             }
+            if let Some(d) = &r.posted_two_ns {
+                out.push_str(&format!("    posted two lines {} (112 B)\n", c(d, 0)));
+            }
             if let (Some(l), Some(b)) = (&r.posted_long_line_ns, r.posted_long_bytes) {
                 out.push_str(&format!(
                     "    posted per line past a full slot {} (to {b} B)

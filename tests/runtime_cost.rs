@@ -794,9 +794,6 @@ fn a_posts_second_line_is_priced_by_its_own_measurement() {
     let mut p = with_posted(profile(RT), 90.0, 14.0);
     let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
     l3.runtime.as_mut().unwrap().posted_two_ns = Some(one(200.0));
-    let h = machine(2);
-    let s = tree(Algorithm::Star, 2, 1);
-    let posted = |b: u64| predict(&p, &h, &s, b, Transport::Posted);
     for (bytes, want) in [
         (48u64, 90_000u64),
         (49, 200_000),
@@ -806,8 +803,19 @@ fn a_posts_second_line_is_priced_by_its_own_measurement() {
         (177, 215_200),
         (1072, 314_000),
     ] {
-        assert_eq!(posted(bytes), want, "{bytes} bytes");
+        assert_eq!(pair_post(&p, bytes), want, "{bytes} bytes");
     }
+}
+
+/// A posted broadcast of `bytes` between two ranks on two PUs under `p`, ps.
+fn pair_post(p: &Profile, bytes: u64) -> u64 {
+    predict(
+        p,
+        &machine(2),
+        &tree(Algorithm::Star, 2, 1),
+        bytes,
+        Transport::Posted,
+    )
 }
 
 #[test]
@@ -815,8 +823,6 @@ fn a_post_gives_back_its_calibration_points_line_by_line() {
     // One line holds the header and 48 bytes; each further line 64 bytes; a slot 17 lines.
     let p = with_posted(profile(RT), 90.0, 14.0);
     let h = machine(2);
-    let s = tree(Algorithm::Star, 2, 1);
-    let posted = |b: u64| predict(&p, &h, &s, b, Transport::Posted);
     for (bytes, further) in [
         (0u64, 0u64),
         (48, 0),
@@ -825,11 +831,20 @@ fn a_post_gives_back_its_calibration_points_line_by_line() {
         (113, 2),
         (1072, 16),
     ] {
-        assert_eq!(posted(bytes), 90_000 + further * 14_000, "{bytes} bytes");
+        assert_eq!(
+            pair_post(&p, bytes),
+            90_000 + further * 14_000,
+            "{bytes} bytes"
+        );
     }
     let costs = RuntimeCosts::from_profile(&p, &h, Pick::Dominant).unwrap();
     assert!(matches!(
-        predict_runtime(&s, &costs, 1073, Transport::Posted),
+        predict_runtime(
+            &tree(Algorithm::Star, 2, 1),
+            &costs,
+            1073,
+            Transport::Posted
+        ),
         Err(PredictError::NotPostable(_))
     ));
 }

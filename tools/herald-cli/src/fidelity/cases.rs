@@ -17,6 +17,10 @@ pub(crate) const PICKS: [(Pick, &str); 3] = [
     (Pick::Slowest, "slowest"),
 ];
 
+/// The index into [`PICKS`] of the dominant regime.
+pub(crate) const DOMINANT: usize = 1;
+const _: () = assert!(matches!(PICKS[DOMINANT].0, Pick::Dominant));
+
 /// One measured case: a candidate of one (ranks, size) in one transport.
 #[derive(Debug)]
 pub(crate) struct Case {

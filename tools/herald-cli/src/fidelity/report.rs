@@ -1,7 +1,7 @@
 //! The report of `herald fidelity`: latency modes, one row per (case, mode), the planner's
 //! regret per (ranks, size, mode); as JSON (docs/cli-json.md) or text tables.
 
-use super::cases::{Case, PICKS};
+use super::cases::{Case, DOMINANT, PICKS};
 use herald::{calibrate::find_modes, Hierarchy, Profile};
 use serde::Serialize;
 
@@ -363,9 +363,6 @@ fn mode_reference(level: &herald::model::LevelProfile) -> Option<herald::model::
         .clone()
         .or_else(|| level.raw_hop_ns.clone())
 }
-
-/// The index into [`PICKS`] of the dominant regime.
-const DOMINANT: usize = 1;
 
 /// The index into [`PICKS`] of the regime whose reference value is nearest a mode's center:
 /// the dominant one without a reference, and among regimes equally near (a reference of one

@@ -536,6 +536,7 @@ pub fn calibrate(
             d.settled = switch.len() >= 10;
             d
         }),
+        combine_ns: Vec::new(),
     })
 }
 

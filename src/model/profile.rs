@@ -20,7 +20,9 @@
 //!
 //! A profile of MPI (`herald-mpi calibrate`) may give a level `"pieces": { "piece_bytes": 4032,
 //! "upto_bytes": 64512, "trials": [ … ] }` ([`MessagePieces`]): how its transport cuts long
-//! messages there; herald's own profiles have none.
+//! messages there, and the profile `"combine_ns": [ { "bytes": 32768, "ns": {…} }, … ]` (what
+//! adding a received vector into a rank's own costs, [`Profile::combine_ns`]); herald's own
+//! profiles have neither.
 //!
 //! Each measured quantity is a [`Distribution`]: median, p10, p90 over the measurement slices,
 //! and its modes (value and share of measuring time). A level where no pair of PUs has its
@@ -560,6 +562,23 @@ pub struct Profile {
     /// Absent from profiles written before herald measured it.
     #[serde(default)]
     pub switch_ns: Option<Distribution>,
+    /// The time to add a received value into a rank's own, at measured sizes (ascending):
+    /// herald-mpi's executors sum vectors of `u64` element-wise, reading two and writing one
+    /// (`herald-mpi calibrate` times it on values that fit a core's L2 cache and on one that
+    /// does not). herald's models charge combining a constant per message; herald-mpi's
+    /// allreduce prediction charges [`Profile::combine_ns`] per message combined. Empty in
+    /// profiles written by `herald calibrate` and before herald-mpi measured it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub combine_ns: Vec<CombinePoint>,
+}
+
+/// One measured size of [`Profile::combine_ns`]: combines of `bytes` bytes took `ns`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CombinePoint {
+    /// The value's size, bytes.
+    pub bytes: u64,
+    /// The time of one combine, ns.
+    pub ns: Distribution,
 }
 
 impl Profile {
@@ -631,6 +650,50 @@ impl Profile {
                 expected: host.to_owned(),
             })
         }
+    }
+
+    /// What combining a message of `bytes` bytes costs, ns, from [`combine_ns`](Self::combine_ns)
+    /// picked by `pick`: linear between the measured sizes and from 0 to the first, at the
+    /// last size's rate per byte beyond it; `None` if nothing was measured.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use herald::{Profile, model::Pick};
+    /// let text = std::fs::read_to_string(concat!(
+    ///     env!("CARGO_MANIFEST_DIR"), "/tests/data/profile-2core.json"))?;
+    /// let mut p = Profile::from_json(&text)?;
+    /// assert_eq!(p.combine_ns(4096, Pick::Dominant), None);
+    /// let at = |bytes: u64, ns: f64| serde_json::from_value(serde_json::json!({ "bytes": bytes,
+    ///     "ns": { "median": ns, "p10": ns, "p90": ns, "samples": 1, "modes": [
+    ///         { "center": ns, "p10": ns, "p90": ns, "share": 1.0, "samples": 1 }],
+    ///     "settled": true } }));
+    /// p.combine_ns = vec![at(1000, 100.0)?, at(3000, 500.0)?];
+    /// assert_eq!(p.combine_ns(500, Pick::Dominant), Some(50.0));
+    /// assert_eq!(p.combine_ns(2000, Pick::Dominant), Some(300.0));
+    /// assert_eq!(p.combine_ns(6000, Pick::Dominant), Some(1000.0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn combine_ns(&self, bytes: u64, pick: Pick) -> Option<f64> {
+        let points: Vec<(f64, f64)> = self
+            .combine_ns
+            .iter()
+            .filter(|p| p.bytes > 0)
+            .map(|p| (p.bytes as f64, p.ns.pick(pick)))
+            .collect();
+        let b = bytes as f64;
+        let (last_b, last_t) = *points.last()?;
+        if b >= last_b {
+            return Some(last_t / last_b * b);
+        }
+        let mut prev = (0.0, 0.0);
+        for &(pb, pt) in &points {
+            if b <= pb {
+                return Some(prev.1 + (pt - prev.1) * (b - prev.0) / (pb - prev.0));
+            }
+            prev = (pb, pt);
+        }
+        Some(last_t / last_b * b)
     }
 
     /// The level named `name`.

@@ -5,7 +5,9 @@
 //! * **combining**: herald's allreduce with combining ([`Algorithm::Allreduce`]), whole vectors;
 //! * **reduce + broadcast**: herald's optimal reduce to rank 0 ([`Algorithm::Reduce`]), then the
 //!   planner's broadcast from rank 0 ([`Cluster::plan`]);
-//! * **ring**: reduce-scatter and allgather in pieces of `bytes / n` ([`RingAllreduce`]).
+//! * **ring**: reduce-scatter and allgather in pieces of `bytes / n` ([`RingAllreduce`]);
+//! * **halving**: reduce-scatter by recursive halving and allgather by recursive doubling
+//!   (Rabenseifner's algorithm, [`HalvingAllreduce`]): the ring's bytes in `2 log₂ n` steps.
 //!
 //! # The prediction
 //!
@@ -13,6 +15,13 @@
 //! ranks meet at, or herald's [`oversubscribed_model`](herald::plan::oversubscribed_model)
 //! when ranks share PUs (its latency charges the wait for a receiver's turn). With a PU per rank
 //! that is the prediction.
+//!
+//! Every message that a rank adds into its value pays the combine of its bytes, as the profile
+//! measured it ([`Profile::combine_ns`](herald::Profile::combine_ns), [`sized`]; LogP's
+//! constant 1 ns where the profile has no measurement). A combining allreduce or a
+//! reduce adds whole values on its path, recursive halving `m/2 + m/4 + … + m/p`, the ring
+//! `(n − 1)/n` of one: without the rate the three looked level at 2 ranks (one exchange of `m`
+//! against two of `m/2`), where halving measured 30–45 % faster from 1 MiB.
 //!
 //! When ranks share PUs, the path leaves out that the ranks' work is done by fewer CPUs than
 //! ranks: LogP lets the 56 messages of a combining allreduce of 8 ranks run 8 at a time, where 2
@@ -27,16 +36,17 @@
 //! is one of `k` processes of its PU, and unless it is the one running, taking the message costs
 //! its PU a switch (the profile's [`switch_ns`](herald::Profile::switch_ns), the one-way handoff
 //! between two processes of one CPU). docs/mpi.md ("Fifteenth session") gives the measurements
-//! this was checked against; the choice among the three did not change for turns from a quarter
-//! to a whole switch.
+//! this was checked against; the choice among the first three did not change for turns from a
+//! quarter to a whole switch.
 
 use crate::cluster::Cluster;
 use crate::error::Error;
 use crate::exec::RingAllreduce;
+use crate::halving::HalvingAllreduce;
 use herald::{
     generate,
     model::{Hier, LevelCost, Pick},
-    Algorithm, CostModel, Model, Profile, Request, Schedule,
+    Algorithm, CostModel, Model, Profile, Ratio, Request, Schedule,
 };
 
 /// herald's allreduces over MPI.
@@ -48,14 +58,17 @@ pub enum AllreduceChoice {
     ReduceBcast,
     /// The ring: reduce-scatter and allgather in pieces of `bytes / n`.
     Ring,
+    /// Recursive halving, then recursive doubling (Rabenseifner's algorithm).
+    Halving,
 }
 
 impl AllreduceChoice {
     /// Every candidate, in the order ties are broken.
-    pub const ALL: [AllreduceChoice; 3] = [
+    pub const ALL: [AllreduceChoice; 4] = [
         AllreduceChoice::Combining,
         AllreduceChoice::ReduceBcast,
         AllreduceChoice::Ring,
+        AllreduceChoice::Halving,
     ];
 }
 
@@ -65,6 +78,7 @@ impl std::fmt::Display for AllreduceChoice {
             AllreduceChoice::Combining => "combining",
             AllreduceChoice::ReduceBcast => "reduce-bcast",
             AllreduceChoice::Ring => "ring",
+            AllreduceChoice::Halving => "halving",
         })
     }
 }
@@ -76,8 +90,9 @@ impl std::str::FromStr for AllreduceChoice {
             "combining" | "allreduce" => Ok(AllreduceChoice::Combining),
             "reduce-bcast" | "reduce" => Ok(AllreduceChoice::ReduceBcast),
             "ring" => Ok(AllreduceChoice::Ring),
+            "halving" | "rabenseifner" => Ok(AllreduceChoice::Halving),
             _ => Err(Error::Usage(format!(
-                "unknown allreduce {s:?} (combining, reduce-bcast, ring)"
+                "unknown allreduce {s:?} (combining, reduce-bcast, ring, halving)"
             ))),
         }
     }
@@ -147,11 +162,11 @@ pub struct AllreduceCandidate {
     pub predicted_ns: f64,
 }
 
-/// The three candidates for one job and payload, with their schedules.
+/// The four candidates for one job and payload, with their schedules.
 #[derive(Debug, Clone)]
 pub struct AllreducePlans {
     /// The candidates, in [`AllreduceChoice::ALL`]'s order.
-    pub candidates: [AllreduceCandidate; 3],
+    pub candidates: [AllreduceCandidate; 4],
     /// How the ranks share PUs, if they do.
     pub shared: Option<SharedCpus>,
     /// The flat model the schedules were made under (what [`crate::CombinePlan`] needs).
@@ -164,6 +179,8 @@ pub struct AllreducePlans {
     pub bcast: Schedule,
     /// The ring.
     pub ring: RingAllreduce,
+    /// Recursive halving and doubling.
+    pub halving: HalvingAllreduce,
 }
 
 impl AllreducePlans {
@@ -174,7 +191,8 @@ impl AllreducePlans {
     pub fn new(cluster: &Cluster, profile: &Profile, bytes: u64) -> Result<AllreducePlans, Error> {
         let n = cluster.rank_pus().len() as u32;
         let model = cluster.model(profile, &herald::model::Assumptions::default())?;
-        let flat = flat_model(&model, n, bytes)?;
+        let cost = |b: u64| profile.combine_ns(b.max(1), Pick::Dominant).unwrap_or(0.0);
+        let flat = flat_model(&model, n, bytes, &cost)?;
         let shared = SharedCpus::of(cluster, profile);
         let make = |a: Algorithm| {
             let s = generate(&Request::broadcast(a, n, 1, 0), &flat).map_err(Error::herald)?;
@@ -185,11 +203,26 @@ impl AllreducePlans {
         let (t_red, reduce) = make(Algorithm::Reduce)?;
         let (bcast, bc, _) = cluster.plan(profile, bytes, 0)?;
         let ring = RingAllreduce::new(n as usize)?;
-        let t_ring = ring.predicted(&flat, bytes)?;
+        let t_ring = ring.predicted(&flat, bytes, &cost)?;
+        let halving = HalvingAllreduce::new(n as usize)?;
+        let t_halving = halving.predicted(&flat, bytes, &cost)?;
+        let halving_groups = halving
+            .messages(bytes)
+            .iter()
+            .map(|g| {
+                let busy = busy_ns(&flat, g.bytes.max(1), &cost)?;
+                let each = if g.combine {
+                    busy.combining()
+                } else {
+                    busy.plain()
+                };
+                Ok((g.count, each))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
         let chunk = bytes.div_ceil(u64::from(n)).max(1);
-        let whole = busy_ns(&flat, bytes.max(1))?;
-        let ring_msg = busy_ns(&flat, chunk)?;
-        let bcast_msg = busy_ns(&flat, bc.block_bytes.max(1))?;
+        let whole = busy_ns(&flat, bytes.max(1), &cost)?;
+        let ring_msg = busy_ns(&flat, chunk, &cost)?;
+        let bcast_msg = busy_ns(&flat, bc.block_bytes.max(1), &cost)?;
         let ring_messages = 2 * u64::from(n) * u64::from(n - 1);
         let parts = [
             (
@@ -216,6 +249,12 @@ impl AllreducePlans {
                     (ring_messages / 2, ring_msg.plain()),
                 ],
             ),
+            (
+                AllreduceChoice::Halving,
+                halving_label(&halving),
+                t_halving,
+                halving_groups,
+            ),
         ];
         let candidates = parts.map(|(choice, label, path_ns, groups)| {
             predict(choice, label, path_ns, &groups, shared)
@@ -228,6 +267,7 @@ impl AllreducePlans {
             reduce,
             bcast,
             ring,
+            halving,
         })
     }
 
@@ -270,6 +310,14 @@ impl AllreducePlans {
     }
 }
 
+/// `halving`, or `halving, fold 2` where ranks fold in pairs first.
+fn halving_label(h: &HalvingAllreduce) -> String {
+    match h.n() - h.participants() {
+        0 => "halving".to_string(),
+        r => format!("halving, fold {r}"),
+    }
+}
+
 /// A message's busy time at its sender and receiver, ns, and its receiver's combine.
 #[derive(Debug, Clone, Copy)]
 struct Busy {
@@ -286,11 +334,8 @@ impl Busy {
     }
 }
 
-fn busy_ns(flat: &Model, bytes: u64) -> Result<Busy, Error> {
-    let m = match flat {
-        Model::LogP(l) => Model::from(l.with_bytes(bytes).map_err(Error::herald)?),
-        m => m.clone(),
-    };
+fn busy_ns(flat: &Model, bytes: u64, combine: &dyn Fn(u64) -> f64) -> Result<Busy, Error> {
+    let m = sized(flat, bytes, combine(bytes))?;
     let base = m.time_base().map_err(Error::herald)?;
     let t = m.timing(base).map_err(Error::herald)?;
     Ok(Busy {
@@ -329,15 +374,39 @@ fn predict(
 }
 
 /// herald's flat model for an allreduce of `bytes` among `n` ranks: the costs of the coarsest
-/// level ranks meet at, with messages of `bytes`.
-fn flat_model(model: &Model, n: u32, bytes: u64) -> Result<Model, Error> {
+/// level ranks meet at, with messages of `bytes` ([`sized`]).
+fn flat_model(
+    model: &Model,
+    n: u32,
+    bytes: u64,
+    combine: &dyn Fn(u64) -> f64,
+) -> Result<Model, Error> {
     let flat = match model {
         Model::Hier(h) => coarsest(h, n)?,
         m => m.clone(),
     };
-    Ok(match flat {
-        Model::LogP(l) => Model::from(l.with_bytes(bytes.max(1)).map_err(Error::herald)?),
-        m => m,
+    sized(&flat, bytes, combine(bytes))
+}
+
+/// A flat LogP `model` for messages of `bytes` (at least 1) whose combine takes `combine_ns`,
+/// in whole ns, at least 1 (LogP's default): herald's models charge combining a constant, an
+/// allreduce adds every byte it receives. Other models are returned as they are.
+///
+/// # Errors
+/// [`Error::Herald`] if the model rejects the size.
+pub fn sized(model: &Model, bytes: u64, combine_ns: f64) -> Result<Model, Error> {
+    Ok(match model {
+        Model::LogP(l) => {
+            let bytes = bytes.max(1);
+            let ns = combine_ns.round();
+            let combine = Ratio::integer(if ns >= 1.0 { ns as u64 } else { 1 });
+            Model::from(
+                l.with_bytes(bytes)
+                    .map_err(Error::herald)?
+                    .with_combine(combine),
+            )
+        }
+        m => m.clone(),
     })
 }
 
@@ -433,6 +502,8 @@ mod tests {
                 assert!((over - x.work_ns / 2.0).abs() < 1e-6 * x.work_ns, "{x:?}");
             }
             assert_eq!(a.candidate(AllreduceChoice::Ring).messages, 2 * n * (n - 1));
+            // 8 ranks halve and double in 3 steps each, every rank sending once per step
+            assert_eq!(a.candidate(AllreduceChoice::Halving).messages, 2 * n * 3);
             assert_eq!(
                 a.candidate(AllreduceChoice::Combining).messages,
                 a.combining.len() as u64
@@ -462,6 +533,68 @@ mod tests {
             .min_by(|a, b| a.path_ns.total_cmp(&b.path_ns))
             .unwrap();
         assert_eq!(p.candidate(p.best()).path_ns, shortest.path_ns);
+    }
+
+    /// `sized` charges the combine it is given, rounded to whole ns and at least LogP's default
+    /// of 1; without a measurement the model is the one before herald measured combines.
+    #[test]
+    fn the_combine_is_charged_as_given() {
+        let (cluster, profile) = job(2, 800.0);
+        assert!(profile.combine_ns.is_empty());
+        let model = cluster
+            .model(&profile, &herald::model::Assumptions::default())
+            .unwrap();
+        let flat = flat_model(&model, 2, 8, &|_| 0.0).unwrap();
+        let Model::LogP(l) = &flat else {
+            panic!("a flat LogP model")
+        };
+        assert_eq!(l.combine(), Ratio::ONE);
+        for (bytes, ns, want) in [
+            (8u64, 0.0, 1u64),
+            (8, 0.4, 1),
+            (1 << 20, 262_143.6, 1 << 18),
+        ] {
+            let Model::LogP(s) = sized(&flat, bytes, ns).unwrap() else {
+                panic!("still LogP")
+            };
+            assert_eq!((s.bytes(), s.combine()), (bytes, Ratio::integer(want)));
+        }
+        assert_eq!(sized(&flat, 0, 5.0).unwrap(), sized(&flat, 1, 5.0).unwrap());
+    }
+
+    /// With combines measured at `c` ns per byte, recursive halving's prediction grows by what
+    /// its path combines: `c` times `m/2 + m/4 + … + m/p` (each rank adds its partner's half of
+    /// its window in every halving step, and nothing in the doubling steps); the combining
+    /// allreduce's by at least `c · m`, since every rank adds at least one whole value before
+    /// it has the sum.
+    #[test]
+    fn measured_combines_lengthen_the_paths_by_the_bytes_they_add() {
+        let rate = 0.5;
+        for n in [2usize, 4, 8] {
+            let (cluster, mut profile) = job(n, 800.0);
+            let bytes = 1u64 << 20;
+            let before = AllreducePlans::new(&cluster, &profile, bytes).unwrap();
+            // one point: linear from 0, the same rate beyond
+            let ns = rate * bytes as f64;
+            let point = serde_json::json!({ "bytes": bytes, "ns": { "median": ns, "p10": ns,
+                "p90": ns, "samples": 10, "modes": [{ "center": ns, "p10": ns, "p90": ns,
+                "share": 1.0, "samples": 10 }], "settled": true } });
+            profile.combine_ns = vec![serde_json::from_value(point).unwrap()];
+            let after = AllreducePlans::new(&cluster, &profile, bytes).unwrap();
+            let path = |p: &AllreducePlans, c| p.candidate(c).path_ns;
+            let added: u64 = (1..=n.trailing_zeros())
+                .map(|s| ((bytes >> s) as f64 * rate).round() as u64 - 1)
+                .sum();
+            let grew =
+                path(&after, AllreduceChoice::Halving) - path(&before, AllreduceChoice::Halving);
+            assert!(
+                (grew - added as f64).abs() < 1e-6,
+                "n = {n}: {grew} against {added}"
+            );
+            let grew = path(&after, AllreduceChoice::Combining)
+                - path(&before, AllreduceChoice::Combining);
+            assert!(grew >= bytes as f64 * rate - 1.0, "n = {n}: {grew}");
+        }
     }
 
     #[test]

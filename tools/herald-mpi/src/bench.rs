@@ -17,8 +17,8 @@
 //!   among the same `N` processes the library's collective runs on: herald's planner's choice
 //!   under the MPI profile (per size and root), against `MPI_Bcast` / `MPI_Allreduce`; for
 //!   allreduce the one predicted fastest of herald's combining allreduce, its reduce followed by
-//!   the planned broadcast, and the ring ([`RingAllreduce`]), as [`crate::allreduce`] predicts
-//!   them (`--allreduce` fixes one).
+//!   the planned broadcast, the ring ([`RingAllreduce`]) and recursive halving
+//!   ([`HalvingAllreduce`]), as [`crate::allreduce`] predicts them (`--allreduce` fixes one).
 //! * `inproc` — herald's in-process collectives ([`herald::Comm`]): `N` threads of rank 0's
 //!   process, pinned to the CPUs of the `N` MPI processes (thread `r` on rank `r`'s CPU), using
 //!   herald's default schedule (its planner's choice when `herald calibrate` has written a
@@ -54,6 +54,7 @@ use crate::allreduce::{AllreduceChoice, AllreducePlans};
 use crate::cluster::Cluster;
 use crate::error::Error;
 use crate::exec::{BroadcastPlan, CombinePlan, CombineScratch, RingAllreduce};
+use crate::halving::HalvingAllreduce;
 use crate::p2p::Channel;
 use crate::world::World;
 use crate::{contribution, payload, sum_of_contributions};
@@ -243,6 +244,8 @@ enum OverMpi {
     ReduceBcast(Box<(CombinePlan, BroadcastPlan)>),
     /// The ring: reduce-scatter, then allgather.
     Ring(RingAllreduce),
+    /// Recursive halving, then recursive doubling.
+    Halving(HalvingAllreduce),
 }
 
 /// One timed round: `k` collectives of `bytes` in a row, timed as `variant` says, on data made
@@ -296,6 +299,9 @@ fn mpi_round(
             }
             (Collective::Allreduce, Some(OverMpi::Ring(ring))) => {
                 ring.run(chan, &mut b.scratch, &mut b.value)?;
+            }
+            (Collective::Allreduce, Some(OverMpi::Halving(h))) => {
+                h.run(chan, &mut b.scratch, &mut b.value)?;
             }
             _ => unreachable!("plans match their collective"),
         }
@@ -462,6 +468,7 @@ fn over_mpi(
                     BroadcastPlan::new(&plans.bcast)?,
                 ))),
                 AllreduceChoice::Ring => OverMpi::Ring(plans.ring),
+                AllreduceChoice::Halving => OverMpi::Halving(plans.halving),
             };
             (what, label)
         }

@@ -58,6 +58,9 @@
 //! the pair (no cache-line baseline exists between processes). `switch_ns`, when two ranks share
 //! one CPU, is the same empty-message ping-pong between those two: what a message costs when its
 //! receiver must first be scheduled. Capacities are not measured over MPI (`null`, with a note).
+//! `combine_ns` is the executors' combine (a received vector of `u64` added to the rank's own)
+//! timed on rank 0 alone, on values of 32 KiB (in a core's L2 cache here) and 1 MiB (not): what
+//! herald-mpi's allreduce prediction charges a message combined ([`crate::allreduce`]).
 //!
 //! # Who does what
 //!
@@ -77,7 +80,8 @@ use herald::{
         QUANTITIES,
     },
     model::{
-        Distribution, LevelProfile, MessagePieces, PieceTrial, TopologySummary, PROFILE_SCHEMA,
+        CombinePoint, Distribution, LevelProfile, MessagePieces, PieceTrial, TopologySummary,
+        PROFILE_SCHEMA,
     },
     Profile,
 };
@@ -829,6 +833,13 @@ pub fn calibrate(
             unsettled.extend(u);
         }
     }
+    // The combine's cost per byte, on rank 0 while the others sleep in the barrier.
+    let combine = if me == 0 {
+        combine_times(clock)
+    } else {
+        Vec::new()
+    };
+    chan.quiet_barrier(nap)?;
     // The switch samples live on rank a: it sends their distribution to rank 0.
     let mut switch_ns = None;
     if let Some((a, _)) = switch {
@@ -857,7 +868,7 @@ pub fn calibrate(
     if me != 0 {
         return Ok(None);
     }
-    let parts = (levels, unsettled, switch_ns);
+    let parts = (levels, unsettled, switch_ns, combine);
     Ok(Some(profile(
         world,
         cluster,
@@ -873,7 +884,12 @@ fn profile(
     cluster: &Cluster,
     opts: &CalibrateOptions,
     (duration, clock, resolution): (Duration, f64, f64),
-    (levels, unsettled, switch_ns): (Vec<LevelProfile>, Vec<String>, Option<Distribution>),
+    (levels, unsettled, switch_ns, combine_ns): (
+        Vec<LevelProfile>,
+        Vec<String>,
+        Option<Distribution>,
+        Vec<CombinePoint>,
+    ),
 ) -> Profile {
     let h = cluster.hierarchy();
     Profile {
@@ -896,7 +912,49 @@ fn profile(
         levels,
         unsettled,
         switch_ns,
+        combine_ns,
     }
+}
+
+/// The sizes [`combine_times`] times: a value whose three vectors fit a core's L2 cache here
+/// and one that does not (the values whose combine decides between allreduces: 256 KiB and
+/// more, several per rank).
+const COMBINE_BYTES: [usize; 2] = [32 << 10, 1 << 20];
+
+/// Timed combines of each size, after one untimed.
+const COMBINE_REPS: usize = 21;
+
+/// The executors' combine ([`crate::exec::fold`]: a received vector of `u64` added to this
+/// rank's into a third), ns per combine, at each of [`COMBINE_BYTES`], over [`COMBINE_REPS`]
+/// combines each.
+fn combine_times(clock: f64) -> Vec<CombinePoint> {
+    COMBINE_BYTES
+        .iter()
+        .map(|&bytes| {
+            let len = bytes / 8;
+            let acc: Vec<u64> = (0..len as u64).collect();
+            let got: Vec<u64> = (0..len as u64)
+                .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .collect();
+            let mut out = vec![0u64; len];
+            let start = Instant::now();
+            let mut samples = Vec::with_capacity(COMBINE_REPS);
+            for rep in 0..=COMBINE_REPS {
+                let t = Instant::now();
+                crate::exec::fold(&mut out, &acc, bytemuck::cast_slice(&got));
+                std::hint::black_box(&mut out);
+                if rep > 0 {
+                    samples.push(((since(t) - clock).max(0.0), start.elapsed().as_secs_f64()));
+                }
+            }
+            let mut ns = distribution(&samples);
+            ns.settled = true;
+            CombinePoint {
+                bytes: bytes as u64,
+                ns,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ pub(crate) struct BenchArgs {
     #[arg(long)]
     algo: Option<String>,
     /// herald over MPI: this allreduce instead of the planner's choice (combining,
-    /// reduce-bcast, ring).
+    /// reduce-bcast, ring, halving).
     #[arg(long, value_name = "ALLREDUCE")]
     allreduce: Option<String>,
     /// The MPI profile to plan with (herald over MPI); default: the library's default profile,

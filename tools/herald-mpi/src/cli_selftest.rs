@@ -22,7 +22,7 @@ use herald_mpi::bench::{bench, BenchOptions, Collective as BenchColl, HeraldSide
 use herald_mpi::calibrate::{calibrate, CalibrateOptions};
 use herald_mpi::{
     contribution, hier, payload, sum_of_contributions, BroadcastPlan, Channel, Cluster,
-    CombinePlan, CombineScratch, Error, RingAllreduce, World,
+    CombinePlan, CombineScratch, Error, HalvingAllreduce, RingAllreduce, World,
 };
 use mpi::collective::CommunicatorCollectives;
 use std::time::Duration;
@@ -142,6 +142,21 @@ fn combining(world: &World, chan: &Channel) -> Result<usize, Failure> {
         if value != sum_of_contributions(n as usize, len, seed) {
             return Err(fail(format!(
                 "ring allreduce, {len} elements: rank {me} has a wrong sum"
+            )));
+        }
+        checked += 1;
+    }
+    // Recursive halving: every rank count the job has (a power of two or not), for values
+    // shorter than the participants and longer.
+    let halving = HalvingAllreduce::new(n as usize)?;
+    for len in [1usize, 3, 100, 10_001] {
+        let seed = len as u64 + 11;
+        let mut value = vec![0u64; len];
+        contribution(&mut value, me, seed);
+        halving.run(chan, &mut scratch, &mut value)?;
+        if value != sum_of_contributions(n as usize, len, seed) {
+            return Err(fail(format!(
+                "halving allreduce, {len} elements: rank {me} has a wrong sum"
             )));
         }
         checked += 1;
@@ -282,6 +297,22 @@ fn calibration(
             !one_way.is_some_and(|v| v.is_finite() && v > 0.0)
                 || level.logp(herald::model::Pick::Dominant).is_err()
         });
+        // The combine's times: two sizes, each positive and finite (1 MiB cannot be added in
+        // no time), the larger value taking longer.
+        let combine: Vec<(u64, f64)> = profile
+            .combine_ns
+            .iter()
+            .map(|p| (p.bytes, p.ns.median))
+            .collect();
+        let sane = combine.len() == 2
+            && combine.iter().all(|&(_, t)| t.is_finite() && t > 0.0)
+            && combine[0].0 < combine[1].0
+            && combine[0].1 < combine[1].1;
+        if !sane {
+            return Err(fail(format!(
+                "calibration: combines (bytes, ns) measured {combine:?}"
+            )));
+        }
         match missing {
             None => return Ok((want.len(), profile)),
             Some(&d) if scale >= 4 => {

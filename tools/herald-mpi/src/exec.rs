@@ -535,7 +535,7 @@ fn run_one_each(
 }
 
 /// `out = acc + got`, element-wise (wrapping): the combine of every combining plan.
-fn fold(out: &mut [u64], acc: &[u64], got: &[u8]) {
+pub(crate) fn fold(out: &mut [u64], acc: &[u64], got: &[u8]) {
     let got: &[u64] = bytemuck::cast_slice(got);
     for ((o, a), g) in out.iter_mut().zip(acc).zip(got) {
         *o = a.wrapping_add(*g);
@@ -547,7 +547,8 @@ fn fold(out: &mut [u64], acc: &[u64], got: &[u8]) {
 pub struct CombineScratch {
     inbox: Vec<Vec<u64>>,
     accs: Vec<Vec<u64>>,
-    ring: Vec<u64>,
+    /// The ring's and the halving allreduce's receive buffer.
+    pub(crate) ring: Vec<u64>,
 }
 
 /// Tag of the ring allreduce's messages.
@@ -610,26 +611,29 @@ impl RingAllreduce {
     }
 
     /// What a flat model predicts for a value of `bytes` bytes: `n − 1` steps of one chunk's
-    /// message with the combine, `n − 1` without (each step a `sendrecv`, the next step's send
-    /// waiting for this one's receive), in the model's time units; the longest chunk's bytes.
+    /// message with the combine (`combine` of its bytes, ns, [`crate::allreduce::sized`]),
+    /// `n − 1` without (each step a `sendrecv`, the next step's send waiting for this one's
+    /// receive), in the model's time units; the longest chunk's bytes.
     ///
     /// # Errors
     /// [`Error::Herald`] on model or time errors; [`Error::Usage`] for a hierarchical model.
-    pub fn predicted(&self, model: &Model, bytes: u64) -> Result<f64, Error> {
+    pub fn predicted(
+        &self,
+        model: &Model,
+        bytes: u64,
+        combine: &dyn Fn(u64) -> f64,
+    ) -> Result<f64, Error> {
         let steps = (self.n - 1) as u64;
         if steps == 0 {
             return Ok(0.0);
         }
         let chunk = bytes.div_ceil(self.n as u64).max(1);
-        let model = match model {
-            Model::LogP(l) => Model::from(l.with_bytes(chunk).map_err(Error::herald)?),
-            Model::Hier(_) => {
-                return Err(Error::Usage(
-                    "the ring is predicted under a flat model (postal, logp)".into(),
-                ))
-            }
-            m => m.clone(),
-        };
+        if let Model::Hier(_) = model {
+            return Err(Error::Usage(
+                "the ring is predicted under a flat model (postal, logp)".into(),
+            ));
+        }
+        let model = crate::allreduce::sized(model, chunk, combine(chunk))?;
         let base = model.time_base().map_err(Error::herald)?;
         let t = model.timing(base).map_err(Error::herald)?;
         let ticks = t
@@ -694,7 +698,7 @@ impl RingAllreduce {
 }
 
 /// `value[a]` to read and `value[b]` to write, two disjoint ranges.
-fn disjoint(
+pub(crate) fn disjoint(
     value: &mut [u64],
     a: std::ops::Range<usize>,
     b: std::ops::Range<usize>,
@@ -713,7 +717,7 @@ fn disjoint(
 ///
 /// # Errors
 /// [`Error::Usage`] if it has another number of ranks.
-fn ranks_match(n: usize, chan: &Channel) -> Result<usize, Error> {
+pub(crate) fn ranks_match(n: usize, chan: &Channel) -> Result<usize, Error> {
     if chan.size() != n {
         return Err(Error::Usage(format!(
             "the schedule is for {n} ranks, the communicator has {}",

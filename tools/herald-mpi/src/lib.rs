@@ -49,6 +49,7 @@ pub mod calibrate;
 mod cluster;
 mod error;
 mod exec;
+mod halving;
 pub mod hier;
 mod p2p;
 mod world;
@@ -59,6 +60,7 @@ pub use exec::{
     block_ranges, BroadcastPlan, CombineOp, CombinePlan, CombineScratch, RankPart, RingAllreduce,
     MAX_BLOCKS,
 };
+pub use halving::{HalvingAllreduce, MessageGroup};
 pub use p2p::{abort_world, Channel, P2pError, P2pErrorKind, Pieces, RecvReq, SendReq};
 pub use world::{library_line, InitOptions, RankPlace, World};
 

@@ -344,6 +344,30 @@ fn busy_ns(flat: &Model, bytes: u64, combine: &dyn Fn(u64) -> f64) -> Result<Bus
     })
 }
 
+/// One message's latency of `bytes` under a flat `model`, with the receiver's combine (`combine`
+/// of the bytes, ns) if there is one, ns.
+pub(crate) fn message_ns(
+    model: &Model,
+    bytes: u64,
+    combine: Option<&dyn Fn(u64) -> f64>,
+) -> Result<f64, Error> {
+    if let Model::Hier(_) = model {
+        return Err(Error::Usage(
+            "the ring and recursive halving are predicted under a flat model (postal, logp)".into(),
+        ));
+    }
+    let combine_ns = combine.map_or(0.0, |c| c(bytes));
+    let model = sized(model, bytes, combine_ns)?;
+    let base = model.time_base().map_err(Error::herald)?;
+    let t = model.timing(base).map_err(Error::herald)?;
+    let ticks = if combine.is_some() {
+        t.combining().latency
+    } else {
+        t.latency
+    };
+    Ok(base.to_f64(ticks))
+}
+
 /// `path + W / C` (see the module docs) for message groups `(count, busy ns per message)`.
 fn predict(
     choice: AllreduceChoice,

@@ -542,6 +542,13 @@ pub(crate) fn fold(out: &mut [u64], acc: &[u64], got: &[u8]) {
     }
 }
 
+/// `value += got`, element-wise (wrapping): the combine of the ring and of recursive halving.
+pub(crate) fn add(value: &mut [u64], got: &[u64]) {
+    for (v, g) in value.iter_mut().zip(got) {
+        *v = v.wrapping_add(*g);
+    }
+}
+
 /// Buffers a [`CombinePlan`] reuses between calls.
 #[derive(Debug, Default)]
 pub struct CombineScratch {
@@ -628,21 +635,9 @@ impl RingAllreduce {
             return Ok(0.0);
         }
         let chunk = bytes.div_ceil(self.n as u64).max(1);
-        if let Model::Hier(_) = model {
-            return Err(Error::Usage(
-                "the ring is predicted under a flat model (postal, logp)".into(),
-            ));
-        }
-        let model = crate::allreduce::sized(model, chunk, combine(chunk))?;
-        let base = model.time_base().map_err(Error::herald)?;
-        let t = model.timing(base).map_err(Error::herald)?;
-        let ticks = t
-            .combining()
-            .latency
-            .checked_add(t.latency)
-            .and_then(|step| step.checked_mul(steps))
-            .ok_or_else(|| Error::Herald("time overflow".into()))?;
-        Ok(base.to_f64(ticks))
+        let step = crate::allreduce::message_ns(model, chunk, Some(combine))?
+            + crate::allreduce::message_ns(model, chunk, None)?;
+        Ok(step * steps as f64)
     }
 
     /// Runs this rank's part: `value` is this rank's contribution; on return every rank's
@@ -677,9 +672,7 @@ impl RingAllreduce {
                 left,
                 RING_TAG,
             )?;
-            for (v, g) in value[inc].iter_mut().zip(got.iter()) {
-                *v = v.wrapping_add(*g);
-            }
+            add(&mut value[inc], got);
         }
         for s in 0..n - 1 {
             let (out, inc) = self.gather_step(me, s);
@@ -727,6 +720,29 @@ pub(crate) fn ranks_match(n: usize, chan: &Channel) -> Result<usize, Error> {
     Ok(chan.rank())
 }
 
+/// `n` ranks' contributions of `len` elements (distinct per rank and element, some of them
+/// overflowing when summed) and their element-wise wrapping sum, for the allreduces' tests.
+#[cfg(test)]
+pub(crate) fn contributions_and_sum(n: usize, len: usize) -> (Vec<Vec<u64>>, Vec<u64>) {
+    let v: Vec<Vec<u64>> = (0..n)
+        .map(|r| {
+            (0..len)
+                .map(|i| {
+                    ((1 + r as u64) << (i % 9)).wrapping_mul(if i % 5 == 4 {
+                        u64::MAX / 3
+                    } else {
+                        1
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let sum = (0..len)
+        .map(|i| (0..n).map(|r| v[r][i]).fold(0u64, u64::wrapping_add))
+        .collect();
+    (v, sum)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -738,12 +754,7 @@ mod tests {
         for n in 1..=9usize {
             let ring = RingAllreduce::new(n).unwrap();
             for len in [0usize, 1, n.saturating_sub(1), n, 3 * n + 2, 100] {
-                let mut v: Vec<Vec<u64>> = (0..n)
-                    .map(|r| (0..len).map(|i| (1 + r as u64) << (i % 7)).collect())
-                    .collect();
-                let want: Vec<u64> = (0..len)
-                    .map(|i| (0..n).map(|r| v[r][i]).fold(0u64, u64::wrapping_add))
-                    .collect();
+                let (mut v, want) = contributions_and_sum(n, len);
                 // One phase in lockstep: every rank sends chunk `step(r, s).0` right; its right
                 // neighbour adds it (reduce-scatter) or stores it (allgather) at `step(r, s).1`.
                 let mut phase = |step: fn(&RingAllreduce, usize, usize) -> (usize, usize),

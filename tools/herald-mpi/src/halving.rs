@@ -24,9 +24,9 @@
 //! ([`HalvingAllreduce::predicted`]).
 
 use crate::error::Error;
-use crate::exec::{disjoint, ranks_match, CombineScratch};
+use crate::exec::{add, disjoint, ranks_match, CombineScratch};
 use crate::p2p::Channel;
-use herald::{CostModel, Model};
+use herald::Model;
 use std::ops::Range;
 
 /// Tag of the halving allreduce's messages. (Unique among herald-mpi's tags: blocks 0 … 31 999,
@@ -191,7 +191,7 @@ impl HalvingAllreduce {
     ) -> Result<f64, Error> {
         self.messages(bytes)
             .iter()
-            .map(|g| message_ns(model, g.bytes, g.combine.then_some(combine)))
+            .map(|g| crate::allreduce::message_ns(model, g.bytes, g.combine.then_some(combine)))
             .sum()
     }
 
@@ -264,37 +264,6 @@ impl HalvingAllreduce {
     }
 }
 
-/// `value += got`, element-wise (wrapping).
-fn add(value: &mut [u64], got: &[u64]) {
-    for (v, g) in value.iter_mut().zip(got) {
-        *v = v.wrapping_add(*g);
-    }
-}
-
-/// One message's latency of `bytes` under a flat `model`, with the receiver's combine (`combine`
-/// of the bytes, ns) if there is one, ns.
-fn message_ns(
-    model: &Model,
-    bytes: u64,
-    combine: Option<&dyn Fn(u64) -> f64>,
-) -> Result<f64, Error> {
-    if let Model::Hier(_) = model {
-        return Err(Error::Usage(
-            "recursive halving is predicted under a flat model (postal, logp)".into(),
-        ));
-    }
-    let combine_ns = combine.map_or(0.0, |c| c(bytes));
-    let model = crate::allreduce::sized(model, bytes, combine_ns)?;
-    let base = model.time_base().map_err(Error::herald)?;
-    let t = model.timing(base).map_err(Error::herald)?;
-    let ticks = if combine.is_some() {
-        t.combining().latency
-    } else {
-        t.latency
-    };
-    Ok(base.to_f64(ticks))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,12 +278,7 @@ mod tests {
             assert!(h.participants().is_power_of_two() && h.participants() <= n);
             assert!(2 * h.participants() > n);
             for len in [0usize, 1, 3, n, 4 * n + 3, 100] {
-                let mut v: Vec<Vec<u64>> = (0..n)
-                    .map(|r| (0..len).map(|i| (1 + r as u64) << (i % 9)).collect())
-                    .collect();
-                let want: Vec<u64> = (0..len)
-                    .map(|i| (0..n).map(|r| v[r][i]).fold(0u64, u64::wrapping_add))
-                    .collect();
+                let (mut v, want) = crate::exec::contributions_and_sum(n, len);
                 let r = n - h.participants();
                 for e in (0..2 * r).step_by(2) {
                     assert_eq!(h.virtual_rank(e), None);

@@ -682,18 +682,14 @@ impl Profile {
             .map(|p| (p.bytes as f64, p.ns.pick(pick)))
             .collect();
         let b = bytes as f64;
-        let (last_b, last_t) = *points.last()?;
-        if b >= last_b {
-            return Some(last_t / last_b * b);
-        }
-        let mut prev = (0.0, 0.0);
-        for &(pb, pt) in &points {
-            if b <= pb {
-                return Some(prev.1 + (pt - prev.1) * (b - prev.0) / (pb - prev.0));
+        match points.iter().position(|&(pb, _)| b < pb) {
+            Some(i) => {
+                let (b0, t0) = if i == 0 { (0.0, 0.0) } else { points[i - 1] };
+                let (b1, t1) = points[i];
+                Some(t0 + (t1 - t0) * (b - b0) / (b1 - b0))
             }
-            prev = (pb, pt);
+            None => points.last().map(|&(lb, lt)| lt / lb * b),
         }
-        Some(last_t / last_b * b)
     }
 
     /// The level named `name`.

@@ -20,8 +20,9 @@
 //! measured it ([`Profile::combine_ns`](herald::Profile::combine_ns), [`sized`]; LogP's
 //! constant 1 ns where the profile has no measurement). A combining allreduce or a
 //! reduce adds whole values on its path, recursive halving `m/2 + m/4 + … + m/p`, the ring
-//! `(n − 1)/n` of one: without the rate the three looked level at 2 ranks (one exchange of `m`
-//! against two of `m/2`), where halving measured 30–45 % faster from 1 MiB.
+//! `(n − 1)/n` of one: without it the candidates looked level at 2 ranks (one exchange of `m`
+//! against two of `m/2`), where halving measured 0.50–0.84 of the library's time from 1 MiB and
+//! combining 0.82–1.08 (docs/mpi.md, "Twenty-fifth session").
 //!
 //! When ranks share PUs, the path leaves out that the ranks' work is done by fewer CPUs than
 //! ranks: LogP lets the 56 messages of a combining allreduce of 8 ranks run 8 at a time, where 2

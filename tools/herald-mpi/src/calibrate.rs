@@ -833,7 +833,7 @@ pub fn calibrate(
             unsettled.extend(u);
         }
     }
-    // The combine's cost per byte, on rank 0 while the others sleep in the barrier.
+    // The combine's times, on rank 0 while the others sleep in the barrier.
     let combine = if me == 0 {
         combine_times(clock)
     } else {

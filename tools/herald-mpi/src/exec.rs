@@ -555,7 +555,7 @@ pub struct CombineScratch {
     inbox: Vec<Vec<u64>>,
     accs: Vec<Vec<u64>>,
     /// The ring's and the halving allreduce's receive buffer.
-    pub(crate) ring: Vec<u64>,
+    pub(crate) chunks: Vec<u64>,
 }
 
 /// Tag of the ring allreduce's messages.
@@ -659,7 +659,7 @@ impl RingAllreduce {
         }
         let len = value.len();
         let (right, left) = ((me + 1) % n, (me + n - 1) % n);
-        let inbox = &mut scratch.ring;
+        let inbox = &mut scratch.chunks;
         inbox.resize(len.div_ceil(n), 0);
         for s in 0..n - 1 {
             let (out, inc) = self.reduce_step(me, s);
@@ -720,27 +720,19 @@ pub(crate) fn ranks_match(n: usize, chan: &Channel) -> Result<usize, Error> {
     Ok(chan.rank())
 }
 
-/// `n` ranks' contributions of `len` elements (distinct per rank and element, some of them
-/// overflowing when summed) and their element-wise wrapping sum, for the allreduces' tests.
+/// `n` ranks' [`contribution`](crate::contribution)s of `len` elements and their sum, for the
+/// allreduces' tests.
 #[cfg(test)]
 pub(crate) fn contributions_and_sum(n: usize, len: usize) -> (Vec<Vec<u64>>, Vec<u64>) {
-    let v: Vec<Vec<u64>> = (0..n)
+    let seed = len as u64;
+    let v = (0..n)
         .map(|r| {
-            (0..len)
-                .map(|i| {
-                    ((1 + r as u64) << (i % 9)).wrapping_mul(if i % 5 == 4 {
-                        u64::MAX / 3
-                    } else {
-                        1
-                    })
-                })
-                .collect()
+            let mut x = vec![0u64; len];
+            crate::contribution(&mut x, r, seed);
+            x
         })
         .collect();
-    let sum = (0..len)
-        .map(|i| (0..n).map(|r| v[r][i]).fold(0u64, u64::wrapping_add))
-        .collect();
-    (v, sum)
+    (v, crate::sum_of_contributions(n, len, seed))
 }
 
 #[cfg(test)]

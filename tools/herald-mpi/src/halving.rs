@@ -219,7 +219,7 @@ impl HalvingAllreduce {
             chan.recv(bytemuck::cast_slice_mut(value), me + 1, HALVING_TAG)?;
             return Ok(());
         };
-        let inbox = &mut scratch.ring;
+        let inbox = &mut scratch.chunks;
         inbox.resize(len, 0);
         let folds = me < 2 * self.folded();
         if folds {

@@ -3,8 +3,9 @@
 //! A contestant is a pair of ends ([`Put`], [`Take`]) that move one 64-byte message carrying a
 //! counter. The loops are generic over the ends, so every contestant runs the same
 //! monomorphized loop: the same counter, the same check of every value received (a message
-//! lost, duplicated or reordered stops the run), the same `spin_loop` while waiting. What
-//! differs is only what the contestant does inside `put` and `take`. Every `put` and `take` is
+//! lost, duplicated or reordered stops the run), the same `spin_loop` while waiting, the same
+//! use of the payload (its words XORed into a register, [`consume`]). What differs is only
+//! what the contestant does inside `put` and `take`. Every `put` and `take` is
 //! `#[inline(always)]`, so each contestant's operations sit in the loop body: with plain
 //! `#[inline]` LLVM inlined the minimal ring's and not herald's (whose `send` carries an error
 //! path), and the stream then compared a call per line against none (docs/runtime.md).
@@ -85,6 +86,19 @@ pub(crate) fn stream<P: Put, T: Take>(team: &mut Team, tx: P, rx: T, k: u64) -> 
         (start, Instant::now())
     });
     k as f64 / (t[1].1 - t[0].0).as_secs_f64()
+}
+
+/// What every contestant's `take` does with the payload words after the counter: XORs them
+/// and hands the result to `black_box`, so every payload byte is read, into a register, and
+/// nothing is stored. A `black_box` of the message itself (or a reference to it) makes the
+/// compiler store the message where the reference can point: herald's `take` passed
+/// `line.payload()` and copied each 56-byte line to the stack twice more, which the minimal
+/// ring's `take` (an XOR of its words) did not; in the far mode that alone put herald's stream at
+/// 0.65–0.72 of the minimal ring's rate instead of 1.0–1.05 (docs/runtime.md, "Every contestant
+/// uses its payload alike").
+#[inline(always)]
+fn consume(words: impl Iterator<Item = u64>) {
+    std::hint::black_box(words.fold(0, |a, w| a ^ w));
 }
 
 /// Spins until `a` holds `v`.
@@ -198,10 +212,7 @@ impl Take for FfTake {
         let slot = &self.ring.slots[(self.head % cap) as usize].0;
         spin_until(&slot[0], self.head + 1);
         let v = slot[1].load(Ordering::Relaxed);
-        let rest = slot[2..]
-            .iter()
-            .fold(0u64, |a, w| a ^ w.load(Ordering::Relaxed));
-        std::hint::black_box(rest);
+        consume(slot[2..].iter().map(|w| w.load(Ordering::Relaxed)));
         self.head += 1;
         if self.head - self.published >= self.batch {
             self.ring.head.store(self.head, Ordering::Release);
@@ -225,7 +236,7 @@ impl Take for Receiver {
     #[inline(always)]
     fn take(&mut self) -> u64 {
         let line = self.recv().expect("the sender is alive");
-        std::hint::black_box(line.payload());
+        consume((1..Line::WORDS).map(|w| line.word(w)));
         line.word(0)
     }
 }
@@ -253,7 +264,8 @@ impl Take for rtrb::Consumer<[u64; 8]> {
     fn take(&mut self) -> u64 {
         loop {
             if let Ok(m) = self.pop() {
-                return std::hint::black_box(m)[0];
+                consume(m[1..].iter().copied());
+                return m[0];
             }
             spin_loop();
         }
@@ -284,7 +296,8 @@ impl Take for Aq {
     fn take(&mut self) -> u64 {
         loop {
             if let Some(m) = self.0.pop() {
-                return std::hint::black_box(m)[0];
+                consume(m[1..].iter().copied());
+                return m[0];
             }
             spin_loop();
         }

@@ -191,9 +191,8 @@ impl AllreducePlans {
     /// [`Error::Herald`] if the profile cannot make a model of the job or a schedule fails.
     pub fn new(cluster: &Cluster, profile: &Profile, bytes: u64) -> Result<AllreducePlans, Error> {
         let n = cluster.rank_pus().len() as u32;
-        let model = cluster.model(profile, &herald::model::Assumptions::default())?;
         let cost = |b: u64| profile.combine_ns(b.max(1), Pick::Dominant).unwrap_or(0.0);
-        let flat = flat_model(&model, n, bytes, &cost)?;
+        let flat = combine_model(cluster, profile, bytes)?;
         let shared = SharedCpus::of(cluster, profile);
         let make = |a: Algorithm| {
             let s = generate(&Request::broadcast(a, n, 1, 0), &flat).map_err(Error::herald)?;
@@ -396,6 +395,22 @@ fn predict(
         work_ns,
         predicted_ns,
     }
+}
+
+/// The model herald generates a reduce or an allreduce of `bytes` under, among `cluster`'s
+/// ranks with `profile`'s costs: the flat model of the coarsest level the ranks meet at ([`Cluster::model`];
+/// herald's oversubscribed model where ranks share PUs), for messages of `bytes` whose combine
+/// takes what the profile measured for that size ([`sized`], [`Profile::combine_ns`]). The
+/// candidates of [`AllreducePlans`] are generated and predicted under it, and so is `herald-mpi
+/// run --algo reduce|allreduce --profile P`.
+///
+/// # Errors
+/// As [`Cluster::model`], and [`Error::Herald`] if the model rejects the size.
+pub fn combine_model(cluster: &Cluster, profile: &Profile, bytes: u64) -> Result<Model, Error> {
+    let n = cluster.rank_pus().len() as u32;
+    let model = cluster.model(profile, &herald::model::Assumptions::default())?;
+    let cost = |b: u64| profile.combine_ns(b.max(1), Pick::Dominant).unwrap_or(0.0);
+    flat_model(&model, n, bytes, &cost)
 }
 
 /// herald's flat model for an allreduce of `bytes` among `n` ranks: the costs of the coarsest

@@ -4,10 +4,11 @@ use crate::output::{print_json, FlatRunJson, HierRunJson, RunJson, TimesNs};
 use crate::Failure;
 use herald::{
     generate,
-    model::{KPort, OnePort},
+    model::{Assumptions, KPort, OnePort},
     runtime::Spread,
     Algorithm, Collective, LogP, Model, Postal, Profile, Ratio, Request, Schedule,
 };
+use herald_mpi::allreduce::{AllreduceChoice, AllreducePlans};
 use herald_mpi::{
     contribution, payload, sum_of_contributions, BroadcastPlan, Cluster, CombinePlan,
     CombineScratch, Error, World,
@@ -19,8 +20,9 @@ use std::time::{Duration, Instant};
 /// A flat cost model from flags (for generating a schedule by name).
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ModelArgs {
-    /// Cost model for --algo: postal, logp, oneport or kport (default: oneport for broadcasts,
-    /// postal λ = 2 for reduce and allreduce; the profile's model with --profile).
+    /// Cost model for --algo: postal, logp, oneport or kport (default: with --profile the job's
+    /// model under the profile, combines priced by their bytes; else oneport for broadcasts,
+    /// postal λ = 2 for reduce and allreduce).
     #[arg(long)]
     model: Option<String>,
     /// Postal latency λ.
@@ -200,14 +202,57 @@ fn choose(world: &World, a: &RunArgs) -> Result<Choice, Error> {
         algo,
         Algorithm::Reduce | Algorithm::Allreduce | Algorithm::AllreducePaper
     );
-    let model = match a.model.model()? {
-        Some(m) => m,
-        None if combining => Model::from(Postal::new(Ratio::integer(2)).map_err(Error::herald)?),
-        None => Model::from(OnePort),
+    let bytes = a.bytes as u64;
+    let job = with_profile.as_ref().filter(|_| a.model.model.is_none());
+    let model = match (a.model.model()?, job) {
+        (Some(m), _) => m,
+        (None, Some((profile, cluster))) if combining => {
+            herald_mpi::allreduce::combine_model(cluster, profile, bytes)?
+        }
+        (None, Some((profile, cluster))) => herald::plan::block_model(
+            &cluster.model(profile, &Assumptions::default())?,
+            bytes,
+            a.blocks,
+        )
+        .map_err(Error::herald)?,
+        (None, None) if combining => {
+            Model::from(Postal::new(Ratio::integer(2)).map_err(Error::herald)?)
+        }
+        (None, None) => Model::from(OnePort),
     };
     let s =
         generate(&Request::broadcast(algo, n, a.blocks, a.root), &model).map_err(Error::herald)?;
-    Ok((s, model, algo.to_string(), None, with_profile))
+    let predicted = match job {
+        Some((profile, cluster)) => predicted_ns(&s, &model, algo, (profile, cluster), bytes)?,
+        None => None,
+    };
+    Ok((s, model, algo.to_string(), predicted, with_profile))
+}
+
+/// The predicted time (ns) of a named schedule generated under the profile's model: its
+/// simulated makespan, as `--algo auto` predicts its pick; for the allreduce with combining,
+/// the prediction the bench's choice among allreduces makes ([`AllreducePlans`], which adds the
+/// work of ranks sharing CPUs); none for a reduce of ranks sharing CPUs, which nothing predicts.
+fn predicted_ns(
+    s: &Schedule,
+    model: &Model,
+    algo: Algorithm,
+    (profile, cluster): (&Profile, &Cluster),
+    bytes: u64,
+) -> Result<Option<f64>, Error> {
+    let shared = cluster.oversubscribed();
+    Ok(match algo {
+        Algorithm::Allreduce => Some(
+            AllreducePlans::new(cluster, profile, bytes)?
+                .candidate(AllreduceChoice::Combining)
+                .predicted_ns,
+        ),
+        Algorithm::Reduce | Algorithm::AllreducePaper if shared => None,
+        _ => {
+            let r = herald::check(s, model).map_err(Error::herald)?;
+            Some(r.base().to_f64(r.makespan()))
+        }
+    })
 }
 
 /// Runs `herald-mpi run`.

@@ -279,6 +279,56 @@ fn calibration_writes_a_profile_herald_and_run_read() {
             l.name
         );
     }
+    // A schedule named with `--algo` is generated and predicted under the profile's model, its
+    // messages of the payload's size and its combines at the profile's measured cost: a 2-rank
+    // broadcast of 1 MiB is predicted later than one of 8 B by at least the level's G for every
+    // further byte, and an allreduce of 1 MiB (each rank receives the other's value and adds
+    // it) later than the broadcast by at least the combine of 1 MiB.
+    let named = |algo: &str, bytes: &str| {
+        let out = mpirun(
+            2,
+            &[
+                "run",
+                "--algo",
+                algo,
+                "--profile",
+                p,
+                "--bytes",
+                bytes,
+                "--iters",
+                "3",
+                "--verify",
+                "--json",
+            ],
+            Duration::from_secs(120),
+        );
+        assert_eq!(out.code, Some(0), "{out:?}");
+        let v: serde_json::Value =
+            serde_json::from_str(out.stdout.trim()).expect("one JSON object");
+        v["predicted_ns"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{algo} of {bytes} B: no prediction: {v}"))
+    };
+    let (small, big) = (named("binomial", "8"), named("binomial", "1048576"));
+    let levels: Vec<_> = profile.measured_levels().collect();
+    assert_eq!(levels.len(), 1, "two ranks meet at one level: {measured:?}");
+    let big_g = levels[0]
+        .logp(herald::model::Pick::Dominant)
+        .expect("LogGP")
+        .big_g()
+        .to_f64();
+    assert!(
+        big - small >= (1_048_576.0 - 8.0) * big_g * (1.0 - 1e-9) && big > small,
+        "1 MiB predicted {big} ns, 8 B {small} ns, G = {big_g} ns/B"
+    );
+    let combine = profile
+        .combine_ns(1 << 20, herald::model::Pick::Dominant)
+        .expect("calibrate measures the combine");
+    let allreduce = named("allreduce", "1048576");
+    assert!(
+        allreduce >= big + combine - 1.0,
+        "allreduce {allreduce} ns, broadcast {big} ns, combine {combine} ns"
+    );
     // `run --profile` plans with it: flat (the planner's choice among 3 processes) …
     let flat = mpirun(
         3,

@@ -191,7 +191,7 @@ impl AllreducePlans {
     /// [`Error::Herald`] if the profile cannot make a model of the job or a schedule fails.
     pub fn new(cluster: &Cluster, profile: &Profile, bytes: u64) -> Result<AllreducePlans, Error> {
         let n = cluster.rank_pus().len() as u32;
-        let cost = |b: u64| profile.combine_ns(b.max(1), Pick::Dominant).unwrap_or(0.0);
+        let cost = |b: u64| combine_cost(profile, b);
         let flat = combine_model(cluster, profile, bytes)?;
         let shared = SharedCpus::of(cluster, profile);
         let make = |a: Algorithm| {
@@ -398,34 +398,36 @@ fn predict(
 }
 
 /// The model herald generates a reduce or an allreduce of `bytes` under, among `cluster`'s
-/// ranks with `profile`'s costs: the flat model of the coarsest level the ranks meet at ([`Cluster::model`];
-/// herald's oversubscribed model where ranks share PUs), for messages of `bytes` whose combine
-/// takes what the profile measured for that size ([`sized`], [`Profile::combine_ns`]). The
-/// candidates of [`AllreducePlans`] are generated and predicted under it, and so is `herald-mpi
-/// run --algo reduce|allreduce --profile P`.
+/// ranks with `profile`'s costs: the flat model of the coarsest level the ranks meet at
+/// ([`Cluster::model`]; herald's oversubscribed model where ranks share PUs), for messages of
+/// `bytes` whose combine takes what the profile measured for that size ([`sized`],
+/// [`Profile::combine_ns`]). The candidates of [`AllreducePlans`] are generated and predicted
+/// under it, and so is `herald-mpi run --algo reduce|allreduce --profile P`.
 ///
 /// # Errors
 /// As [`Cluster::model`], and [`Error::Herald`] if the model rejects the size.
 pub fn combine_model(cluster: &Cluster, profile: &Profile, bytes: u64) -> Result<Model, Error> {
     let n = cluster.rank_pus().len() as u32;
     let model = cluster.model(profile, &herald::model::Assumptions::default())?;
-    let cost = |b: u64| profile.combine_ns(b.max(1), Pick::Dominant).unwrap_or(0.0);
-    flat_model(&model, n, bytes, &cost)
+    flat_model(&model, n, bytes, combine_cost(profile, bytes))
+}
+
+/// The combine of `bytes` (at least 1) as `profile` measured it, ns; 0 where it has no
+/// measurement (then [`sized`] keeps LogP's constant).
+fn combine_cost(profile: &Profile, bytes: u64) -> f64 {
+    profile
+        .combine_ns(bytes.max(1), Pick::Dominant)
+        .unwrap_or(0.0)
 }
 
 /// herald's flat model for an allreduce of `bytes` among `n` ranks: the costs of the coarsest
-/// level ranks meet at, with messages of `bytes` ([`sized`]).
-fn flat_model(
-    model: &Model,
-    n: u32,
-    bytes: u64,
-    combine: &dyn Fn(u64) -> f64,
-) -> Result<Model, Error> {
+/// level ranks meet at, with messages of `bytes` whose combine takes `combine_ns` ([`sized`]).
+fn flat_model(model: &Model, n: u32, bytes: u64, combine_ns: f64) -> Result<Model, Error> {
     let flat = match model {
         Model::Hier(h) => coarsest(h, n)?,
         m => m.clone(),
     };
-    sized(&flat, bytes, combine(bytes))
+    sized(&flat, bytes, combine_ns)
 }
 
 /// A flat LogP `model` for messages of `bytes` (at least 1) whose combine takes `combine_ns`,
@@ -584,7 +586,7 @@ mod tests {
         let model = cluster
             .model(&profile, &herald::model::Assumptions::default())
             .unwrap();
-        let flat = flat_model(&model, 2, 8, &|_| 0.0).unwrap();
+        let flat = flat_model(&model, 2, 8, 0.0).unwrap();
         let Model::LogP(l) = &flat else {
             panic!("a flat LogP model")
         };

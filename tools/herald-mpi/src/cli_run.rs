@@ -203,8 +203,9 @@ fn choose(world: &World, a: &RunArgs) -> Result<Choice, Error> {
         Algorithm::Reduce | Algorithm::Allreduce | Algorithm::AllreducePaper
     );
     let bytes = a.bytes as u64;
-    let job = with_profile.as_ref().filter(|_| a.model.model.is_none());
-    let model = match (a.model.model()?, job) {
+    let flags = a.model.model()?;
+    let job = with_profile.as_ref().filter(|_| flags.is_none());
+    let model = match (flags, job) {
         (Some(m), _) => m,
         (None, Some((profile, cluster))) if combining => {
             herald_mpi::allreduce::combine_model(cluster, profile, bytes)?

@@ -230,9 +230,7 @@ impl BroadcastPlan {
         for req in extra {
             req.wait()?;
         }
-        for req in sends.drain(..) {
-            req.wait()?;
-        }
+        SendReq::wait_all(sends.drain(..))?;
         Ok(())
     }
 }
@@ -253,16 +251,7 @@ impl BroadcastPlan {
         match part.sends.as_slice() {
             [] => {}
             &[(to, _)] => chan.send(buf, to, 0)?,
-            many => {
-                let buf = &*buf;
-                let mut sends: Small<SendReq<'_>> = SmallVec::with_capacity(many.len());
-                for &(to, _) in many {
-                    sends.push(chan.isend(buf, to, 0)?);
-                }
-                for req in sends.drain(..) {
-                    req.wait()?;
-                }
-            }
+            many => chan.send_each(buf, many.iter().map(|&(to, _)| to), 0)?,
         }
         Ok(true)
     }
@@ -482,9 +471,7 @@ impl CombinePlan {
                     }
                 }
             }
-            for req in inflight.drain(..) {
-                req.wait()?;
-            }
+            SendReq::wait_all(inflight.drain(..))?;
             last
         };
         if let Some(i) = last {

@@ -1076,8 +1076,14 @@ fn wait_all(reqs: &mut [(RawReq<'_>, usize)]) -> Result<(), P2pError> {
             }
         };
         let waiting = || {
-            let peers: Vec<String> = reqs.iter().map(|(r, _)| r.peer.to_string()).collect();
-            format!("messages to ranks {}", peers.join(", "))
+            // a message cut into pieces is one message to its rank
+            let mut peers: Vec<u32> = reqs.iter().map(|(r, _)| r.peer).collect();
+            peers.dedup();
+            let peers: Vec<String> = peers.iter().map(u32::to_string).collect();
+            match peers.as_slice() {
+                [one] => format!("a message to rank {one}"),
+                many => format!("messages to ranks {}", many.join(", ")),
+            }
         };
         poll_until(
             chan,

@@ -403,6 +403,17 @@ impl Channel {
         self.size
     }
 
+    /// Between polls past the spin phase: yields the CPU where processes outnumber the host's
+    /// CPUs, else spins.
+    #[inline]
+    fn idle(&self) {
+        if self.yields {
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+
     /// How long a request may make no progress before it fails.
     pub fn timeout(&self) -> Duration {
         self.timeout
@@ -869,12 +880,8 @@ impl<'c> RawReq<'c> {
     /// The rest of [`wait`](Self::wait): polls until the request completes or fails.
     #[inline(never)]
     fn wait_polling(&mut self) -> Result<usize, P2pError> {
-        let r = if self.chan.yields {
-            self.poll_count(std::thread::yield_now)
-        } else {
-            self.poll_count(std::hint::spin_loop)
-        };
-        r.map_err(|e| self.failed(e))
+        let chan = self.chan;
+        self.poll_count(|| chan.idle()).map_err(|e| self.failed(e))
     }
 
     /// Records that a wait on the channel failed with `e` (the first failure is kept: later
@@ -1039,7 +1046,7 @@ fn wait_sends(sent: &mut Pending<'_>) -> Result<(), P2pError> {
     }
 }
 
-/// [`wait_sends`] of two or more requests (sends or barriers: no counts to check).
+/// [`wait_sends`] of two or more sends.
 #[inline(never)]
 fn wait_all(reqs: &mut [(RawReq<'_>, usize)]) -> Result<(), P2pError> {
     let chan = reqs[0].0.chan;
@@ -1068,27 +1075,22 @@ fn wait_all(reqs: &mut [(RawReq<'_>, usize)]) -> Result<(), P2pError> {
     let out = if testall(&mut handles, &mut rc) {
         Ok(())
     } else {
-        let idle = || {
-            if chan.yields {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
-        };
         let waiting = || {
             // a message cut into pieces is one message to its rank
             let mut peers: Vec<u32> = reqs.iter().map(|(r, _)| r.peer).collect();
             peers.dedup();
-            let peers: Vec<String> = peers.iter().map(u32::to_string).collect();
             match peers.as_slice() {
-                [one] => format!("a message to rank {one}"),
-                many => format!("messages to ranks {}", many.join(", ")),
+                &[one] => describe(Kind::Send, one),
+                many => {
+                    let many: Vec<String> = many.iter().map(u32::to_string).collect();
+                    format!("messages to ranks {}", many.join(", "))
+                }
             }
         };
         poll_until(
             chan,
             || Ok(testall(&mut handles, &mut rc).then_some(())),
-            idle,
+            || chan.idle(),
             waiting,
         )
     };
@@ -1136,11 +1138,11 @@ impl SendReq<'_> {
     /// # Errors
     /// [`P2pErrorKind::Timeout`] after the channel's timeout, [`P2pErrorKind::Mpi`].
     pub fn wait(mut self) -> Result<(), P2pError> {
-        self.raw.wait()?;
-        for r in &mut self.more {
-            r.wait()?;
+        if self.more.is_empty() {
+            return self.raw.wait().map(|_| ());
         }
-        Ok(())
+        // a message in pieces: all of them together, as `wait_all`
+        SendReq::wait_all(std::iter::once(self))
     }
 
     /// Waits until every send of `reqs` has completed: together, with one `MPI_Testall` per

@@ -23,6 +23,9 @@ RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loo
   cargo test --release --test loom_channel
 RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
   cargo test --release --lib loom_
+# loom: herald-mpi's posted broadcasts in a shared window (the protocol, on loom's atomics).
+RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
+  cargo test --release -p herald-mpi --lib loom_
 # Miri on the channel and the runtime's failure paths, where a nightly toolchain with Miri is
 # installed (`rustup component add --toolchain nightly miri`).
 if [ -n "${HERALD_SKIP_MIRI:-}" ]; then

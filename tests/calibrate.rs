@@ -363,6 +363,7 @@ fn profile(host: &str) -> Profile {
         unsettled: Vec::new(),
         switch_ns: dist(1500.0),
         combine_ns: Vec::new(),
+        posted: Vec::new(),
     }
 }
 

@@ -537,6 +537,7 @@ pub fn calibrate(
             d
         }),
         combine_ns: Vec::new(),
+        posted: Vec::new(),
     })
 }
 

@@ -570,6 +570,30 @@ pub struct Profile {
     /// profiles written by `herald calibrate` and before herald-mpi measured it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub combine_ns: Vec<CombinePoint>,
+    /// herald-mpi's broadcasts posted in a shared window against its planner's tree over MPI
+    /// point-to-point, among the calibration's ranks when they share one node, at measured
+    /// sizes (ascending): what [`Profile::posted_wins`] decides by. Empty in profiles written
+    /// by `herald calibrate`, by a calibration whose ranks span nodes, and before herald-mpi
+    /// measured it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub posted: Vec<PostedPoint>,
+}
+
+/// One measured size of [`Profile::posted`]: a broadcast of `bytes` bytes among `ranks` ranks
+/// of one node, posted in a shared window and sent along the planner's tree, each timed
+/// alone after a barrier (the slowest rank), alternating.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PostedPoint {
+    /// The ranks (every one of them on one node).
+    pub ranks: u32,
+    /// The payload, bytes.
+    pub bytes: u64,
+    /// Posted in the shared window, ns.
+    pub posted_ns: Distribution,
+    /// Along the planner's tree over MPI point-to-point, ns.
+    pub tree_ns: Distribution,
+    /// The tree, in words.
+    pub tree: String,
 }
 
 /// One measured size of [`Profile::combine_ns`]: combines of `bytes` bytes took `ns`.
@@ -690,6 +714,67 @@ impl Profile {
             }
             None => points.last().map(|&(lb, lt)| lt / lb * b),
         }
+    }
+
+    /// Whether a broadcast of `bytes` bytes among `ranks` ranks of one node is faster posted in
+    /// a shared window than along the planner's tree, by [`Profile::posted`]'s medians at
+    /// `ranks` ranks (each interpolated linearly in the size between the measured sizes, the
+    /// smallest measured size's time below it, the largest's scaled by size above it); `None`
+    /// where nothing was measured at `ranks` ranks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use herald::Profile;
+    /// let text = std::fs::read_to_string(concat!(
+    ///     env!("CARGO_MANIFEST_DIR"), "/tests/data/profile-2core.json"))?;
+    /// let mut p = Profile::from_json(&text)?;
+    /// assert_eq!(p.posted_wins(4, 8), None);
+    /// let ns = |v: f64| serde_json::json!({ "median": v, "p10": v, "p90": v, "samples": 1,
+    ///     "modes": [{ "center": v, "p10": v, "p90": v, "share": 1.0, "samples": 1 }],
+    ///     "settled": true });
+    /// let at = |bytes: u64, posted: f64, tree: f64| serde_json::from_value(serde_json::json!({
+    ///     "ranks": 4, "bytes": bytes, "posted_ns": ns(posted), "tree_ns": ns(tree),
+    ///     "tree": "binomial" }));
+    /// p.posted = vec![at(8, 200.0, 900.0)?, at(4096, 2000.0, 9000.0)?, at(32768, 16000.0, 15000.0)?];
+    /// assert_eq!(p.posted_wins(4, 1), Some(true));
+    /// assert_eq!(p.posted_wins(4, 8192), Some(true)); // 4000 against 9857 ns
+    /// assert_eq!(p.posted_wins(4, 30000), Some(false)); // 14648 against 14421 ns
+    /// assert_eq!(p.posted_wins(4, 1 << 20), Some(false));
+    /// assert_eq!(p.posted_wins(2, 8), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn posted_wins(&self, ranks: u32, bytes: u64) -> Option<bool> {
+        self.posted_ns(ranks, bytes)
+            .map(|(posted, tree)| posted <= tree)
+    }
+
+    /// The times [`Profile::posted_wins`] compares, ns: `(posted, tree)` for a broadcast of
+    /// `bytes` bytes among `ranks` ranks; `None` where nothing was measured at `ranks` ranks.
+    #[must_use]
+    pub fn posted_ns(&self, ranks: u32, bytes: u64) -> Option<(f64, f64)> {
+        let points: Vec<(f64, f64, f64)> = self
+            .posted
+            .iter()
+            .filter(|p| p.ranks == ranks)
+            .map(|p| (p.bytes as f64, p.posted_ns.median, p.tree_ns.median))
+            .collect();
+        let b = bytes as f64;
+        Some(match points.iter().position(|&(pb, _, _)| b < pb) {
+            None => {
+                let &(lb, lp, lt) = points.last()?;
+                let scale = if lb > 0.0 { b / lb } else { 1.0 };
+                (lp * scale, lt * scale)
+            }
+            Some(0) => (points[0].1, points[0].2),
+            Some(i) => {
+                let (b0, p0, t0) = points[i - 1];
+                let (b1, p1, t1) = points[i];
+                let f = (b - b0) / (b1 - b0);
+                (p0 + (p1 - p0) * f, t0 + (t1 - t0) * f)
+            }
+        })
     }
 
     /// The level named `name`.

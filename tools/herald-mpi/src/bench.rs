@@ -56,6 +56,7 @@ use crate::error::Error;
 use crate::exec::{BroadcastPlan, CombinePlan, CombineScratch, RingAllreduce};
 use crate::halving::HalvingAllreduce;
 use crate::p2p::Channel;
+use crate::post::{Post, PostShape};
 use crate::world::World;
 use crate::{contribution, payload, sum_of_contributions};
 use herald::{generate, runtime::Spread, Algorithm, Comm, CommRank, Profile, Request, Team};
@@ -143,6 +144,23 @@ pub struct BenchOptions {
     /// herald over MPI: a fixed allreduce instead of the planner's choice (`None`: the
     /// combining allreduce when `algo` is given, else the planner's pick).
     pub allreduce: Option<AllreduceChoice>,
+    /// herald over MPI: when broadcasts are posted in a shared window ([`Post`]) instead of
+    /// sent along the planner's tree.
+    pub post: PostChoice,
+}
+
+/// When herald over MPI posts a broadcast in a shared window ([`Post`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PostChoice {
+    /// Where the profile says posting is faster at this size and rank count
+    /// ([`Profile::posted_wins`](herald::Profile::posted_wins), measured by `herald-mpi
+    /// calibrate`): every rank on one node. With `algo` set, never.
+    #[default]
+    Auto,
+    /// Always, with slots of this shape (every rank must be on one node).
+    Always(PostShape),
+    /// Never: the planner's trees only.
+    Never,
 }
 
 impl BenchOptions {
@@ -239,6 +257,8 @@ struct Buffers {
 /// What herald runs over MPI for one (collective, size).
 enum OverMpi {
     Bcast([BroadcastPlan; 2]),
+    /// Posted in the shared window (the bench's [`Post`]).
+    Posted,
     Allreduce(CombinePlan),
     /// A reduce to rank 0, then a broadcast from rank 0.
     ReduceBcast(Box<(CombinePlan, BroadcastPlan)>),
@@ -265,6 +285,7 @@ fn mpi_round(
     chan: &Channel,
     round: Round,
     herald: Option<&OverMpi>,
+    post: Option<&Post>,
     b: &mut Buffers,
 ) -> Result<f64, Error> {
     let Round {
@@ -284,6 +305,10 @@ fn mpi_round(
             }
             (Collective::Bcast, Some(OverMpi::Bcast(plans))) => {
                 plans[usize::from(root_of(i) != 0)].run(chan, &mut b.bytes)?;
+            }
+            (Collective::Bcast, Some(OverMpi::Posted)) => {
+                post.ok_or_else(|| Error::Usage("no shared window".into()))?
+                    .broadcast(chan, &mut b.bytes, root_of(i))?;
             }
             (Collective::Allreduce, None) => {
                 comm.all_reduce_into(&b.value[..], &mut b.result[..], SystemOperation::sum());
@@ -416,6 +441,17 @@ fn allreduce_expected(len: usize, k: usize, n: usize, seed: u64) -> Vec<u64> {
     sum.iter().map(|s| s.wrapping_mul(factor)).collect()
 }
 
+/// Whether herald over MPI posts a broadcast of `bytes` among `n` ranks (see [`PostChoice`]).
+fn posts(opts: &BenchOptions, profile: &Profile, n: u32, bytes: usize) -> bool {
+    match opts.post {
+        PostChoice::Always(_) => true,
+        PostChoice::Never => false,
+        PostChoice::Auto => {
+            opts.algo.is_none() && profile.posted_wins(n, bytes as u64) == Some(true)
+        }
+    }
+}
+
 /// herald over MPI for one (collective, size): plans and their label (collective: each rank
 /// computes them and checks that all agree).
 fn over_mpi(
@@ -428,6 +464,16 @@ fn over_mpi(
 ) -> Result<(OverMpi, String), Error> {
     let n = world.size() as u32;
     let (what, label) = match coll {
+        Collective::Bcast if posts(opts, profile, n, bytes) => (
+            OverMpi::Posted,
+            match opts.post {
+                PostChoice::Always(p) => format!(
+                    "posted in a shared window ({} slots of {} B)",
+                    p.slots, p.slot_bytes
+                ),
+                _ => "posted in a shared window (the profile's choice)".to_owned(),
+            },
+        ),
         Collective::Bcast => {
             let model = cluster.model(profile, &herald::model::Assumptions::default())?;
             let mut plans = Vec::new();
@@ -661,6 +707,25 @@ pub fn bench(
     if let (HeraldSide::Mpi, Some(p)) = (opts.herald, profile) {
         cluster.apply_pieces(chan, p);
     }
+    // The shared window, where some broadcast will be posted (collective: every rank
+    // decides alike from the same options and profile).
+    let wanted = opts.collectives.contains(&Collective::Bcast)
+        && opts.sizes.iter().any(|&b| {
+            profile.is_some_and(|p| posts(opts, p, n as u32, b))
+                || matches!(opts.post, PostChoice::Always(_))
+        });
+    let post = match (opts.herald, opts.post) {
+        (HeraldSide::Inproc, PostChoice::Always(_)) => {
+            return Err(Error::Usage(
+                "posting in a shared window applies to herald over MPI".into(),
+            ))
+        }
+        (HeraldSide::Mpi, PostChoice::Always(shape)) if wanted => Some(Post::new(chan, shape)?),
+        (HeraldSide::Mpi, PostChoice::Auto) if wanted => {
+            Some(Post::new(chan, PostShape::default())?)
+        }
+        _ => None,
+    };
     // the communicator outlives the endpoints `inproc` keeps
     let mut comm_store = None;
     let mut inproc = None;
@@ -726,7 +791,7 @@ pub fn bench(
                         t
                     } else {
                         let over = if herald { plans.as_ref() } else { None };
-                        let t = mpi_round(world, chan, round, over, &mut b)?;
+                        let t = mpi_round(world, chan, round, over, post.as_ref(), &mut b)?;
                         if let Err(e) = check(&b, round, n) {
                             let who = if herald { "herald over MPI" } else { "MPI" };
                             return Err(Error::Verify(format!("{who}, rank {me}: {e}")));

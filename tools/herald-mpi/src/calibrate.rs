@@ -105,6 +105,10 @@ pub struct CalibrateOptions {
     /// Whether to measure, per level, whether cutting messages into pieces beats sending them
     /// whole (see the module docs); without it no level has pieces.
     pub pieces: bool,
+    /// Whether to measure broadcasts posted in a shared window against the planner's trees
+    /// ([`Profile::posted`]) where every rank is on one node; without it herald-mpi never
+    /// posts.
+    pub posted: bool,
 }
 
 impl CalibrateOptions {
@@ -119,6 +123,7 @@ impl CalibrateOptions {
             },
             large: vec![256, 1024],
             pieces: true,
+            posted: true,
         }
     }
 
@@ -132,6 +137,7 @@ impl CalibrateOptions {
             },
             large: vec![256, 1024, 4096],
             pieces: true,
+            posted: true,
         }
     }
 
@@ -865,17 +871,101 @@ pub fn calibrate(
             None
         };
     }
-    if me != 0 {
-        return Ok(None);
+    let mut made = (me == 0).then(|| {
+        let parts = (levels, unsettled, switch_ns, combine);
+        profile(world, cluster, opts, (duration, clock, resolution), parts)
+    });
+    if opts.posted && cluster.hosts().len() == 1 {
+        // Every rank plans the trees with rank 0's profile.
+        let mut text = made
+            .as_ref()
+            .map_or_else(Vec::new, |p| p.to_json().into_bytes());
+        let mut len = text.len() as u64;
+        world.comm().process_at_rank(0).broadcast_into(&mut len);
+        text.resize(usize::try_from(len).unwrap_or(0), 0);
+        world
+            .comm()
+            .process_at_rank(0)
+            .broadcast_into(&mut text[..]);
+        let text = String::from_utf8(text).map_err(Error::herald)?;
+        let shared = Profile::from_json(&text).map_err(Error::herald)?;
+        let points = measure_posted(world, chan, cluster, &shared, opts, clock)?;
+        if let Some(p) = made.as_mut() {
+            p.posted = points;
+        }
     }
-    let parts = (levels, unsettled, switch_ns, combine);
-    Ok(Some(profile(
-        world,
-        cluster,
-        opts,
-        (duration, clock, resolution),
-        parts,
-    )))
+    Ok(made)
+}
+
+/// The sizes [`measure_posted`] compares a posted broadcast and the planner's tree at.
+pub const POSTED_BYTES: [usize; 8] = [8, 64, 512, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20];
+
+/// Broadcasts from rank 0 posted in a shared window ([`Post`](crate::Post), default shape)
+/// and along the planner's tree under `profile` (its pieces applied), at each of
+/// [`POSTED_BYTES`]: alternating, each timed alone after an `MPI_Barrier`; per broadcast the
+/// slowest rank's time, as the bench's `barrier` loop times them. Every rank takes part; the
+/// points are the same on every rank.
+fn measure_posted(
+    world: &World,
+    chan: &Channel,
+    cluster: &Cluster,
+    profile: &Profile,
+    opts: &CalibrateOptions,
+    clock: f64,
+) -> Result<Vec<herald::model::PostedPoint>, Error> {
+    let reps = if opts.probe.mode == "quick" { 21 } else { 61 };
+    let me = world.rank();
+    let post = crate::Post::new(chan, crate::post::PostShape::default())?;
+    cluster.apply_pieces(chan, profile);
+    let mut points = Vec::new();
+    let mut buf = vec![0u8; POSTED_BYTES[POSTED_BYTES.len() - 1]];
+    for (k, &bytes) in POSTED_BYTES.iter().enumerate() {
+        let (s, c, _) = cluster.plan(profile, bytes as u64, 0)?;
+        let plan = crate::BroadcastPlan::new(&s)?;
+        let buf = &mut buf[..bytes];
+        // [posted, tree] per repetition, this rank's ns; one untimed repetition first
+        let mut times = vec![0f64; 2 * reps];
+        for rep in 0..=reps {
+            for side in [rep % 2, 1 - rep % 2] {
+                if me == 0 {
+                    crate::payload(buf, (k * 1000 + rep) as u64);
+                }
+                world.barrier();
+                let t = Instant::now();
+                if side == 0 {
+                    post.broadcast(chan, buf, 0)?;
+                } else {
+                    plan.run(chan, buf)?;
+                }
+                let ns = (since(t) - clock).max(0.0);
+                if rep > 0 {
+                    times[2 * (rep - 1) + side] = ns;
+                }
+            }
+        }
+        let mut slowest = vec![0f64; 2 * reps];
+        world.comm().all_reduce_into(
+            &times[..],
+            &mut slowest[..],
+            mpi::collective::SystemOperation::max(),
+        );
+        let side = |s: usize| {
+            let samples: Vec<(f64, f64)> =
+                (0..reps).map(|r| (slowest[2 * r + s], r as f64)).collect();
+            let mut d = distribution(&samples);
+            d.settled = true;
+            d
+        };
+        points.push(herald::model::PostedPoint {
+            ranks: world.size() as u32,
+            bytes: bytes as u64,
+            posted_ns: side(0),
+            tree_ns: side(1),
+            tree: format!("{} ×{}", c.label, c.blocks),
+        });
+    }
+    drop(post);
+    Ok(points)
 }
 
 /// Assembles the profile (rank 0).
@@ -913,6 +1003,7 @@ fn profile(
         unsettled,
         switch_ns,
         combine_ns,
+        posted: Vec::new(), // measured after, with every rank (`measure_posted`)
     }
 }
 

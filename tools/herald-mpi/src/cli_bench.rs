@@ -1,7 +1,7 @@
 //! `herald-mpi bench`: herald against the library's `MPI_Bcast` / `MPI_Allreduce`.
 
 use crate::Failure;
-use herald_mpi::bench::{bench, BenchOptions, Collective, HeraldSide, Row, Variant};
+use herald_mpi::bench::{bench, BenchOptions, Collective, HeraldSide, PostChoice, Row, Variant};
 use herald_mpi::{Cluster, Error, World};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -35,6 +35,15 @@ pub(crate) struct BenchArgs {
     /// reduce-bcast, ring, halving).
     #[arg(long, value_name = "ALLREDUCE")]
     allreduce: Option<String>,
+    /// herald over MPI: when to post broadcasts in an MPI shared window instead of the
+    /// planner's trees: `auto` (where the profile measured it faster: `herald-mpi calibrate`
+    /// with every rank on one node), `never`, or always with slots of `default` (4144) or
+    /// this many bytes (every rank must be on one node).
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    post: String,
+    /// With --post: slots per rank (how far a root may run ahead of its slowest reader).
+    #[arg(long, default_value_t = herald_mpi::post::DEFAULT_SLOTS)]
+    post_slots: usize,
     /// The MPI profile to plan with (herald over MPI); default: the library's default profile,
     /// else a quick calibration first.
     #[arg(long, value_name = "FILE")]
@@ -111,6 +120,20 @@ impl BenchArgs {
             target: Duration::from_secs_f64(self.target_ms / 1000.0),
             algo,
             allreduce,
+            post: match self.post.as_str() {
+                "auto" => PostChoice::Auto,
+                "never" => PostChoice::Never,
+                "default" => PostChoice::Always(herald_mpi::post::PostShape {
+                    slots: self.post_slots,
+                    ..Default::default()
+                }),
+                b => PostChoice::Always(herald_mpi::post::PostShape {
+                    slots: self.post_slots,
+                    slot_bytes: size(b).map_err(|_| {
+                        Error::Usage(format!("--post {b:?}: auto, never, default or a slot size"))
+                    })?,
+                }),
+            },
         })
     }
 }
@@ -175,7 +198,7 @@ pub(crate) fn run(world: &World, a: &BenchArgs) -> Result<(), Failure> {
                         world.library()
                     );
                 }
-                let p = crate::cli_calibrate::measure(world, true, true)?;
+                let p = crate::cli_calibrate::measure(world, true, true, true)?;
                 // rank 0 measured it: share it with every rank
                 Some(share(world, p)?)
             }

@@ -25,6 +25,9 @@ pub(crate) struct CalibrateArgs {
     /// Do not measure message pieces: every message goes whole.
     #[arg(long)]
     no_pieces: bool,
+    /// Do not measure broadcasts posted in a shared window: herald-mpi then never posts.
+    #[arg(long)]
+    no_posted: bool,
 }
 
 /// Measures the job (collective), or fails on every rank alike.
@@ -32,6 +35,7 @@ pub(crate) fn measure(
     world: &World,
     quick: bool,
     pieces: bool,
+    posted: bool,
 ) -> Result<Option<Profile>, Failure> {
     if world.size() < 2 {
         return Err(Error::Launcher(
@@ -43,6 +47,7 @@ pub(crate) fn measure(
     let chan = world.channel()?;
     let opts = CalibrateOptions {
         pieces,
+        posted,
         ..if quick {
             CalibrateOptions::quick()
         } else {
@@ -55,8 +60,8 @@ pub(crate) fn measure(
 /// Runs `herald-mpi calibrate`.
 pub(crate) fn run(world: &World, a: &CalibrateArgs) -> Result<(), Failure> {
     world.agree(&format!(
-        "calibrate quick={} out={:?} no_pieces={}",
-        a.quick, a.out, a.no_pieces
+        "calibrate quick={} out={:?} no_pieces={} no_posted={}",
+        a.quick, a.out, a.no_pieces, a.no_posted
     ))?;
     let out = match &a.out {
         Some(p) => Some(p.clone()),
@@ -66,7 +71,7 @@ pub(crate) fn run(world: &World, a: &CalibrateArgs) -> Result<(), Failure> {
         "output",
         out.ok_or_else(|| Error::Usage("no cache directory: give --out FILE".into())),
     )?;
-    let Some(profile) = measure(world, a.quick, !a.no_pieces)? else {
+    let Some(profile) = measure(world, a.quick, !a.no_pieces, !a.no_posted)? else {
         return Ok(()); // not rank 0
     };
     herald::model::save_profile(&profile, &out).map_err(|e| Failure::Here(Error::herald(e)))?;
@@ -174,6 +179,34 @@ pub(crate) fn table(p: &Profile) -> String {
             "two ranks on one CPU, one-way ns: {}\n",
             cell(&Some(s.clone()), 0)
         ));
+    }
+    if !p.posted.is_empty() {
+        out.push_str(
+            "broadcasts from rank 0, each after a barrier, slowest rank, µs median [p10–p90]:\n",
+        );
+        for t in &p.posted {
+            let us = |d: &herald::model::Distribution| {
+                format!(
+                    "{:.2} [{:.2}–{:.2}]",
+                    d.median / 1e3,
+                    d.p10 / 1e3,
+                    d.p90 / 1e3
+                )
+            };
+            out.push_str(&format!(
+                "  {:>8} B, {} ranks: posted {}, tree {} ({}){}\n",
+                t.bytes,
+                t.ranks,
+                us(&t.posted_ns),
+                us(&t.tree_ns),
+                t.tree,
+                if t.posted_ns.median <= t.tree_ns.median {
+                    ": posted"
+                } else {
+                    ""
+                }
+            ));
+        }
     }
     let unmeasured: Vec<&str> = p
         .levels

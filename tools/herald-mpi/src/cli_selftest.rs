@@ -22,7 +22,7 @@ use herald_mpi::bench::{bench, BenchOptions, Collective as BenchColl, HeraldSide
 use herald_mpi::calibrate::{calibrate, CalibrateOptions};
 use herald_mpi::{
     contribution, hier, payload, sum_of_contributions, BroadcastPlan, Channel, Cluster,
-    CombinePlan, CombineScratch, Error, HalvingAllreduce, RingAllreduce, World,
+    CombinePlan, CombineScratch, Error, HalvingAllreduce, Post, RingAllreduce, World,
 };
 use mpi::collective::CommunicatorCollectives;
 use std::time::Duration;
@@ -39,6 +39,10 @@ pub(crate) struct SelftestArgs {
     /// Skip the calibration and bench checks (faster).
     #[arg(long)]
     quick: bool,
+    /// With --die or --stall: the broadcasts are posted in a shared window (more of them than
+    /// its slots, so the root waits for the victim).
+    #[arg(long)]
+    posted: bool,
 }
 
 fn fail(what: String) -> Failure {
@@ -202,6 +206,82 @@ fn short_message(world: &World, chan: &Channel) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Broadcasts posted in a shared window ([`Post`]): slots of 64 B and 4 KiB, lengths from 0 to
+/// past three slots and 100 003 B, roots changing every call (each slot of each rank reused
+/// many times), every byte checked on every rank; then a reader that expects another length
+/// gets [`herald_mpi::P2pErrorKind::Length`] while the others finish, and every rank still
+/// frees the window. `None` where the ranks span several nodes (no window to share).
+fn posted(world: &World, chan: &Channel) -> Result<Option<usize>, Failure> {
+    let (me, n) = (world.rank(), world.size());
+    let mut checked = 0;
+    for (slots, slot) in [(3usize, 64usize), (64, 4096)] {
+        let shape = herald_mpi::post::PostShape {
+            slots,
+            slot_bytes: slot,
+        };
+        let post = match Post::new(chan, shape) {
+            Ok(p) => p,
+            Err(e) if matches!(e.kind(), herald_mpi::P2pErrorKind::Invalid(_)) => return Ok(None),
+            Err(e) => return Err(Error::from(e).into()),
+        };
+        let cap = post.slot_bytes();
+        let lens = [
+            0usize,
+            1,
+            7,
+            8,
+            48,
+            49,
+            cap - 1,
+            cap,
+            cap + 1,
+            3 * cap + 5,
+            100_003,
+        ];
+        for (i, &len) in lens.iter().cycle().take(3 * lens.len()).enumerate() {
+            let root = (i * 5 + i / 3) % n;
+            let seed = (slot * 1000 + i) as u64;
+            let mut want = vec![0u8; len];
+            payload(&mut want, seed);
+            let mut buf = if me == root {
+                want.clone()
+            } else {
+                vec![0; len]
+            };
+            post.broadcast(chan, &mut buf, root).map_err(Error::from)?;
+            if let Some(at) = buf.iter().zip(&want).position(|(a, b)| a != b) {
+                return Err(fail(format!(
+                    "posted broadcast ({slot} B slots) of {len} B from rank {root}: byte {at} differs on rank {me}"
+                )));
+            }
+            checked += 1;
+        }
+    }
+    // Mismatched lengths: rank n − 1 expects 8 bytes more than root 0 posts.
+    let post = Post::new(chan, herald_mpi::post::PostShape::default()).map_err(Error::from)?;
+    let len = 100;
+    let mut buf = vec![1u8; if me == n - 1 { len + 8 } else { len }];
+    let got = post.broadcast(chan, &mut buf, 0);
+    if me == n - 1 {
+        let expected = herald_mpi::P2pErrorKind::Length {
+            peer: 0,
+            got: len,
+            want: len + 8,
+        };
+        if got.as_ref().err().map(herald_mpi::P2pError::kind) != Some(&expected) {
+            return Err(fail(format!(
+                "a posted broadcast of {len} B where {} were expected: {got:?}, not {expected}",
+                len + 8
+            )));
+        }
+    } else {
+        got.map_err(Error::from)?;
+    }
+    drop(post); // every rank frees it, the one that failed included
+    world.barrier();
+    Ok(Some(checked))
+}
+
 /// Hierarchical broadcasts: each process a node of 2 threads, under given costs.
 fn hierarchical(world: &World, chan: &mut Channel) -> Result<usize, Failure> {
     let (p, t) = (world.size(), 2usize);
@@ -287,6 +367,7 @@ fn calibration(
             },
             large: vec![64, 256],
             pieces: true,
+            posted: true,
         };
         let profile =
             crate::cli_bench::share(world, calibrate(world, chan, cluster, &opts, |_| {})?)?;
@@ -311,6 +392,30 @@ fn calibration(
         if !sane {
             return Err(fail(format!(
                 "calibration: combines (bytes, ns) measured {combine:?}"
+            )));
+        }
+        // Posted against the tree: every size once, for this job's ranks, in order, with
+        // positive finite times (on one host; none where the ranks span hosts).
+        let posted: Vec<(u32, u64, f64, f64)> = profile
+            .posted
+            .iter()
+            .map(|p| (p.ranks, p.bytes, p.posted_ns.median, p.tree_ns.median))
+            .collect();
+        let sizes: Vec<u64> = herald_mpi::calibrate::POSTED_BYTES
+            .iter()
+            .map(|&b| b as u64)
+            .collect();
+        let sane = if cluster.hosts().len() == 1 {
+            posted.iter().map(|p| p.1).collect::<Vec<_>>() == sizes
+                && posted.iter().all(|&(r, _, a, b)| {
+                    r as usize == world.size() && [a, b].iter().all(|t| t.is_finite() && *t > 0.0)
+                })
+        } else {
+            posted.is_empty()
+        };
+        if !sane {
+            return Err(fail(format!(
+                "calibration: posted against tree (ranks, bytes, ns, ns) measured {posted:?}"
             )));
         }
         match missing {
@@ -345,6 +450,7 @@ fn benches(
             target: Duration::from_micros(300),
             algo: None,
             allreduce: None,
+            post: herald_mpi::bench::PostChoice::Auto,
         };
         rows += bench(world, chan, cluster, Some(profile), &opts, |_| {})?.len();
     }
@@ -358,6 +464,7 @@ fn benches(
             target: Duration::from_micros(300),
             algo: None,
             allreduce: Some(choice),
+            post: herald_mpi::bench::PostChoice::Auto,
         };
         rows += bench(world, chan, cluster, Some(profile), &opts, |_| {})?.len();
     }
@@ -365,7 +472,33 @@ fn benches(
 }
 
 /// A broadcast during which rank `victim` dies or stalls.
-fn failing(world: &World, chan: &Channel, victim: usize, die: bool) -> Result<(), Failure> {
+fn failing(
+    world: &World,
+    chan: &Channel,
+    victim: usize,
+    die: bool,
+    posted: bool,
+) -> Result<(), Failure> {
+    let stop = |i: usize| {
+        if i == 10 && world.rank() == victim {
+            if die {
+                eprintln!("herald-mpi: rank {victim}: selftest --die: exiting now");
+                std::process::exit(9);
+            }
+            eprintln!("herald-mpi: rank {victim}: selftest --stall: sleeping");
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    };
+    if posted {
+        let shape = herald_mpi::post::PostShape::default();
+        let post = Post::new(chan, shape).map_err(Error::from)?;
+        let mut buf = vec![1u8; 64];
+        for i in 0..4 * shape.slots {
+            stop(i);
+            post.broadcast(chan, &mut buf, 0).map_err(Error::from)?;
+        }
+        return Ok(());
+    }
     let n = world.size() as u32;
     let s = generate(
         &Request::broadcast(Algorithm::Chain, n, 4, 0),
@@ -375,14 +508,7 @@ fn failing(world: &World, chan: &Channel, victim: usize, die: bool) -> Result<()
     let plan = BroadcastPlan::new(&s)?;
     let mut buf = vec![1u8; 1 << 16];
     for i in 0..20 {
-        if i == 10 && world.rank() == victim {
-            if die {
-                eprintln!("herald-mpi: rank {victim}: selftest --die: exiting now");
-                std::process::exit(9);
-            }
-            eprintln!("herald-mpi: rank {victim}: selftest --stall: sleeping");
-            std::thread::sleep(Duration::from_secs(3600));
-        }
+        stop(i);
         plan.run(chan, &mut buf)?;
     }
     Ok(())
@@ -402,7 +528,7 @@ pub(crate) fn run(world: &World, a: &SelftestArgs) -> Result<(), Failure> {
         if v >= world.size() {
             return Err(Error::Usage(format!("--die/--stall {v}: no such rank")).into());
         }
-        return failing(world, &chan, v, a.die.is_some());
+        return failing(world, &chan, v, a.die.is_some(), a.posted);
     }
     let cluster = Cluster::gather(world)?;
     let mut report = Vec::new();
@@ -420,6 +546,10 @@ pub(crate) fn run(world: &World, a: &SelftestArgs) -> Result<(), Failure> {
     (0..world.size()).for_each(|p| chan.set_pieces(p, None));
     short_message(world, &chan)?;
     report.push("2 short messages".to_owned());
+    match posted(world, &chan)? {
+        Some(k) => report.push(format!("{k} posted broadcasts")),
+        None => report.push("no posted broadcasts (the ranks span nodes)".to_owned()),
+    }
     report.push(format!("{} hierarchical", hierarchical(world, &mut chan)?));
     if !a.quick {
         let (levels, profile) = calibration(world, &chan, &cluster)?;

@@ -52,6 +52,7 @@ mod exec;
 mod halving;
 pub mod hier;
 mod p2p;
+pub mod post;
 mod world;
 
 pub use cluster::Cluster;
@@ -62,6 +63,7 @@ pub use exec::{
 };
 pub use halving::{HalvingAllreduce, MessageGroup};
 pub use p2p::{abort_world, Channel, P2pError, P2pErrorKind, Pieces, RecvReq, SendReq};
+pub use post::Post;
 pub use world::{library_line, InitOptions, RankPlace, World};
 
 /// A payload that differs per iteration and per byte (xorshift), for verifying every byte.

@@ -1,4 +1,5 @@
-//! Nonblocking point-to-point on borrowed byte slices: the only module with `unsafe`.
+//! Nonblocking point-to-point on borrowed byte slices: with `post` (the shared window), the only
+//! module with `unsafe`.
 //!
 //! rsmpi ties every request to a scope and keeps its buffer borrowed until the scope ends, so a
 //! rank cannot receive a block and then forward the same bytes while its other receives are
@@ -132,7 +133,7 @@ fn error_text(code: c_int) -> String {
 
 /// `Ok` for `MPI_SUCCESS`, else the error.
 #[inline]
-fn check(call: &'static str, code: c_int) -> Result<(), P2pError> {
+pub(crate) fn check(call: &'static str, code: c_int) -> Result<(), P2pError> {
     if code == 0 {
         Ok(())
     } else {
@@ -393,6 +394,11 @@ impl Channel {
         self.pieces(peer).filter(|p| p.count(len) > 1)
     }
 
+    /// The channel's communicator (a duplicate of the world's).
+    pub(crate) fn comm(&self) -> &SimpleCommunicator {
+        &self.comm
+    }
+
     /// This process's rank.
     pub fn rank(&self) -> usize {
         self.rank
@@ -406,7 +412,7 @@ impl Channel {
     /// Between polls past the spin phase: yields the CPU where processes outnumber the host's
     /// CPUs, else spins.
     #[inline]
-    fn idle(&self) {
+    pub(crate) fn idle(&self) {
         if self.yields {
             std::thread::yield_now();
         } else {
@@ -967,7 +973,7 @@ fn describe(kind: Kind, peer: u32) -> String {
 /// few, and reading it costs as much as a test, so the deadline runs from there). `waiting`
 /// says what the wait was for, in its errors.
 #[inline]
-fn poll_until<T>(
+pub(crate) fn poll_until<T>(
     chan: &Channel,
     mut test: impl FnMut() -> Result<Option<T>, P2pError>,
     mut idle: impl FnMut(),

@@ -253,6 +253,28 @@ fn a_rank_that_stops_answering_is_reported_by_the_others() {
 }
 
 #[test]
+fn a_reader_that_stops_answering_a_posted_broadcast_is_reported() {
+    let out = mpirun(
+        3,
+        &["--timeout", "3", "selftest", "--stall", "1", "--posted"],
+        Duration::from_secs(60),
+    );
+    assert!(out.code != Some(0), "{out:?}");
+    // the root runs ahead of rank 1 until its slots are full, then waits for it and names it;
+    // rank 2 waits for the root's next post and hears why it stops
+    let said = |rank: &str, what: &str| {
+        out.stderr
+            .lines()
+            .any(|l| l.starts_with(&format!("herald-mpi: rank {rank}:")) && l.contains(what))
+    };
+    assert!(
+        said("0", "rank 1 to read an earlier posted broadcast"),
+        "{out:?}"
+    );
+    assert!(said("2", "posted broadcast from rank 0"), "{out:?}");
+}
+
+#[test]
 fn calibration_writes_a_profile_herald_and_run_read() {
     let path = std::env::temp_dir().join(format!("herald-mpi-test-{}.json", std::process::id()));
     let p = path.to_str().expect("utf-8 temp path");

@@ -1,0 +1,836 @@
+//! Broadcasts posted in an MPI-3 shared window: the root writes a message once into a slot of
+//! its own, in memory every process of the node maps, and every other rank reads it there. The
+//! second module with `unsafe` (beside `p2p`): it wraps the window handle and the memory MPI
+//! maps for it.
+//!
+//! # Why
+//!
+//! Between processes that share a node, MPI point-to-point pays the library's matching and
+//! request machinery for every message, and a tree pays it at every hop: at 4 processes on 2
+//! CPUs herald's trees over MPI lost the small broadcasts to both libraries (docs/mpi.md,
+//! "Twenty-seventh session"). herald in process wins those rows by posting (a slot the root
+//! writes once and every rank reads, `herald::runtime`'s posted broadcast), and MPICH's own
+//! `release_gather` broadcast does the same. MPI-3 gives processes of one node such memory
+//! (`MPI_Win_allocate_shared` on the communicator of `MPI_Comm_split_type(..,
+//! MPI_COMM_TYPE_SHARED, ..)`); [`Post`] runs the in-process protocol there.
+//!
+//! # Protocol
+//!
+//! The window holds, for every rank, `S` slots ([`PostShape::slots`]) and a progress word, each
+//! slot a tag word, a header word and the payload words ([`PostShape::slot_bytes`]: 48 bytes in
+//! the slot's first line, 64 in each further line). A message longer than a slot goes in
+//! consecutive *chunks* of at most a slot, one slot each (an empty message is one empty
+//! chunk). Every rank counts the chunks it has taken part in (its *epoch*
+//! `e`, from 1; the ranks make the same calls, so they count alike).
+//!
+//! 1. The root of chunk `e` makes sure every other rank's progress is at least `e − S`
+//!    (it keeps the least progress it saw and looks again, then waits, only when that is too
+//!    little); writes the message's total length into the header word of its slot
+//!    `e mod S` and the chunk into its payload words (`Relaxed`); stores `e` into the tag
+//!    (`Release`), then `e` into its own progress (`Release`). It does not wait for readers.
+//! 2. Every other rank waits for the root's slot `e mod S` to hold tag `e` (`Acquire`),
+//!    checks the header against its own length (another length is
+//!    [`P2pErrorKind::Length`]), loads the payload words, then stores `e` into its progress
+//!    (`Release`).
+//!
+//! **Reuse.** The root wrote slot `e mod S` last at epoch `e − S` or earlier, and
+//! writes it again only once every other rank's progress (stored after its loads of that
+//! epoch, `Release`, read by the root with `Acquire`) is at least `e − S`. So no slot is
+//! written while a rank still reads it for an earlier epoch, and a reader waiting for `e` sees
+//! an earlier epoch's tag (not yet) or `e`, never a later one. Every access to the window is
+//! atomic (payload words `Relaxed`, ordered by the tags), so the protocol itself needs no
+//! `unsafe`; the `loom_` tests model-check it with roots that change.
+//!
+//! **Never waiting forever.** Every wait polls as the channel's waits do ([`Channel`]): it
+//! spins, then yields the CPU between polls where processes outnumber CPUs, looks for stop
+//! notices from other ranks every 64 polls, and fails after the channel's timeout, naming the
+//! rank it waited for (the root, or the slowest reader), and tells the other ranks to stop.
+//!
+//! **Releasing the window.** `MPI_Win_free` is collective: a [`Post`] dropped on every rank
+//! frees it, after a barrier polled with the channel's deadline (a rank that never comes costs
+//! that deadline and a window left mapped, never a hang). After a wait that failed (a timeout,
+//! a stop notice) the window is left to the end of the process at once: a rank that died or
+//! stalled would never join the free.
+
+use crate::p2p::{poll_until, Channel, P2pError, P2pErrorKind};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A word of the board: std's `AtomicU64` (the window's words), or loom's in its models.
+pub(crate) trait Word {
+    fn load(&self, order: Ordering) -> u64;
+    fn store(&self, value: u64, order: Ordering);
+}
+
+impl Word for AtomicU64 {
+    #[inline]
+    fn load(&self, order: Ordering) -> u64 {
+        AtomicU64::load(self, order)
+    }
+    #[inline]
+    fn store(&self, value: u64, order: Ordering) {
+        AtomicU64::store(self, value, order);
+    }
+}
+
+#[cfg(herald_loom)]
+impl Word for loom::sync::atomic::AtomicU64 {
+    fn load(&self, order: Ordering) -> u64 {
+        loom::sync::atomic::AtomicU64::load(self, order)
+    }
+    fn store(&self, value: u64, order: Ordering) {
+        loom::sync::atomic::AtomicU64::store(self, value, order);
+    }
+}
+
+/// Slots per rank by default: how many chunks a root may run ahead of its slowest reader.
+/// Where processes outnumber CPUs each wait for a reader is a turn of the CPUs, so the slots
+/// must outlast a scheduler's turn: with 16 (the in-process posted broadcast's number) a
+/// 4-rank loop of 8-byte broadcasts on 2 CPUs took 1.9× Open MPI's (docs/mpi.md,
+/// "Twenty-eighth session").
+pub const DEFAULT_SLOTS: usize = 64;
+
+/// The payload bytes of a slot by default (a chunk): 4 KiB and the 48 bytes of its first line.
+pub const DEFAULT_SLOT_BYTES: usize = 4096 + HEAD_BYTES;
+
+/// The slots of a [`Post`]: how many per rank, and how many payload bytes each holds.
+///
+/// ```
+/// use herald_mpi::post::{PostShape, DEFAULT_SLOTS};
+/// assert_eq!(PostShape::default().slots, DEFAULT_SLOTS);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PostShape {
+    /// Slots per rank: how many chunks a root may run ahead of its slowest reader.
+    pub slots: usize,
+    /// Payload bytes per slot, at least (rounded up to whole lines: 48 bytes in the first,
+    /// 64 in each further one).
+    pub slot_bytes: usize,
+}
+
+impl Default for PostShape {
+    fn default() -> PostShape {
+        PostShape {
+            slots: DEFAULT_SLOTS,
+            slot_bytes: DEFAULT_SLOT_BYTES,
+        }
+    }
+}
+
+/// Payload bytes in a slot's first line (after its tag and header words).
+const HEAD_BYTES: usize = 48;
+
+/// The protocol over the window's words (see the module docs); the same code runs on an MPI
+/// window and, in the loom models, on words of one process.
+///
+/// Layout, per rank: the first lines of its slots together (a tag word, a header word and 48
+/// payload bytes each: a small broadcast touches one line, and consecutive calls consecutive
+/// lines), then the slots' further lines, then a line for its progress word.
+#[derive(Debug)]
+pub(crate) struct Board<'w, W> {
+    words: &'w [W],
+    n: usize,
+    slots: usize,
+    /// Further lines per slot.
+    more: usize,
+}
+
+impl<'w, W: Word> Board<'w, W> {
+    /// The words a board of `n` ranks with `slots` slots of at least `slot_bytes` bytes needs.
+    pub(crate) fn words_needed(n: usize, slots: usize, slot_bytes: usize) -> usize {
+        n * Self::rank_words(slots, Self::more_lines(slot_bytes))
+    }
+
+    fn more_lines(slot_bytes: usize) -> usize {
+        slot_bytes.saturating_sub(HEAD_BYTES).div_ceil(64)
+    }
+
+    fn rank_words(slots: usize, more: usize) -> usize {
+        slots * 8 * (1 + more) + 8
+    }
+
+    /// The board of `n` ranks over `words` (at least [`Board::words_needed`], zero), `slots`
+    /// slots each (at least 1) of at least `slot_bytes` payload bytes.
+    pub(crate) fn new(words: &'w [W], n: usize, slots: usize, slot_bytes: usize) -> Board<'w, W> {
+        assert!(slots >= 1 && words.len() >= Self::words_needed(n, slots, slot_bytes));
+        Board {
+            words,
+            n,
+            slots,
+            more: Self::more_lines(slot_bytes),
+        }
+    }
+
+    /// The payload bytes of a slot.
+    pub(crate) fn capacity(&self) -> usize {
+        HEAD_BYTES + 64 * self.more
+    }
+
+    fn base(&self, r: usize) -> usize {
+        r * Self::rank_words(self.slots, self.more)
+    }
+
+    /// Root `root`'s slot of epoch `e`: its first line and its further lines.
+    fn slot(&self, root: usize, e: u64) -> (&'w [W], &'w [W]) {
+        let i = (e % self.slots as u64) as usize;
+        let head = self.base(root) + 8 * i;
+        let more = self.base(root) + 8 * self.slots + 8 * self.more * i;
+        (
+            &self.words[head..head + 8],
+            &self.words[more..more + 8 * self.more],
+        )
+    }
+
+    fn progress(&self, r: usize) -> &'w W {
+        &self.words[self.base(r) + 8 * self.slots * (1 + self.more)]
+    }
+
+    /// Whether root `me` may write its slot of epoch `e`: every other rank's progress is at
+    /// least `e − slots`. `least` is the least progress of the others seen so far (a lower
+    /// bound, since progress only grows); they are read again only when it is too little.
+    /// `Err(r)`: not yet, rank `r` is the slowest.
+    pub(crate) fn room(&self, me: usize, e: u64, least: &mut u64) -> Result<(), usize> {
+        let slots = self.slots as u64;
+        if e <= *least + slots {
+            return Ok(());
+        }
+        let (mut low, mut who) = (u64::MAX, me);
+        for r in (0..self.n).filter(|&r| r != me) {
+            let p = self.progress(r).load(Ordering::Acquire);
+            if p < low {
+                (low, who) = (p, r);
+            }
+        }
+        if low == u64::MAX {
+            low = e; // a board of one rank
+        }
+        *least = low;
+        if e <= low + slots {
+            Ok(())
+        } else {
+            Err(who)
+        }
+    }
+
+    /// Root `me` posts `chunk` (at most [`capacity`](Self::capacity) bytes) of a message of
+    /// `total` bytes as epoch `e`, after [`room`](Self::room) said yes.
+    pub(crate) fn write(&self, me: usize, e: u64, total: u64, chunk: &[u8]) {
+        let (head, more) = self.slot(me, e);
+        let first = chunk.len().min(HEAD_BYTES);
+        head[1].store(total, Ordering::Relaxed);
+        store_words(&head[2..], &chunk[..first]);
+        store_words(more, &chunk[first..]);
+        head[0].store(e, Ordering::Release);
+        self.progress(me).store(e, Ordering::Release);
+    }
+
+    /// Whether root `root` has posted epoch `e`.
+    pub(crate) fn ready(&self, root: usize, e: u64) -> bool {
+        self.slot(root, e).0[0].load(Ordering::Acquire) == e
+    }
+
+    /// Reader `me` loads epoch `e` from root `root` into `out`, after [`ready`](Self::ready)
+    /// said yes, and records its progress. `Err(total)`: the root posted a message of `total`
+    /// bytes, not `want` (nothing is loaded, no progress recorded).
+    pub(crate) fn read(
+        &self,
+        me: usize,
+        root: usize,
+        e: u64,
+        want: u64,
+        out: &mut [u8],
+    ) -> Result<(), u64> {
+        let (head, more) = self.slot(root, e);
+        let total = head[1].load(Ordering::Relaxed);
+        if total != want {
+            return Err(total);
+        }
+        let first = out.len().min(HEAD_BYTES);
+        let (a, b) = out.split_at_mut(first);
+        load_words(&head[2..], a);
+        load_words(more, b);
+        self.progress(me).store(e, Ordering::Release);
+        Ok(())
+    }
+}
+
+/// Stores `bytes` (at most `8 × words.len()`) into `words`, little-endian, the last word
+/// zero-padded.
+fn store_words<W: Word>(words: &[W], bytes: &[u8]) {
+    let mut chunks = bytes.chunks_exact(8);
+    for (word, c) in words.iter().zip(&mut chunks) {
+        word.store(
+            u64::from_le_bytes(c.try_into().expect("8 bytes")),
+            Ordering::Relaxed,
+        );
+    }
+    let tail = chunks.remainder();
+    if !tail.is_empty() {
+        let mut w = [0u8; 8];
+        w[..tail.len()].copy_from_slice(tail);
+        words[bytes.len() / 8].store(u64::from_le_bytes(w), Ordering::Relaxed);
+    }
+}
+
+/// Loads `out.len()` bytes from `words`: the inverse of [`store_words`].
+fn load_words<W: Word>(words: &[W], out: &mut [u8]) {
+    let whole = out.len() / 8;
+    let mut chunks = out.chunks_exact_mut(8);
+    for (c, word) in (&mut chunks).zip(words) {
+        c.copy_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
+    }
+    let tail = chunks.into_remainder();
+    if !tail.is_empty() {
+        let w = words[whole].load(Ordering::Relaxed).to_le_bytes();
+        tail.copy_from_slice(&w[..tail.len()]);
+    }
+}
+
+/// A rank's place on a board: its rank, the last epoch it took part in, and the least
+/// progress of the other ranks it has seen (see [`Board::room`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Cursor {
+    pub(crate) me: usize,
+    pub(crate) epoch: u64,
+    pub(crate) least: u64,
+}
+
+/// Rank `at.me`'s side of a broadcast of `buf` from `root` on `board`, as the epochs after
+/// `at.epoch`: chunk by chunk, each step waited for by `wait(ready, waiting)` (which polls
+/// `ready` until it holds and says what it waits for with `waiting()`); `length(total)` is the
+/// error of a root that posted `total` bytes where this rank expected `buf.len()`.
+pub(crate) fn broadcast<W: Word, E>(
+    board: &Board<'_, W>,
+    at: &mut Cursor,
+    root: usize,
+    buf: &mut [u8],
+    mut wait: impl FnMut(&mut dyn FnMut() -> Result<bool, E>, &dyn Fn() -> String) -> Result<(), E>,
+    length: impl Fn(u64) -> E,
+) -> Result<(), E> {
+    let cap = board.capacity();
+    let total = buf.len() as u64;
+    let chunks = buf.len().div_ceil(cap).max(1);
+    let me = at.me;
+    for c in 0..chunks {
+        let e = at.epoch + 1;
+        let least = &mut at.least;
+        let range = c * cap..((c + 1) * cap).min(buf.len());
+        if me == root {
+            if let Err(r) = board.room(me, e, least) {
+                let slowest = std::cell::Cell::new(r);
+                wait(
+                    &mut || match board.room(me, e, least) {
+                        Ok(()) => Ok(true),
+                        Err(r) => {
+                            slowest.set(r);
+                            Ok(false)
+                        }
+                    },
+                    &|| format!("rank {} to read an earlier posted broadcast", slowest.get()),
+                )?;
+            }
+            board.write(me, e, total, &buf[range]);
+        } else {
+            if !board.ready(root, e) {
+                wait(&mut || Ok(board.ready(root, e)), &|| {
+                    format!("a posted broadcast from rank {root}")
+                })?;
+            }
+            board
+                .read(me, root, e, total, &mut buf[range])
+                .map_err(&length)?;
+        }
+        at.epoch = e;
+    }
+    Ok(())
+}
+
+/// A shared window on which every rank of the job posts broadcasts (see the module docs). All
+/// ranks must be on one node (one host's shared memory).
+///
+/// ```no_run
+/// use herald_mpi::{InitOptions, Post, World};
+/// let world = World::init(InitOptions::default())?; // under mpirun -np 4, on one host
+/// let chan = world.channel()?;
+/// let post = Post::new(&chan, herald_mpi::post::PostShape::default())?;
+/// let mut buf = if world.rank() == 0 { vec![7u8; 10_000] } else { vec![0; 10_000] };
+/// post.broadcast(&chan, &mut buf, 0)?;
+/// assert!(buf.iter().all(|&b| b == 7));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Post {
+    win: mpi::ffi::MPI_Win,
+    /// The window's words (aligned to a line), valid until `win` is freed.
+    words: *const AtomicU64,
+    len: usize,
+    n: usize,
+    rank: usize,
+    shape: PostShape,
+    /// This rank's place on the board.
+    at: std::cell::Cell<Cursor>,
+    /// A broadcast failed: every later one fails too.
+    failed: std::cell::Cell<bool>,
+    /// It failed waiting (a timeout or a stop notice): some rank may never come to free the
+    /// window, so this one does not try.
+    abandoned: std::cell::Cell<bool>,
+    /// How long the free waits for the other ranks (the channel's timeout).
+    timeout: std::time::Duration,
+    /// The node's communicator (the window's), kept for the window's lifetime.
+    node: mpi::topology::SimpleCommunicator,
+}
+
+impl std::fmt::Debug for Post {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Post")
+            .field("n", &self.n)
+            .field("rank", &self.rank)
+            .field("shape", &self.shape)
+            .field("epoch", &self.at.get().epoch)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Post {
+    /// Allocates the shared window for `chan`'s ranks, with `shape.slots` slots per rank of at
+    /// least `shape.slot_bytes` payload bytes (a slot is whole lines:
+    /// [`slot_bytes`](Self::slot_bytes) says how many it holds); collective over the channel's
+    /// ranks, which must pass the same shape.
+    ///
+    /// # Errors
+    /// [`P2pErrorKind::Invalid`] if the ranks are not all on one node, or the shape has no
+    /// slots or no bytes, or    /// makes a window too large to address; [`P2pErrorKind::Mpi`] if MPI fails.
+    pub fn new(chan: &Channel, shape: PostShape) -> Result<Post, P2pError> {
+        use mpi::ffi;
+        use mpi::raw::AsRaw;
+        use mpi::topology::Communicator;
+        use std::os::raw::{c_int, c_void};
+        let (n, rank) = (chan.size(), chan.rank());
+        let node = chan.comm().split_shared(0);
+        if node.size() as usize != n {
+            return Err(P2pErrorKind::Invalid(format!(
+                "a posted broadcast needs every rank on one node: {} of the {n} ranks share this one",
+                node.size()
+            ))
+            .into());
+        }
+        let PostShape { slots, slot_bytes } = shape;
+        if slot_bytes == 0 || slot_bytes > 1 << 30 || slots == 0 || slots > 1 << 16 {
+            return Err(P2pErrorKind::Invalid(format!(
+                "{slots} slots of {slot_bytes} bytes: 1 to 65536 slots of 1 byte to 1 GiB"
+            ))
+            .into());
+        }
+        // A line of slack to align the words to a line.
+        let len = slots
+            .checked_mul(slot_bytes + 64)
+            .and_then(|b| b.checked_mul(n))
+            .map(|_| Board::<AtomicU64>::words_needed(n, slots, slot_bytes) + 8)
+            .ok_or_else(|| P2pErrorKind::Invalid("the window is too large".into()))?;
+        let bytes = len
+            .checked_mul(8)
+            .and_then(|b| ffi::MPI_Aint::try_from(b).ok())
+            .ok_or_else(|| P2pErrorKind::Invalid("the window is too large".into()))?;
+        let node_rank = node.rank();
+        let mut base: *mut c_void = std::ptr::null_mut();
+        // SAFETY: reading an MPI-provided constant handle.
+        let mut win = unsafe { ffi::RSMPI_WIN_NULL };
+        // SAFETY: `node` is a valid communicator; node rank 0 asks for the whole window, the
+        // others for none (so it is one contiguous block); `base` and `win` receive the
+        // rank's base address and the window handle.
+        let rc = unsafe {
+            ffi::MPI_Win_allocate_shared(
+                if node_rank == 0 { bytes } else { 0 },
+                8,
+                ffi::RSMPI_INFO_NULL,
+                node.as_raw(),
+                (&mut base as *mut *mut c_void).cast::<c_void>(),
+                &mut win,
+            )
+        };
+        crate::p2p::check("MPI_Win_allocate_shared", rc)?;
+        let mut size: ffi::MPI_Aint = 0;
+        let mut unit: c_int = 0;
+        // SAFETY: `win` is the window just allocated; the query writes node rank 0's size, unit
+        // and base address (as mapped in this process) into the three locals.
+        let rc = unsafe {
+            ffi::MPI_Win_shared_query(
+                win,
+                0,
+                &mut size,
+                &mut unit,
+                (&mut base as *mut *mut c_void).cast::<c_void>(),
+            )
+        };
+        let post_fail = |call: &'static str, rc: c_int, mut win: ffi::MPI_Win| {
+            // SAFETY: `win` is a valid window every rank frees here alike (the calls before
+            // are collective, and fail alike).
+            unsafe { ffi::MPI_Win_free(&mut win) };
+            crate::p2p::check(call, rc)
+        };
+        if rc != 0 || size < bytes || base.is_null() {
+            post_fail("MPI_Win_shared_query", rc.max(1), win)?;
+        }
+        let words = base
+            .cast::<u8>()
+            .wrapping_add(base.cast::<u8>().align_offset(64))
+            .cast::<AtomicU64>();
+        if node_rank == 0 {
+            // SAFETY: the window's `bytes` bytes from `base` are this process's to write (no
+            // other rank touches them before the barrier below); `words` lies within them
+            // with `len − 8` words after it (the alignment takes at most 7 of the slack).
+            unsafe { std::ptr::write_bytes(words, 0, len - 8) };
+        }
+        // SAFETY: `win` is valid; MPI_MODE_NOCHECK: no rank locks the window otherwise.
+        let rc = unsafe { ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, win) };
+        if rc != 0 {
+            post_fail("MPI_Win_lock_all", rc, win)?;
+        }
+        // Node rank 0's zeroes are in place before any rank posts or polls.
+        mpi::collective::CommunicatorCollectives::barrier(&node);
+        Ok(Post {
+            win,
+            words,
+            len: len - 8,
+            n,
+            rank,
+            shape,
+            at: std::cell::Cell::new(Cursor {
+                me: rank,
+                ..Cursor::default()
+            }),
+            failed: std::cell::Cell::new(false),
+            abandoned: std::cell::Cell::new(false),
+            timeout: chan.timeout(),
+            node,
+        })
+    }
+
+    fn board(&self) -> Board<'_, AtomicU64> {
+        // SAFETY: `words` points to `len` zero-initialized, 8-byte aligned words of the shared
+        // window, mapped until `self.win` is freed in `drop` (so for `self`'s lifetime); every
+        // process accesses them only through atomics (`AtomicU64` has the size and alignment
+        // of `u64`), as the board's protocol does.
+        let words = unsafe { std::slice::from_raw_parts(self.words, self.len) };
+        Board::new(words, self.n, self.shape.slots, self.shape.slot_bytes)
+    }
+
+    /// The payload bytes of a slot (a chunk of a longer message).
+    pub fn slot_bytes(&self) -> usize {
+        self.board().capacity()
+    }
+
+    /// Broadcasts `buf` from `root` to every rank of `chan` (the channel the post was made
+    /// for): the root's bytes end up in every rank's `buf`. Every rank calls it with the same
+    /// root and length, in the same order as its other posted broadcasts.
+    ///
+    /// # Errors
+    /// [`P2pErrorKind::Length`] where the root posted another length (on that reader);
+    /// [`P2pErrorKind::Timeout`] after the channel's timeout without progress (naming the rank
+    /// waited for), [`P2pErrorKind::Stopped`] if another rank gave up;
+    /// [`P2pErrorKind::Invalid`] for a root outside the job or another channel. After an
+    /// error the post fails every later call.
+    pub fn broadcast(&self, chan: &Channel, buf: &mut [u8], root: usize) -> Result<(), P2pError> {
+        if self.failed.get() {
+            return Err(P2pErrorKind::Invalid("an earlier posted broadcast failed".into()).into());
+        }
+        if root >= self.n || chan.size() != self.n || chan.rank() != self.rank {
+            return Err(P2pErrorKind::Invalid(format!(
+                "a posted broadcast from rank {root} on a channel of {} ranks (the post has {})",
+                chan.size(),
+                self.n
+            ))
+            .into());
+        }
+        let board = self.board();
+        let mut at = self.at.get();
+        let want = buf.len();
+        let out = broadcast(
+            &board,
+            &mut at,
+            root,
+            buf,
+            |ready, waiting| {
+                poll_until(
+                    chan,
+                    || ready().map(|r| r.then_some(())),
+                    || chan.idle(),
+                    waiting,
+                )
+            },
+            |got| {
+                P2pError::from(P2pErrorKind::Length {
+                    peer: root,
+                    got: usize::try_from(got).unwrap_or(usize::MAX),
+                    want,
+                })
+            },
+        );
+        self.at.set(at);
+        match out {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.failed.set(true);
+                self.abandoned.set(matches!(
+                    e.kind(),
+                    P2pErrorKind::Timeout { .. } | P2pErrorKind::Stopped { .. }
+                ));
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for Post {
+    fn drop(&mut self) {
+        use mpi::ffi;
+        use mpi::raw::AsRaw;
+        if self.abandoned.get() {
+            // A rank that died or stalled would never join the collective free: the window
+            // stays mapped until the process ends.
+            return;
+        }
+        // MPI_Win_free is collective: first a barrier polled with the channel's deadline, so a
+        // rank that never comes (it died, or failed and abandoned its window) costs a
+        // deadline and a leaked window here, not a hang.
+        // SAFETY: reading an MPI-provided constant handle.
+        let mut req = unsafe { ffi::RSMPI_REQUEST_NULL };
+        // SAFETY: the node communicator is valid; `req` receives the request.
+        let rc = unsafe { ffi::MPI_Ibarrier(self.node.as_raw(), &mut req) };
+        let start = std::time::Instant::now();
+        let mut joined = rc == 0;
+        let mut polls = 0u32;
+        while joined {
+            let mut flag = 0;
+            // SAFETY: `req` is the active barrier; the status is ignored.
+            let rc = unsafe { ffi::MPI_Test(&mut req, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
+            if rc != 0 {
+                joined = false;
+            } else if flag != 0 {
+                break;
+            } else if start.elapsed() > self.timeout {
+                joined = false;
+            } else {
+                polls += 1;
+                if polls > 256 {
+                    std::thread::yield_now();
+                }
+            }
+        }
+        if !joined {
+            eprintln!(
+                "herald-mpi: rank {}: the posted broadcasts' shared window is not freed: \
+                 not every rank came to free it within {} s",
+                self.rank,
+                self.timeout.as_secs()
+            );
+            return;
+        }
+        // SAFETY: `win` is the window `new` allocated and locked; every rank of the node has
+        // come to free it (the barrier above). No reference into the window outlives `self`
+        // (boards borrow it).
+        unsafe {
+            ffi::MPI_Win_unlock_all(self.win);
+            ffi::MPI_Win_free(&mut self.win);
+        }
+    }
+}
+
+#[cfg(all(test, herald_loom))]
+mod loom_tests {
+    use super::*;
+    use loom::sync::atomic::AtomicU64;
+    use loom::thread;
+    use std::sync::Arc;
+
+    /// `n` ranks make `calls` broadcasts of `bytes` bytes on a board of 2 slots of
+    /// 8 bytes, the root changing as `root_of(i)` says; every rank checks every byte.
+    fn model(n: usize, calls: usize, bytes: usize, root_of: fn(usize) -> usize) {
+        // Two ranks: waits poll (as over MPI: no wake-ups), and a model of three ranks exceeded
+        // 100 000 branches after ten minutes; three and more run on std threads in `tests`.
+        loom::model(move || {
+            let words: Arc<Vec<AtomicU64>> = Arc::new(
+                (0..Board::<AtomicU64>::words_needed(n, 2, 8))
+                    .map(|_| AtomicU64::new(0))
+                    .collect(),
+            );
+            let handles: Vec<_> = (0..n)
+                .map(|me| {
+                    let words = Arc::clone(&words);
+                    thread::spawn(move || {
+                        let board = Board::new(&words, n, 2, 8);
+                        let mut at = Cursor {
+                            me,
+                            ..Cursor::default()
+                        };
+                        for i in 0..calls {
+                            let root = root_of(i);
+                            let want: Vec<u8> = (0..bytes).map(|b| (i * 31 + b) as u8).collect();
+                            let mut buf = if me == root {
+                                want.clone()
+                            } else {
+                                vec![0; bytes]
+                            };
+                            broadcast(
+                                &board,
+                                &mut at,
+                                root,
+                                &mut buf,
+                                |ready, _| {
+                                    while !ready()? {
+                                        thread::yield_now();
+                                    }
+                                    Ok(())
+                                },
+                                |got| got,
+                            )
+                            .expect("lengths agree");
+                            assert_eq!(buf, want, "rank {me}, call {i}");
+                        }
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
+            }
+        });
+    }
+
+    /// One root, two readers' worth of reuse: 3 one-chunk calls on 2 slots.
+    #[test]
+    fn loom_post_one_root_reuses_slots() {
+        model(2, 3, 8, |_| 0);
+    }
+
+    /// The root changes every call, so each rank's slots are written after the other's.
+    #[test]
+    fn loom_post_alternating_roots() {
+        model(2, 4, 5, |i| i % 2);
+    }
+
+    /// A message of three chunks runs through both slots and reuses one.
+    #[test]
+    fn loom_post_chunks_wrap() {
+        model(2, 1, 20, |_| 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` threads make broadcasts on a board of slots of `slot` bytes: lengths from 0 to
+    /// past three slots, the root changing every call, each call's bytes checked on every
+    /// thread. With `slots` slots and hundreds of calls, every slot of every root is reused
+    /// many times and roots wait for their slowest reader.
+    fn threads(n: usize, slots: usize, slot: usize, calls: usize) {
+        let words: Vec<AtomicU64> = (0..Board::<AtomicU64>::words_needed(n, slots, slot))
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        let cap = Board::new(&words, n, slots, slot).capacity();
+        let lens = [0usize, 1, 7, 8, 47, 48, 49, 63, cap, cap + 1, 3 * cap + 5];
+        std::thread::scope(|s| {
+            for me in 0..n {
+                let words = &words;
+                s.spawn(move || {
+                    let board = Board::new(words, n, slots, slot);
+                    let mut at = Cursor {
+                        me,
+                        ..Cursor::default()
+                    };
+                    for i in 0..calls {
+                        let root = (i * 7 + i / 5) % n;
+                        let len = lens[i % lens.len()];
+                        let mut want = vec![0u8; len];
+                        crate::payload(&mut want, i as u64);
+                        let mut buf = if me == root {
+                            want.clone()
+                        } else {
+                            vec![0; len]
+                        };
+                        broadcast(
+                            &board,
+                            &mut at,
+                            root,
+                            &mut buf,
+                            |ready, waiting| {
+                                // the watchdog: a wait that never ends fails the test
+                                let start = std::time::Instant::now();
+                                while !ready()? {
+                                    if start.elapsed() > std::time::Duration::from_secs(60) {
+                                        return Err(format!("60 s waiting for {}", waiting()));
+                                    }
+                                    std::thread::yield_now();
+                                }
+                                Ok(())
+                            },
+                            |got| format!("length {got}"),
+                        )
+                        .unwrap_or_else(|e| panic!("rank {me}, call {i}: {e}"));
+                        assert!(buf == want, "rank {me}, call {i}, {len} bytes");
+                    }
+                });
+            }
+        });
+    }
+
+    #[test]
+    fn threads_three_ranks() {
+        threads(3, 4, 16, 600);
+    }
+
+    #[test]
+    fn threads_five_ranks_more_than_cpus() {
+        threads(5, 16, 112, 300);
+    }
+
+    /// The board's arithmetic without threads: slots hold at least what was asked in whole
+    /// lines, no two words of any slots or progress coincide, and a root runs exactly `slots`
+    /// epochs ahead of a reader that never reads.
+    #[test]
+    fn board_layout_and_room() {
+        for slots in [1usize, 2, 5, 16] {
+            for slot_bytes in [1usize, 8, 48, 49, 112, 113, 4096, 5000] {
+                let n = 3;
+                let words: Vec<AtomicU64> =
+                    (0..Board::<AtomicU64>::words_needed(n, slots, slot_bytes))
+                        .map(|_| AtomicU64::new(0))
+                        .collect();
+                let board = Board::new(&words, n, slots, slot_bytes);
+                let cap = board.capacity();
+                assert!(cap >= slot_bytes && cap < slot_bytes.max(48) + 64);
+                assert_eq!((cap + 16) % 64, 0);
+                let mut least = 0;
+                for e in 1..=slots as u64 {
+                    assert_eq!(board.room(0, e, &mut least), Ok(()));
+                    board.write(0, e, 8, &[e as u8; 8]);
+                }
+                let next = slots as u64 + 1;
+                assert_eq!(board.room(0, next, &mut least), Err(1));
+                // rank 1 reads epoch 1: rank 2 is now the slowest
+                let mut out = [0u8; 8];
+                assert!(board.ready(0, 1));
+                assert_eq!(board.read(1, 0, 1, 8, &mut out), Ok(()));
+                assert_eq!(out, [1u8; 8]);
+                assert_eq!(board.room(0, next, &mut least), Err(2));
+                assert_eq!(board.read(2, 0, 1, 9, &mut out), Err(8));
+                assert_eq!(board.read(2, 0, 1, 8, &mut out), Ok(()));
+                assert_eq!(board.room(0, next, &mut least), Ok(()));
+                // every word belongs to one slot or one progress word, and each slot has
+                // 2 + cap / 8 of them
+                let mut seen: Vec<*const AtomicU64> = Vec::new();
+                for r in 0..n {
+                    for e in 0..slots as u64 {
+                        let (head, more) = board.slot(r, e);
+                        assert_eq!((head.len() + more.len()) * 8, cap + 16);
+                        seen.extend(head.iter().chain(more).map(|w| w as *const _));
+                    }
+                    seen.push(board.progress(r) as *const _);
+                }
+                let all = seen.len();
+                seen.sort();
+                seen.dedup();
+                assert_eq!(seen.len(), all, "words shared by two slots");
+                assert!(all <= words.len());
+            }
+        }
+    }
+}

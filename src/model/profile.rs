@@ -580,17 +580,17 @@ pub struct Profile {
 }
 
 /// One measured size of [`Profile::posted`]: a broadcast of `bytes` bytes among `ranks` ranks
-/// of one node, posted in a shared window and sent along the planner's tree, each timed
-/// alone after a barrier (the slowest rank), alternating.
+/// of one node, posted in a shared window and sent along the planner's tree, alternating, each
+/// sample a short loop of broadcasts after a barrier (the slowest rank's time per broadcast).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PostedPoint {
     /// The ranks (every one of them on one node).
     pub ranks: u32,
     /// The payload, bytes.
     pub bytes: u64,
-    /// Posted in the shared window, ns.
+    /// Posted in the shared window, ns per broadcast.
     pub posted_ns: Distribution,
-    /// Along the planner's tree over MPI point-to-point, ns.
+    /// Along the planner's tree over MPI point-to-point, ns per broadcast.
     pub tree_ns: Distribution,
     /// The tree, in words.
     pub tree: String,

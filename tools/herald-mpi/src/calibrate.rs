@@ -897,14 +897,22 @@ pub fn calibrate(
     Ok(made)
 }
 
-/// The sizes [`measure_posted`] compares a posted broadcast and the planner's tree at.
+/// The sizes at which the calibration compares a posted broadcast and the planner's tree
+/// ([`Profile::posted`]).
 pub const POSTED_BYTES: [usize; 8] = [8, 64, 512, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20];
+
+/// Broadcasts a sample of the posted-against-tree comparison times back to back after one
+/// barrier ([`Profile::posted`]): where
+/// processes share CPUs a broadcast timed alone takes either the readers' copies or a turn of
+/// the CPUs (8 processes on 2 CPUs: 0.1 µs or 20 µs, medians of 21 landing on either mode),
+/// and a loop of a few averages the turns into each sample.
+pub const POSTED_LOOP: usize = 8;
 
 /// Broadcasts from rank 0 posted in a shared window ([`Post`](crate::Post), default shape)
 /// and along the planner's tree under `profile` (its pieces applied), at each of
-/// [`POSTED_BYTES`]: alternating, each timed alone after an `MPI_Barrier`; per broadcast the
-/// slowest rank's time, as the bench's `barrier` loop times them. Every rank takes part; the
-/// points are the same on every rank.
+/// [`POSTED_BYTES`]: alternating, each sample [`POSTED_LOOP`] broadcasts back to back after an
+/// `MPI_Barrier`, the slowest rank's time per broadcast (the bench's `loop`, short). Every rank
+/// takes part; the points are the same on every rank.
 fn measure_posted(
     world: &World,
     chan: &Channel,
@@ -923,7 +931,8 @@ fn measure_posted(
         let (s, c, _) = cluster.plan(profile, bytes as u64, 0)?;
         let plan = crate::BroadcastPlan::new(&s)?;
         let buf = &mut buf[..bytes];
-        // [posted, tree] per repetition, this rank's ns; one untimed repetition first
+        // [posted, tree] per repetition, this rank's ns per broadcast; one untimed repetition
+        // first
         let mut times = vec![0f64; 2 * reps];
         for rep in 0..=reps {
             for side in [rep % 2, 1 - rep % 2] {
@@ -932,12 +941,14 @@ fn measure_posted(
                 }
                 world.barrier();
                 let t = Instant::now();
-                if side == 0 {
-                    post.broadcast(chan, buf, 0)?;
-                } else {
-                    plan.run(chan, buf)?;
+                for _ in 0..POSTED_LOOP {
+                    if side == 0 {
+                        post.broadcast(chan, buf, 0)?;
+                    } else {
+                        plan.run(chan, buf)?;
+                    }
                 }
-                let ns = (since(t) - clock).max(0.0);
+                let ns = (since(t) - clock).max(0.0) / POSTED_LOOP as f64;
                 if rep > 0 {
                     times[2 * (rep - 1) + side] = ns;
                 }

@@ -182,7 +182,8 @@ pub(crate) fn table(p: &Profile) -> String {
     }
     if !p.posted.is_empty() {
         out.push_str(
-            "broadcasts from rank 0, each after a barrier, slowest rank, µs median [p10–p90]:\n",
+            "broadcasts from rank 0, in loops of 8 after a barrier, slowest rank, µs per \
+             broadcast, median [p10–p90]:\n",
         );
         for t in &p.posted {
             let us = |d: &herald::model::Distribution| {

@@ -243,13 +243,8 @@ fn a_rank_that_stops_answering_is_reported_by_the_others() {
     assert!(out.code != Some(0), "{out:?}");
     // in the chain 0 → 1 → 2, rank 2 waits for a message from rank 1, rank 0 for its sends to
     // rank 1: each reports what it waited for (the first to time out tells the other)
-    let said = |rank: &str, what: &str| {
-        out.stderr
-            .lines()
-            .any(|l| l.starts_with(&format!("herald-mpi: rank {rank}:")) && l.contains(what))
-    };
-    assert!(said("2", "message from rank 1"), "{out:?}");
-    assert!(said("0", "message to rank 1"), "{out:?}");
+    assert!(said(&out, 2, "message from rank 1"), "{out:?}");
+    assert!(said(&out, 0, "message to rank 1"), "{out:?}");
 }
 
 #[test]
@@ -262,16 +257,18 @@ fn a_reader_that_stops_answering_a_posted_broadcast_is_reported() {
     assert!(out.code != Some(0), "{out:?}");
     // the root runs ahead of rank 1 until its slots are full, then waits for it and names it;
     // rank 2 waits for the root's next post and hears why it stops
-    let said = |rank: &str, what: &str| {
-        out.stderr
-            .lines()
-            .any(|l| l.starts_with(&format!("herald-mpi: rank {rank}:")) && l.contains(what))
-    };
     assert!(
-        said("0", "rank 1 to read an earlier posted broadcast"),
+        said(&out, 0, "rank 1 to read an earlier posted broadcast"),
         "{out:?}"
     );
-    assert!(said("2", "posted broadcast from rank 0"), "{out:?}");
+    assert!(said(&out, 2, "posted broadcast from rank 0"), "{out:?}");
+}
+
+/// Whether rank `rank` wrote a line of stderr containing `what`.
+fn said(out: &Out, rank: usize, what: &str) -> bool {
+    out.stderr
+        .lines()
+        .any(|l| l.starts_with(&format!("herald-mpi: rank {rank}:")) && l.contains(what))
 }
 
 #[test]

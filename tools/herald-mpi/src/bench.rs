@@ -19,6 +19,9 @@
 //!   allreduce the one predicted fastest of herald's combining allreduce, its reduce followed by
 //!   the planned broadcast, the ring ([`RingAllreduce`]) and recursive halving
 //!   ([`HalvingAllreduce`]), as [`crate::allreduce`] predicts them (`--allreduce` fixes one).
+//!   Where every rank is on one host, a broadcast is posted in a shared window instead
+//!   ([`Post`]) at the sizes where the profile measured posting faster than the planner's tree
+//!   ([`PostChoice`], `--post`).
 //! * `inproc` — herald's in-process collectives ([`herald::Comm`]): `N` threads of rank 0's
 //!   process, pinned to the CPUs of the `N` MPI processes (thread `r` on rank `r`'s CPU), using
 //!   herald's default schedule (its planner's choice when `herald calibrate` has written a
@@ -719,6 +722,12 @@ pub fn bench(
             return Err(Error::Usage(
                 "posting in a shared window applies to herald over MPI".into(),
             ))
+        }
+        (HeraldSide::Mpi, PostChoice::Always(_)) if cluster.hosts().len() > 1 => {
+            return Err(Error::Usage(format!(
+                "posting in a shared window needs every rank on one host; the job spans {}",
+                cluster.hosts().len()
+            )))
         }
         (HeraldSide::Mpi, PostChoice::Always(shape)) if wanted => Some(Post::new(chan, shape)?),
         (HeraldSide::Mpi, PostChoice::Auto) if wanted => {

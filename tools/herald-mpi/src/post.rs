@@ -397,7 +397,8 @@ impl Post {
     ///
     /// # Errors
     /// [`P2pErrorKind::Invalid`] if the ranks are not all on one node, or the shape has no
-    /// slots or no bytes, or    /// makes a window too large to address; [`P2pErrorKind::Mpi`] if MPI fails.
+    /// slots, no bytes, or makes a window too large to address; [`P2pErrorKind::Mpi`] if MPI
+    /// fails.
     pub fn new(chan: &Channel, shape: PostShape) -> Result<Post, P2pError> {
         use mpi::ffi;
         use mpi::raw::AsRaw;

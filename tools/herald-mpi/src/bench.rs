@@ -444,14 +444,12 @@ fn allreduce_expected(len: usize, k: usize, n: usize, seed: u64) -> Vec<u64> {
     sum.iter().map(|s| s.wrapping_mul(factor)).collect()
 }
 
-/// Whether herald over MPI posts a broadcast of `bytes` among `n` ranks (see [`PostChoice`]).
-fn posts(opts: &BenchOptions, profile: &Profile, n: u32, bytes: usize) -> bool {
+/// Whether herald over MPI posts a broadcast of `bytes` (see [`PostChoice`]).
+fn posts(opts: &BenchOptions, cluster: &Cluster, profile: &Profile, bytes: usize) -> bool {
     match opts.post {
         PostChoice::Always(_) => true,
         PostChoice::Never => false,
-        PostChoice::Auto => {
-            opts.algo.is_none() && profile.posted_wins(n, bytes as u64) == Some(true)
-        }
+        PostChoice::Auto => opts.algo.is_none() && cluster.posts(profile, bytes as u64),
     }
 }
 
@@ -467,7 +465,7 @@ fn over_mpi(
 ) -> Result<(OverMpi, String), Error> {
     let n = world.size() as u32;
     let (what, label) = match coll {
-        Collective::Bcast if posts(opts, profile, n, bytes) => (
+        Collective::Bcast if posts(opts, cluster, profile, bytes) => (
             OverMpi::Posted,
             match opts.post {
                 PostChoice::Always(p) => format!(
@@ -714,7 +712,7 @@ pub fn bench(
     // decides alike from the same options and profile).
     let wanted = opts.collectives.contains(&Collective::Bcast)
         && opts.sizes.iter().any(|&b| {
-            profile.is_some_and(|p| posts(opts, p, n as u32, b))
+            profile.is_some_and(|p| posts(opts, cluster, p, b))
                 || matches!(opts.post, PostChoice::Always(_))
         });
     let post = match (opts.herald, opts.post) {

@@ -877,24 +877,29 @@ pub fn calibrate(
     });
     if opts.posted && cluster.hosts().len() == 1 {
         // Every rank plans the trees with rank 0's profile.
-        let mut text = made
-            .as_ref()
-            .map_or_else(Vec::new, |p| p.to_json().into_bytes());
-        let mut len = text.len() as u64;
-        world.comm().process_at_rank(0).broadcast_into(&mut len);
-        text.resize(usize::try_from(len).unwrap_or(0), 0);
-        world
-            .comm()
-            .process_at_rank(0)
-            .broadcast_into(&mut text[..]);
-        let text = String::from_utf8(text).map_err(Error::herald)?;
-        let shared = Profile::from_json(&text).map_err(Error::herald)?;
+        let shared = share_profile(world, made.as_ref())?;
         let points = measure_posted(world, chan, cluster, &shared, opts, clock)?;
         if let Some(p) = made.as_mut() {
             p.posted = points;
         }
     }
     Ok(made)
+}
+
+/// Rank 0's profile (`profile` there; the others pass `None`) on every rank: collective.
+///
+/// # Errors
+/// [`Error::Herald`] if the text rank 0 sent is not a profile.
+pub fn share_profile(world: &World, profile: Option<&Profile>) -> Result<Profile, Error> {
+    let mut text = profile
+        .map(|p| p.to_json().into_bytes())
+        .unwrap_or_default();
+    let mut len = text.len() as u64;
+    let root = world.comm().process_at_rank(0);
+    root.broadcast_into(&mut len);
+    text.resize(len as usize, 0);
+    root.broadcast_into(&mut text[..]);
+    Profile::from_json(&String::from_utf8_lossy(&text)).map_err(Error::herald)
 }
 
 /// The sizes at which the calibration compares a posted broadcast and the planner's tree

@@ -200,7 +200,7 @@ pub(crate) fn run(world: &World, a: &BenchArgs) -> Result<(), Failure> {
                 }
                 let p = crate::cli_calibrate::measure(world, true, true, true)?;
                 // rank 0 measured it: share it with every rank
-                Some(share(world, p)?)
+                Some(herald_mpi::calibrate::share_profile(world, p.as_ref())?)
             }
         }
     } else {
@@ -246,17 +246,4 @@ pub(crate) fn run(world: &World, a: &BenchArgs) -> Result<(), Failure> {
         crate::output::print_json(&out)?;
     }
     Ok(())
-}
-
-/// Rank 0's profile, on every rank (broadcast as JSON).
-pub(crate) fn share(world: &World, p: Option<herald::Profile>) -> Result<herald::Profile, Error> {
-    use mpi::collective::Root;
-    use mpi::topology::Communicator;
-    let mut text = p.map(|p| p.to_json().into_bytes()).unwrap_or_default();
-    let mut len = text.len() as u64;
-    let root = world.comm().process_at_rank(0);
-    root.broadcast_into(&mut len);
-    text.resize(len as usize, 0);
-    root.broadcast_into(&mut text[..]);
-    herald::Profile::from_json(&String::from_utf8_lossy(&text)).map_err(Error::herald)
 }

@@ -311,9 +311,9 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
     // faster at this size and rank count (every rank on one node).
     let posts = a.algo == "auto"
         && matches!(chosen, Chosen::Broadcast(_))
-        && with_profile.as_ref().is_some_and(|(p, c)| {
-            c.hosts().len() == 1 && p.posted_wins(world.size() as u32, a.bytes as u64) == Some(true)
-        });
+        && with_profile
+            .as_ref()
+            .is_some_and(|(p, c)| c.posts(p, a.bytes as u64));
     let post = if posts {
         Some(Post::new(&chan, PostShape::default()).map_err(Error::from)?)
     } else {

@@ -19,7 +19,7 @@ use herald::{
 };
 use herald_mpi::allreduce::AllreduceChoice;
 use herald_mpi::bench::{bench, BenchOptions, Collective as BenchColl, HeraldSide, Variant};
-use herald_mpi::calibrate::{calibrate, CalibrateOptions};
+use herald_mpi::calibrate::{calibrate, share_profile, CalibrateOptions};
 use herald_mpi::{
     contribution, hier, payload, sum_of_contributions, BroadcastPlan, Channel, Cluster,
     CombinePlan, CombineScratch, Error, HalvingAllreduce, Post, RingAllreduce, World,
@@ -369,8 +369,10 @@ fn calibration(
             pieces: true,
             posted: true,
         };
-        let profile =
-            crate::cli_bench::share(world, calibrate(world, chan, cluster, &opts, |_| {})?)?;
+        let profile = share_profile(
+            world,
+            calibrate(world, chan, cluster, &opts, |_| {})?.as_ref(),
+        )?;
         // Usable means what the bench then needs: a positive one-way time and a LogP model.
         let missing = want.iter().find(|&&d| {
             let level = &profile.levels[d];

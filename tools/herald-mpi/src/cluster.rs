@@ -268,6 +268,15 @@ impl Cluster {
             .map_err(Error::herald)
     }
 
+    /// Whether this job posts a broadcast of `bytes` in a shared window ([`crate::Post`])
+    /// rather than sending it along the planner's tree: every rank is on one host and
+    /// `profile` measured posting faster at this size for this many ranks
+    /// ([`Profile::posted_wins`]).
+    pub fn posts(&self, profile: &Profile, bytes: u64) -> bool {
+        self.hosts.len() == 1
+            && profile.posted_wins(self.rank_pus.len() as u32, bytes) == Some(true)
+    }
+
     /// herald's planner's broadcast for this job: the schedule of the best candidate.
     ///
     /// # Errors

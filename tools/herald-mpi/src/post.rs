@@ -635,6 +635,45 @@ impl Drop for Post {
     }
 }
 
+/// Rank `me`'s side of broadcasts `calls` (root, length) on `board`: call `i`'s payload is
+/// [`crate::payload`] of seed `i`, checked byte for byte on every rank; a wait calls `pause`
+/// between polls and fails the test after 60 s (the watchdog).
+#[cfg(test)]
+fn check_calls<W: Word>(board: &Board<'_, W>, me: usize, calls: &[(usize, usize)], pause: fn()) {
+    let mut at = Cursor {
+        me,
+        ..Cursor::default()
+    };
+    for (i, &(root, len)) in calls.iter().enumerate() {
+        let mut want = vec![0u8; len];
+        crate::payload(&mut want, i as u64);
+        let mut buf = if me == root {
+            want.clone()
+        } else {
+            vec![0; len]
+        };
+        broadcast(
+            board,
+            &mut at,
+            root,
+            &mut buf,
+            |ready, waiting| {
+                let start = std::time::Instant::now();
+                while !ready()? {
+                    if start.elapsed() > std::time::Duration::from_secs(60) {
+                        return Err(format!("60 s waiting for {}", waiting()));
+                    }
+                    pause();
+                }
+                Ok(())
+            },
+            |got| format!("length {got}"),
+        )
+        .unwrap_or_else(|e| panic!("rank {me}, call {i}: {e}"));
+        assert!(buf == want, "rank {me}, call {i}, {len} bytes");
+    }
+}
+
 #[cfg(all(test, herald_loom))]
 mod loom_tests {
     use super::*;
@@ -658,34 +697,9 @@ mod loom_tests {
                     let words = Arc::clone(&words);
                     thread::spawn(move || {
                         let board = Board::new(&words, n, 2, 8);
-                        let mut at = Cursor {
-                            me,
-                            ..Cursor::default()
-                        };
-                        for i in 0..calls {
-                            let root = root_of(i);
-                            let want: Vec<u8> = (0..bytes).map(|b| (i * 31 + b) as u8).collect();
-                            let mut buf = if me == root {
-                                want.clone()
-                            } else {
-                                vec![0; bytes]
-                            };
-                            broadcast(
-                                &board,
-                                &mut at,
-                                root,
-                                &mut buf,
-                                |ready, _| {
-                                    while !ready()? {
-                                        thread::yield_now();
-                                    }
-                                    Ok(())
-                                },
-                                |got| got,
-                            )
-                            .expect("lengths agree");
-                            assert_eq!(buf, want, "rank {me}, call {i}");
-                        }
+                        let calls: Vec<(usize, usize)> =
+                            (0..calls).map(|i| (root_of(i), bytes)).collect();
+                        check_calls(&board, me, &calls, thread::yield_now);
                     })
                 })
                 .collect();
@@ -733,41 +747,10 @@ mod tests {
                 let words = &words;
                 s.spawn(move || {
                     let board = Board::new(words, n, slots, slot);
-                    let mut at = Cursor {
-                        me,
-                        ..Cursor::default()
-                    };
-                    for i in 0..calls {
-                        let root = (i * 7 + i / 5) % n;
-                        let len = lens[i % lens.len()];
-                        let mut want = vec![0u8; len];
-                        crate::payload(&mut want, i as u64);
-                        let mut buf = if me == root {
-                            want.clone()
-                        } else {
-                            vec![0; len]
-                        };
-                        broadcast(
-                            &board,
-                            &mut at,
-                            root,
-                            &mut buf,
-                            |ready, waiting| {
-                                // the watchdog: a wait that never ends fails the test
-                                let start = std::time::Instant::now();
-                                while !ready()? {
-                                    if start.elapsed() > std::time::Duration::from_secs(60) {
-                                        return Err(format!("60 s waiting for {}", waiting()));
-                                    }
-                                    std::thread::yield_now();
-                                }
-                                Ok(())
-                            },
-                            |got| format!("length {got}"),
-                        )
-                        .unwrap_or_else(|e| panic!("rank {me}, call {i}: {e}"));
-                        assert!(buf == want, "rank {me}, call {i}, {len} bytes");
-                    }
+                    let calls: Vec<(usize, usize)> = (0..calls)
+                        .map(|i| ((i * 7 + i / 5) % n, lens[i % lens.len()]))
+                        .collect();
+                    check_calls(&board, me, &calls, std::thread::yield_now);
                 });
             }
         });

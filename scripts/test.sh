@@ -23,7 +23,7 @@ RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loo
   cargo test --release --test loom_channel
 RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
   cargo test --release --lib loom_
-# loom: herald-mpi's posted broadcasts in a shared window (the protocol, on loom's atomics).
+# loom: herald-mpi's posted broadcasts and allreduces in a shared window (the protocol, on loom's atomics).
 RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
   cargo test --release -p herald-mpi --lib loom_
 # Miri on the channel and the runtime's failure paths, where a nightly toolchain with Miri is

@@ -364,6 +364,7 @@ fn profile(host: &str) -> Profile {
         switch_ns: dist(1500.0),
         combine_ns: Vec::new(),
         posted: Vec::new(),
+        posted_allreduce: Vec::new(),
     }
 }
 

@@ -538,6 +538,7 @@ pub fn calibrate(
         }),
         combine_ns: Vec::new(),
         posted: Vec::new(),
+        posted_allreduce: Vec::new(),
     })
 }
 

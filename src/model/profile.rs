@@ -577,6 +577,13 @@ pub struct Profile {
     /// measured it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub posted: Vec<PostedPoint>,
+    /// herald-mpi's allreduces posted in a shared window (every rank posts its value, every
+    /// rank adds the others') against the allreduce its prediction picks over MPI
+    /// point-to-point, as [`Profile::posted`] for broadcasts (`tree_ns` and `tree`: that
+    /// allreduce): what [`Profile::posted_allreduce_wins`] decides by. Empty where
+    /// [`Profile::posted`] is, and before herald-mpi measured it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub posted_allreduce: Vec<PostedPoint>,
 }
 
 /// One measured size of [`Profile::posted`]: a broadcast of `bytes` bytes among `ranks` ranks
@@ -594,6 +601,31 @@ pub struct PostedPoint {
     pub tree_ns: Distribution,
     /// The tree, in words.
     pub tree: String,
+}
+
+/// The posted and the other side's time at `bytes` among `ranks` ranks, from `points`:
+/// linear between measured sizes, the smallest's below them, proportional beyond the largest.
+fn interpolate_posted(points: &[PostedPoint], ranks: u32, bytes: u64) -> Option<(f64, f64)> {
+    let points: Vec<(f64, f64, f64)> = points
+        .iter()
+        .filter(|p| p.ranks == ranks)
+        .map(|p| (p.bytes as f64, p.posted_ns.median, p.tree_ns.median))
+        .collect();
+    let b = bytes as f64;
+    Some(match points.iter().position(|&(pb, _, _)| b < pb) {
+        None => {
+            let &(lb, lp, lt) = points.last()?;
+            let scale = if lb > 0.0 { b / lb } else { 1.0 };
+            (lp * scale, lt * scale)
+        }
+        Some(0) => (points[0].1, points[0].2),
+        Some(i) => {
+            let (b0, p0, t0) = points[i - 1];
+            let (b1, p1, t1) = points[i];
+            let f = (b - b0) / (b1 - b0);
+            (p0 + (p1 - p0) * f, t0 + (t1 - t0) * f)
+        }
+    })
 }
 
 /// One measured size of [`Profile::combine_ns`]: combines of `bytes` bytes took `ns`.
@@ -754,27 +786,41 @@ impl Profile {
     /// `bytes` bytes among `ranks` ranks; `None` where nothing was measured at `ranks` ranks.
     #[must_use]
     pub fn posted_ns(&self, ranks: u32, bytes: u64) -> Option<(f64, f64)> {
-        let points: Vec<(f64, f64, f64)> = self
-            .posted
-            .iter()
-            .filter(|p| p.ranks == ranks)
-            .map(|p| (p.bytes as f64, p.posted_ns.median, p.tree_ns.median))
-            .collect();
-        let b = bytes as f64;
-        Some(match points.iter().position(|&(pb, _, _)| b < pb) {
-            None => {
-                let &(lb, lp, lt) = points.last()?;
-                let scale = if lb > 0.0 { b / lb } else { 1.0 };
-                (lp * scale, lt * scale)
-            }
-            Some(0) => (points[0].1, points[0].2),
-            Some(i) => {
-                let (b0, p0, t0) = points[i - 1];
-                let (b1, p1, t1) = points[i];
-                let f = (b - b0) / (b1 - b0);
-                (p0 + (p1 - p0) * f, t0 + (t1 - t0) * f)
-            }
-        })
+        interpolate_posted(&self.posted, ranks, bytes)
+    }
+
+    /// Whether an allreduce of `bytes` bytes among `ranks` ranks of one node is faster posted
+    /// in a shared window than along the allreduce herald-mpi predicts fastest over MPI, by
+    /// [`Profile::posted_allreduce`] as [`Profile::posted_wins`] decides for broadcasts.
+    ///
+    /// ```
+    /// # use herald::Profile;
+    /// let text = std::fs::read_to_string(concat!(
+    ///     env!("CARGO_MANIFEST_DIR"), "/tests/data/profile-2core.json"))?;
+    /// let mut p = Profile::from_json(&text)?;
+    /// let ns = |v: f64| serde_json::json!({ "median": v, "p10": v, "p90": v, "samples": 1,
+    ///     "modes": [{ "center": v, "p10": v, "p90": v, "share": 1.0, "samples": 1 }],
+    ///     "settled": true });
+    /// let at = |bytes: u64, posted: f64, tree: f64| serde_json::from_value(serde_json::json!({
+    ///     "ranks": 2, "bytes": bytes, "posted_ns": ns(posted), "tree_ns": ns(tree),
+    ///     "tree": "halving" }));
+    /// p.posted_allreduce = vec![at(8, 200.0, 500.0)?, at(1 << 20, 9e5, 5e5)?];
+    /// assert_eq!(p.posted_allreduce_wins(2, 8), Some(true));
+    /// assert_eq!(p.posted_allreduce_wins(2, 1 << 20), Some(false));
+    /// assert_eq!(p.posted_allreduce_wins(4, 8), None);
+    /// assert_eq!(p.posted_wins(2, 8), None); // broadcasts are measured apart
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn posted_allreduce_wins(&self, ranks: u32, bytes: u64) -> Option<bool> {
+        self.posted_allreduce_ns(ranks, bytes)
+            .map(|(posted, tree)| posted <= tree)
+    }
+
+    /// The times [`Profile::posted_allreduce_wins`] compares, ns: `(posted, over MPI)`.
+    #[must_use]
+    pub fn posted_allreduce_ns(&self, ranks: u32, bytes: u64) -> Option<(f64, f64)> {
+        interpolate_posted(&self.posted_allreduce, ranks, bytes)
     }
 
     /// The level named `name`.

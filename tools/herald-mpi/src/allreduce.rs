@@ -42,8 +42,9 @@
 
 use crate::cluster::Cluster;
 use crate::error::Error;
-use crate::exec::RingAllreduce;
+use crate::exec::{BroadcastPlan, CombinePlan, CombineScratch, RingAllreduce};
 use crate::halving::HalvingAllreduce;
+use crate::p2p::Channel;
 use herald::{
     generate,
     model::{Hier, LevelCost, Pick},
@@ -282,6 +283,24 @@ impl AllreducePlans {
         best.choice
     }
 
+    /// `choice`, ready to run.
+    ///
+    /// # Errors
+    /// [`Error::Herald`] if a schedule does not compile.
+    pub fn runner(&self, choice: AllreduceChoice) -> Result<AllreduceRun, Error> {
+        Ok(match choice {
+            AllreduceChoice::Combining => {
+                AllreduceRun::Combining(CombinePlan::new(&self.combining, &self.flat)?)
+            }
+            AllreduceChoice::ReduceBcast => AllreduceRun::ReduceBcast(Box::new((
+                CombinePlan::new(&self.reduce, &self.flat)?,
+                BroadcastPlan::new(&self.bcast)?,
+            ))),
+            AllreduceChoice::Ring => AllreduceRun::Ring(self.ring),
+            AllreduceChoice::Halving => AllreduceRun::Halving(self.halving),
+        })
+    }
+
     /// The prediction of `choice`.
     pub fn candidate(&self, choice: AllreduceChoice) -> &AllreduceCandidate {
         let i = AllreduceChoice::ALL
@@ -307,6 +326,43 @@ impl AllreducePlans {
             c.predicted_ns / 1e3,
             others.join(", ")
         )
+    }
+}
+
+/// One of herald's allreduces over MPI, ready to run ([`AllreducePlans::runner`]).
+#[derive(Debug, Clone)]
+pub enum AllreduceRun {
+    /// herald's allreduce with combining.
+    Combining(CombinePlan),
+    /// A reduce to rank 0, then a broadcast from rank 0.
+    ReduceBcast(Box<(CombinePlan, BroadcastPlan)>),
+    /// The ring: reduce-scatter, then allgather.
+    Ring(RingAllreduce),
+    /// Recursive halving, then recursive doubling.
+    Halving(HalvingAllreduce),
+}
+
+impl AllreduceRun {
+    /// Sums `value` element-wise (wrapping) over every rank of `chan`; collective, every rank
+    /// with the same length and the same run.
+    ///
+    /// # Errors
+    /// As [`BroadcastPlan::run`].
+    pub fn run(
+        &self,
+        chan: &Channel,
+        scratch: &mut CombineScratch,
+        value: &mut Vec<u64>,
+    ) -> Result<(), Error> {
+        match self {
+            AllreduceRun::Combining(plan) => plan.run(chan, scratch, value),
+            AllreduceRun::ReduceBcast(two) => {
+                two.0.run(chan, scratch, value)?;
+                two.1.run(chan, bytemuck::cast_slice_mut(&mut value[..]))
+            }
+            AllreduceRun::Ring(ring) => ring.run(chan, scratch, value),
+            AllreduceRun::Halving(h) => h.run(chan, scratch, value),
+        }
     }
 }
 
@@ -495,6 +551,52 @@ mod tests {
         v["switch_ns"] = d;
         let profile = Profile::from_json_forced(&v.to_string()).unwrap();
         (cluster, profile)
+    }
+
+    /// A posted allreduce where the profile measured it faster at that size and rank count,
+    /// and only where every rank is on one host; broadcasts are decided by their own points.
+    #[test]
+    fn posting_follows_the_profiles_points_on_one_host() {
+        let (cluster, mut profile) = job(2, 800.0);
+        let ns = |v: f64| {
+            serde_json::from_value(serde_json::json!({ "median": v, "p10": v, "p90": v,
+                "samples": 1, "modes": [{ "center": v, "p10": v, "p90": v, "share": 1.0,
+                "samples": 1 }], "settled": true }))
+            .unwrap()
+        };
+        let at = |bytes: u64, posted: f64, other: f64| herald::model::PostedPoint {
+            ranks: 2,
+            bytes,
+            posted_ns: ns(posted),
+            tree_ns: ns(other),
+            tree: "ring".into(),
+        };
+        profile.posted_allreduce = vec![at(8, 100.0, 300.0), at(1 << 20, 2e5, 1e5)];
+        assert!(cluster.posts_allreduce(&profile, 8));
+        // linear between the points: 294 against 397 ns at 1 KiB, 880 against 689 at 4 KiB
+        assert!(cluster.posts_allreduce(&profile, 1024));
+        assert!(!cluster.posts_allreduce(&profile, 4096));
+        assert!(!cluster.posts_allreduce(&profile, 1 << 20));
+        assert!(!cluster.posts(&profile, 8), "no broadcast points");
+        let (four, _) = job(4, 800.0);
+        assert!(
+            !four.posts_allreduce(&profile, 8),
+            "measured at 2 ranks only"
+        );
+        let machine = parse_synthetic("l3:1 core:2 pu:1").unwrap();
+        let places: Vec<RankPlace> = ["a", "b"]
+            .iter()
+            .map(|h| RankPlace {
+                host: (*h).into(),
+                cpu: Some(0),
+                local_rank: 0,
+            })
+            .collect();
+        let two_hosts = Cluster::new(&places, &[machine.clone(), machine]).unwrap();
+        assert!(
+            !two_hosts.posts_allreduce(&profile, 8),
+            "no window spans hosts"
+        );
     }
 
     #[test]

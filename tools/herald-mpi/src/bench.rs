@@ -13,15 +13,15 @@
 //!
 //! Two herald sides, chosen with `--herald`:
 //!
-//! * `mpi` — herald's schedules over MPI point-to-point ([`BroadcastPlan`], [`CombinePlan`])
+//! * `mpi` — herald's schedules over MPI point-to-point ([`BroadcastPlan`], [`CombinePlan`](crate::CombinePlan))
 //!   among the same `N` processes the library's collective runs on: herald's planner's choice
 //!   under the MPI profile (per size and root), against `MPI_Bcast` / `MPI_Allreduce`; for
 //!   allreduce the one predicted fastest of herald's combining allreduce, its reduce followed by
-//!   the planned broadcast, the ring ([`RingAllreduce`]) and recursive halving
-//!   ([`HalvingAllreduce`]), as [`crate::allreduce`] predicts them (`--allreduce` fixes one).
-//!   Where every rank is on one host, a broadcast is posted in a shared window instead
-//!   ([`Post`]) at the sizes where the profile measured posting faster than the planner's tree
-//!   ([`PostChoice`], `--post`).
+//!   the planned broadcast, the ring ([`RingAllreduce`](crate::RingAllreduce)) and recursive halving
+//!   ([`HalvingAllreduce`](crate::HalvingAllreduce)), as [`crate::allreduce`] predicts them (`--allreduce` fixes one).
+//!   Where every rank is on one host, a broadcast or an allreduce is posted in a shared window
+//!   instead ([`Post`]) at the sizes where the profile measured posting faster than the
+//!   planner's tree or the predicted allreduce ([`PostChoice`], `--post`).
 //! * `inproc` — herald's in-process collectives ([`herald::Comm`]): `N` threads of rank 0's
 //!   process, pinned to the CPUs of the `N` MPI processes (thread `r` on rank `r`'s CPU), using
 //!   herald's default schedule (its planner's choice when `herald calibrate` has written a
@@ -53,11 +53,10 @@
 //! The payload of the in-process allreduce is the same `u64` array as the library's, on the heap,
 //! reduced in place with herald's `CommRank::allreduce_slice`.
 
-use crate::allreduce::{AllreduceChoice, AllreducePlans};
+use crate::allreduce::{AllreduceChoice, AllreducePlans, AllreduceRun};
 use crate::cluster::Cluster;
 use crate::error::Error;
-use crate::exec::{BroadcastPlan, CombinePlan, CombineScratch, RingAllreduce};
-use crate::halving::HalvingAllreduce;
+use crate::exec::{BroadcastPlan, CombineScratch};
 use crate::p2p::Channel;
 use crate::post::{Post, PostShape};
 use crate::world::World;
@@ -147,17 +146,19 @@ pub struct BenchOptions {
     /// herald over MPI: a fixed allreduce instead of the planner's choice (`None`: the
     /// combining allreduce when `algo` is given, else the planner's pick).
     pub allreduce: Option<AllreduceChoice>,
-    /// herald over MPI: when broadcasts are posted in a shared window ([`Post`]) instead of
-    /// sent along the planner's tree.
+    /// herald over MPI: when broadcasts and allreduces are posted in a shared window
+    /// ([`Post`]) instead of sent along the planner's tree or the predicted allreduce.
     pub post: PostChoice,
 }
 
-/// When herald over MPI posts a broadcast in a shared window ([`Post`]).
+/// When herald over MPI posts a broadcast or an allreduce in a shared window ([`Post`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PostChoice {
     /// Where the profile says posting is faster at this size and rank count
-    /// ([`Profile::posted_wins`](herald::Profile::posted_wins), measured by `herald-mpi
-    /// calibrate`): every rank on one node. With `algo` set, never.
+    /// ([`Profile::posted_wins`](herald::Profile::posted_wins),
+    /// [`Profile::posted_allreduce_wins`](herald::Profile::posted_allreduce_wins), measured by
+    /// `herald-mpi calibrate`): every rank on one node. With `algo` set, never; with
+    /// `allreduce` set, never for allreduces.
     #[default]
     Auto,
     /// Always, with slots of this shape (every rank must be on one node).
@@ -262,13 +263,7 @@ enum OverMpi {
     Bcast([BroadcastPlan; 2]),
     /// Posted in the shared window (the bench's [`Post`]).
     Posted,
-    Allreduce(CombinePlan),
-    /// A reduce to rank 0, then a broadcast from rank 0.
-    ReduceBcast(Box<(CombinePlan, BroadcastPlan)>),
-    /// The ring: reduce-scatter, then allgather.
-    Ring(RingAllreduce),
-    /// Recursive halving, then recursive doubling.
-    Halving(HalvingAllreduce),
+    Allreduce(AllreduceRun),
 }
 
 /// One timed round: `k` collectives of `bytes` in a row, timed as `variant` says, on data made
@@ -317,19 +312,12 @@ fn mpi_round(
                 comm.all_reduce_into(&b.value[..], &mut b.result[..], SystemOperation::sum());
                 std::mem::swap(&mut b.value, &mut b.result);
             }
-            (Collective::Allreduce, Some(OverMpi::Allreduce(plan))) => {
-                plan.run(chan, &mut b.scratch, &mut b.value)?;
+            (Collective::Allreduce, Some(OverMpi::Allreduce(run))) => {
+                run.run(chan, &mut b.scratch, &mut b.value)?;
             }
-            (Collective::Allreduce, Some(OverMpi::ReduceBcast(two))) => {
-                two.0.run(chan, &mut b.scratch, &mut b.value)?;
-                two.1
-                    .run(chan, bytemuck::cast_slice_mut(&mut b.value[..]))?;
-            }
-            (Collective::Allreduce, Some(OverMpi::Ring(ring))) => {
-                ring.run(chan, &mut b.scratch, &mut b.value)?;
-            }
-            (Collective::Allreduce, Some(OverMpi::Halving(h))) => {
-                h.run(chan, &mut b.scratch, &mut b.value)?;
+            (Collective::Allreduce, Some(OverMpi::Posted)) => {
+                post.ok_or_else(|| Error::Usage("no shared window".into()))?
+                    .allreduce(chan, &mut b.value)?;
             }
             _ => unreachable!("plans match their collective"),
         }
@@ -444,12 +432,25 @@ fn allreduce_expected(len: usize, k: usize, n: usize, seed: u64) -> Vec<u64> {
     sum.iter().map(|s| s.wrapping_mul(factor)).collect()
 }
 
-/// Whether herald over MPI posts a broadcast of `bytes` (see [`PostChoice`]).
-fn posts(opts: &BenchOptions, cluster: &Cluster, profile: &Profile, bytes: usize) -> bool {
-    match opts.post {
-        PostChoice::Always(_) => true,
-        PostChoice::Never => false,
-        PostChoice::Auto => opts.algo.is_none() && cluster.posts(profile, bytes as u64),
+/// Whether herald over MPI posts `coll` of `bytes` (see [`PostChoice`]).
+fn posts(
+    opts: &BenchOptions,
+    cluster: &Cluster,
+    profile: &Profile,
+    coll: Collective,
+    bytes: usize,
+) -> bool {
+    match (opts.post, coll) {
+        (PostChoice::Always(_), _) => true,
+        (PostChoice::Never, _) => false,
+        (PostChoice::Auto, Collective::Bcast) => {
+            opts.algo.is_none() && cluster.posts(profile, bytes as u64)
+        }
+        (PostChoice::Auto, Collective::Allreduce) => {
+            opts.algo.is_none()
+                && opts.allreduce.is_none()
+                && cluster.posts_allreduce(profile, bytes as u64)
+        }
     }
 }
 
@@ -465,7 +466,7 @@ fn over_mpi(
 ) -> Result<(OverMpi, String), Error> {
     let n = world.size() as u32;
     let (what, label) = match coll {
-        Collective::Bcast if posts(opts, cluster, profile, bytes) => (
+        _ if posts(opts, cluster, profile, coll, bytes) => (
             OverMpi::Posted,
             match opts.post {
                 PostChoice::Always(p) => format!(
@@ -505,19 +506,10 @@ fn over_mpi(
                 .allreduce
                 .or(opts.algo.map(|_| AllreduceChoice::Combining))
                 .unwrap_or_else(|| plans.best());
-            let label = plans.label(choice);
-            let what = match choice {
-                AllreduceChoice::Combining => {
-                    OverMpi::Allreduce(CombinePlan::new(&plans.combining, &plans.flat)?)
-                }
-                AllreduceChoice::ReduceBcast => OverMpi::ReduceBcast(Box::new((
-                    CombinePlan::new(&plans.reduce, &plans.flat)?,
-                    BroadcastPlan::new(&plans.bcast)?,
-                ))),
-                AllreduceChoice::Ring => OverMpi::Ring(plans.ring),
-                AllreduceChoice::Halving => OverMpi::Halving(plans.halving),
-            };
-            (what, label)
+            (
+                OverMpi::Allreduce(plans.runner(choice)?),
+                plans.label(choice),
+            )
         }
     };
     world.agree(&format!("bench plan {coll:?} {bytes} {label}"))?;
@@ -708,13 +700,14 @@ pub fn bench(
     if let (HeraldSide::Mpi, Some(p)) = (opts.herald, profile) {
         cluster.apply_pieces(chan, p);
     }
-    // The shared window, where some broadcast will be posted (collective: every rank
+    // The shared window, where some collective will be posted (collective: every rank
     // decides alike from the same options and profile).
-    let wanted = opts.collectives.contains(&Collective::Bcast)
-        && opts.sizes.iter().any(|&b| {
-            profile.is_some_and(|p| posts(opts, cluster, p, b))
+    let wanted = opts.collectives.iter().any(|&c| {
+        opts.sizes.iter().any(|&b| {
+            profile.is_some_and(|p| posts(opts, cluster, p, c, b))
                 || matches!(opts.post, PostChoice::Always(_))
-        });
+        })
+    });
     let post = match (opts.herald, opts.post) {
         (HeraldSide::Inproc, PostChoice::Always(_)) => {
             return Err(Error::Usage(

@@ -69,6 +69,7 @@
 //! to the pair. The client of a pair keeps its samples; at the end each client sends its level's
 //! results to rank 0, which writes the profile.
 
+use crate::allreduce::AllreducePlans;
 use crate::cluster::Cluster;
 use crate::error::Error;
 use crate::p2p::{Channel, Pieces};
@@ -80,8 +81,8 @@ use herald::{
         QUANTITIES,
     },
     model::{
-        CombinePoint, Distribution, LevelProfile, MessagePieces, PieceTrial, TopologySummary,
-        PROFILE_SCHEMA,
+        CombinePoint, Distribution, LevelProfile, MessagePieces, PieceTrial, PostedPoint,
+        TopologySummary, PROFILE_SCHEMA,
     },
     Profile,
 };
@@ -878,9 +879,10 @@ pub fn calibrate(
     if opts.posted && cluster.hosts().len() == 1 {
         // Every rank plans the trees with rank 0's profile.
         let shared = share_profile(world, made.as_ref())?;
-        let points = measure_posted(world, chan, cluster, &shared, opts, clock)?;
+        let (bcasts, reduces) = measure_posted(world, chan, cluster, &shared, opts, clock)?;
         if let Some(p) = made.as_mut() {
-            p.posted = points;
+            p.posted = bcasts;
+            p.posted_allreduce = reduces;
         }
     }
     Ok(made)
@@ -914,10 +916,11 @@ pub const POSTED_BYTES: [usize; 8] = [8, 64, 512, 4 << 10, 16 << 10, 64 << 10, 2
 pub const POSTED_LOOP: usize = 8;
 
 /// Broadcasts from rank 0 posted in a shared window ([`Post`](crate::Post), default shape)
-/// and along the planner's tree under `profile` (its pieces applied), at each of
-/// [`POSTED_BYTES`]: alternating, each sample [`POSTED_LOOP`] broadcasts back to back after an
-/// `MPI_Barrier`, the slowest rank's time per broadcast (the bench's `loop`, short). Every rank
-/// takes part; the points are the same on every rank.
+/// and along the planner's tree under `profile` (its pieces applied), then allreduces posted
+/// and by the allreduce herald-mpi predicts fastest ([`AllreducePlans`]), at each of
+/// [`POSTED_BYTES`]: alternating, each sample [`POSTED_LOOP`] collectives back to back after an
+/// `MPI_Barrier`, the slowest rank's time per collective (the bench's `loop`, short). Every
+/// rank takes part; the points (broadcasts, allreduces) are the same on every rank.
 fn measure_posted(
     world: &World,
     chan: &Channel,
@@ -925,63 +928,111 @@ fn measure_posted(
     profile: &Profile,
     opts: &CalibrateOptions,
     clock: f64,
-) -> Result<Vec<herald::model::PostedPoint>, Error> {
+) -> Result<(Vec<PostedPoint>, Vec<PostedPoint>), Error> {
     let reps = if opts.probe.mode == "quick" { 21 } else { 61 };
-    let me = world.rank();
     let post = crate::Post::new(chan, crate::post::PostShape::default())?;
     cluster.apply_pieces(chan, profile);
-    let mut points = Vec::new();
+    let mut bcasts = Vec::new();
     let mut buf = vec![0u8; POSTED_BYTES[POSTED_BYTES.len() - 1]];
     for (k, &bytes) in POSTED_BYTES.iter().enumerate() {
         let (s, c, _) = cluster.plan(profile, bytes as u64, 0)?;
         let plan = crate::BroadcastPlan::new(&s)?;
         let buf = &mut buf[..bytes];
-        // [posted, tree] per repetition, this rank's ns per broadcast; one untimed repetition
-        // first
-        let mut times = vec![0f64; 2 * reps];
-        for rep in 0..=reps {
-            for side in [rep % 2, 1 - rep % 2] {
-                if me == 0 {
+        let (posted_ns, tree_ns) = compare(world, reps, clock, |step| match step {
+            Step::Setup(rep) => {
+                if world.rank() == 0 {
                     crate::payload(buf, (k * 1000 + rep) as u64);
                 }
-                world.barrier();
-                let t = Instant::now();
-                for _ in 0..POSTED_LOOP {
-                    if side == 0 {
-                        post.broadcast(chan, buf, 0)?;
-                    } else {
-                        plan.run(chan, buf)?;
-                    }
-                }
-                let ns = (since(t) - clock).max(0.0) / POSTED_LOOP as f64;
-                if rep > 0 {
-                    times[2 * (rep - 1) + side] = ns;
-                }
+                Ok(())
             }
-        }
-        let mut slowest = vec![0f64; 2 * reps];
-        world.comm().all_reduce_into(
-            &times[..],
-            &mut slowest[..],
-            mpi::collective::SystemOperation::max(),
-        );
-        let side = |s: usize| {
-            let samples: Vec<(f64, f64)> =
-                (0..reps).map(|r| (slowest[2 * r + s], r as f64)).collect();
-            let mut d = distribution(&samples);
-            d.settled = true;
-            d
-        };
-        points.push(herald::model::PostedPoint {
+            Step::Posted => post.broadcast(chan, buf, 0).map_err(Error::from),
+            Step::OverMpi => plan.run(chan, buf),
+        })?;
+        bcasts.push(PostedPoint {
             ranks: world.size() as u32,
             bytes: bytes as u64,
-            posted_ns: side(0),
-            tree_ns: side(1),
+            posted_ns,
+            tree_ns,
             tree: format!("{} ×{}", c.label, c.blocks),
         });
     }
+    let mut reduces = Vec::new();
+    let mut scratch = crate::CombineScratch::default();
+    for (k, &bytes) in POSTED_BYTES.iter().enumerate() {
+        let plans = AllreducePlans::new(cluster, profile, bytes as u64)?;
+        let best = plans.best();
+        let run = plans.runner(best)?;
+        let mut value = vec![0u64; bytes / 8];
+        let (posted_ns, tree_ns) = compare(world, reps, clock, |step| match step {
+            Step::Setup(rep) => {
+                crate::contribution(&mut value, world.rank(), (k * 1000 + rep) as u64);
+                Ok(())
+            }
+            Step::Posted => post.allreduce(chan, &mut value).map_err(Error::from),
+            Step::OverMpi => run.run(chan, &mut scratch, &mut value),
+        })?;
+        reduces.push(PostedPoint {
+            ranks: world.size() as u32,
+            bytes: bytes as u64,
+            posted_ns,
+            tree_ns,
+            tree: plans.candidate(best).label.clone(),
+        });
+    }
     drop(post);
-    Ok(points)
+    Ok((bcasts, reduces))
+}
+
+/// A step of [`compare`]: set the data of a sample up (untimed), or one call of a side.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Setup(usize),
+    Posted,
+    OverMpi,
+}
+
+/// Times the posted side and the side over MPI of a collective alternately, `reps` samples
+/// each after an untimed one: per sample `step(Setup(rep))`, a barrier, then [`POSTED_LOOP`]
+/// calls of the side; the slowest rank's ns per call. Collective.
+fn compare(
+    world: &World,
+    reps: usize,
+    clock: f64,
+    mut step: impl FnMut(Step) -> Result<(), Error>,
+) -> Result<(Distribution, Distribution), Error> {
+    // [posted, over MPI] per repetition, this rank's ns per call
+    let mut times = vec![0f64; 2 * reps];
+    for rep in 0..=reps {
+        for side in [rep % 2, 1 - rep % 2] {
+            step(Step::Setup(rep))?;
+            world.barrier();
+            let t = Instant::now();
+            for _ in 0..POSTED_LOOP {
+                step(if side == 0 {
+                    Step::Posted
+                } else {
+                    Step::OverMpi
+                })?;
+            }
+            let ns = (since(t) - clock).max(0.0) / POSTED_LOOP as f64;
+            if rep > 0 {
+                times[2 * (rep - 1) + side] = ns;
+            }
+        }
+    }
+    let mut slowest = vec![0f64; 2 * reps];
+    world.comm().all_reduce_into(
+        &times[..],
+        &mut slowest[..],
+        mpi::collective::SystemOperation::max(),
+    );
+    let side = |s: usize| {
+        let samples: Vec<(f64, f64)> = (0..reps).map(|r| (slowest[2 * r + s], r as f64)).collect();
+        let mut d = distribution(&samples);
+        d.settled = true;
+        d
+    };
+    Ok((side(0), side(1)))
 }
 
 /// Assembles the profile (rank 0).
@@ -1020,6 +1071,7 @@ fn profile(
         switch_ns,
         combine_ns,
         posted: Vec::new(), // measured after, with every rank (`measure_posted`)
+        posted_allreduce: Vec::new(),
     }
 }
 

@@ -35,10 +35,11 @@ pub(crate) struct BenchArgs {
     /// reduce-bcast, ring, halving).
     #[arg(long, value_name = "ALLREDUCE")]
     allreduce: Option<String>,
-    /// herald over MPI: when to post broadcasts in an MPI shared window instead of the
-    /// planner's trees: `auto` (where the profile measured it faster: `herald-mpi calibrate`
-    /// with every rank on one node), `never`, or always with slots of `default` (4144) or
-    /// this many bytes (every rank must be on one node).
+    /// herald over MPI: when to post broadcasts and allreduces in an MPI shared window
+    /// instead of the planner's trees and allreduces: `auto` (where the profile measured it
+    /// faster: `herald-mpi calibrate` with every rank on one node; never with --algo, nor for
+    /// allreduces with --allreduce), `never`, or always with slots of `default` (4144) or this
+    /// many bytes (every rank must be on one node).
     #[arg(long, value_name = "WHEN", default_value = "auto")]
     post: String,
     /// With --post: slots per rank (how far a root may run ahead of its slowest reader).

@@ -39,10 +39,11 @@ pub(crate) struct SelftestArgs {
     /// Skip the calibration and bench checks (faster).
     #[arg(long)]
     quick: bool,
-    /// With --die or --stall: the broadcasts are posted in a shared window (more of them than
-    /// its slots, so the root waits for the victim).
-    #[arg(long)]
-    posted: bool,
+    /// With --die or --stall: the collectives are posted in a shared window: broadcasts
+    /// (`--posted`, `--posted bcast`: more of them than its slots, so the root waits for the
+    /// victim) or allreduces (`--posted allreduce`: every rank waits for the victim's part).
+    #[arg(long, value_name = "COLL", num_args = 0..=1, default_missing_value = "bcast")]
+    posted: Option<String>,
 }
 
 fn fail(what: String) -> Failure {
@@ -206,11 +207,12 @@ fn short_message(world: &World, chan: &Channel) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Broadcasts posted in a shared window ([`Post`]): slots of 64 B and 4 KiB, lengths from 0 to
-/// past three slots and 100 003 B, roots changing every call (each slot of each rank reused
-/// many times), every byte checked on every rank; then a reader that expects another length
-/// gets [`herald_mpi::P2pErrorKind::Length`] while the others finish, and every rank still
-/// frees the window. `None` where the ranks span several nodes (no window to share).
+/// Broadcasts and allreduces posted in a shared window ([`Post`]): slots of 64 B and 4 KiB,
+/// lengths from 0 to past three slots and 100 003 B, roots changing every call, every fourth
+/// call an allreduce (each slot of each rank reused many times), every byte and element
+/// checked on every rank; then a reader that expects another length gets
+/// [`herald_mpi::P2pErrorKind::Length`] while the others finish, an allreduce with one rank's
+/// value longer gets it on every rank, and every rank still frees the windows. `None` where the ranks span several nodes (no window to share).
 fn posted(world: &World, chan: &Channel) -> Result<Option<usize>, Failure> {
     let (me, n) = (world.rank(), world.size());
     let mut checked = 0;
@@ -241,6 +243,20 @@ fn posted(world: &World, chan: &Channel) -> Result<Option<usize>, Failure> {
         for (i, &len) in lens.iter().cycle().take(3 * lens.len()).enumerate() {
             let root = (i * 5 + i / 3) % n;
             let seed = (slot * 1000 + i) as u64;
+            if i % 4 == 3 {
+                let elements = len.div_ceil(8);
+                let mut value = vec![0u64; elements];
+                contribution(&mut value, me, seed);
+                post.allreduce(chan, &mut value).map_err(Error::from)?;
+                let want = sum_of_contributions(n, elements, seed);
+                if let Some(at) = value.iter().zip(&want).position(|(a, b)| a != b) {
+                    return Err(fail(format!(
+                        "posted allreduce ({slot} B slots) of {elements} elements: element {at} differs on rank {me}"
+                    )));
+                }
+                checked += 1;
+                continue;
+            }
             let mut want = vec![0u8; len];
             payload(&mut want, seed);
             let mut buf = if me == root {
@@ -278,6 +294,32 @@ fn posted(world: &World, chan: &Channel) -> Result<Option<usize>, Failure> {
         got.map_err(Error::from)?;
     }
     drop(post); // every rank frees it, the one that failed included
+                // Mismatched lengths in an allreduce: rank n − 1 has one element more, and every rank
+                // finds a part of another length (rank n − 1 in rank 0's, the others in rank n − 1's).
+    let post = Post::new(chan, herald_mpi::post::PostShape::default()).map_err(Error::from)?;
+    let len = 10;
+    let mut value = vec![1u64; if me == n - 1 { len + 1 } else { len }];
+    let got = post.allreduce(chan, &mut value);
+    let expected = if me == n - 1 {
+        herald_mpi::P2pErrorKind::Length {
+            peer: 0,
+            got: 8 * len,
+            want: 8 * (len + 1),
+        }
+    } else {
+        herald_mpi::P2pErrorKind::Length {
+            peer: n - 1,
+            got: 8 * (len + 1),
+            want: 8 * len,
+        }
+    };
+    if got.as_ref().err().map(herald_mpi::P2pError::kind) != Some(&expected) {
+        return Err(fail(format!(
+            "a posted allreduce of {} elements on rank {me}: {got:?}, not {expected}",
+            value.len()
+        )));
+    }
+    drop(post);
     world.barrier();
     Ok(Some(checked))
 }
@@ -396,29 +438,35 @@ fn calibration(
                 "calibration: combines (bytes, ns) measured {combine:?}"
             )));
         }
-        // Posted against the tree: every size once, for this job's ranks, in order, with
-        // positive finite times (on one host; none where the ranks span hosts).
-        let posted: Vec<(u32, u64, f64, f64)> = profile
-            .posted
-            .iter()
-            .map(|p| (p.ranks, p.bytes, p.posted_ns.median, p.tree_ns.median))
-            .collect();
+        // Posted against the tree, and against the predicted allreduce: every size once, for
+        // this job's ranks, in order, with positive finite times (on one host; none where the
+        // ranks span hosts).
         let sizes: Vec<u64> = herald_mpi::calibrate::POSTED_BYTES
             .iter()
             .map(|&b| b as u64)
             .collect();
-        let sane = if cluster.hosts().len() == 1 {
-            posted.iter().map(|p| p.1).collect::<Vec<_>>() == sizes
-                && posted.iter().all(|&(r, _, a, b)| {
-                    r as usize == world.size() && [a, b].iter().all(|t| t.is_finite() && *t > 0.0)
-                })
-        } else {
-            posted.is_empty()
-        };
-        if !sane {
-            return Err(fail(format!(
-                "calibration: posted against tree (ranks, bytes, ns, ns) measured {posted:?}"
-            )));
+        for (what, points) in [
+            ("tree", &profile.posted),
+            ("allreduce", &profile.posted_allreduce),
+        ] {
+            let posted: Vec<(u32, u64, f64, f64)> = points
+                .iter()
+                .map(|p| (p.ranks, p.bytes, p.posted_ns.median, p.tree_ns.median))
+                .collect();
+            let sane = if cluster.hosts().len() == 1 {
+                posted.iter().map(|p| p.1).collect::<Vec<_>>() == sizes
+                    && posted.iter().all(|&(r, _, a, b)| {
+                        r as usize == world.size()
+                            && [a, b].iter().all(|t| t.is_finite() && *t > 0.0)
+                    })
+            } else {
+                posted.is_empty()
+            };
+            if !sane {
+                return Err(fail(format!(
+                    "calibration: posted against {what} (ranks, bytes, ns, ns) measured {posted:?}"
+                )));
+            }
         }
         match missing {
             None => return Ok((want.len(), profile)),
@@ -473,13 +521,13 @@ fn benches(
     Ok(rows)
 }
 
-/// A broadcast during which rank `victim` dies or stalls.
+/// A broadcast (posted: a broadcast or an allreduce) during which rank `victim` dies or stalls.
 fn failing(
     world: &World,
     chan: &Channel,
     victim: usize,
     die: bool,
-    posted: bool,
+    posted: Option<&str>,
 ) -> Result<(), Failure> {
     let stop = |i: usize| {
         if i == 10 && world.rank() == victim {
@@ -491,13 +539,18 @@ fn failing(
             std::thread::sleep(Duration::from_secs(3600));
         }
     };
-    if posted {
+    if let Some(coll) = posted {
         let shape = herald_mpi::post::PostShape::default();
         let post = Post::new(chan, shape).map_err(Error::from)?;
         let mut buf = vec![1u8; 64];
+        let mut value = vec![1u64; 8];
         for i in 0..4 * shape.slots {
             stop(i);
-            post.broadcast(chan, &mut buf, 0).map_err(Error::from)?;
+            match coll {
+                "allreduce" => post.allreduce(chan, &mut value),
+                _ => post.broadcast(chan, &mut buf, 0),
+            }
+            .map_err(Error::from)?;
         }
         return Ok(());
     }
@@ -530,7 +583,17 @@ pub(crate) fn run(world: &World, a: &SelftestArgs) -> Result<(), Failure> {
         if v >= world.size() {
             return Err(Error::Usage(format!("--die/--stall {v}: no such rank")).into());
         }
-        return failing(world, &chan, v, a.die.is_some(), a.posted);
+        let posted = match a.posted.as_deref() {
+            None => None,
+            Some(c @ ("bcast" | "allreduce")) => Some(c),
+            Some(c) => {
+                return Err(Error::Usage(format!("--posted {c:?}: bcast or allreduce")).into())
+            }
+        };
+        return failing(world, &chan, v, a.die.is_some(), posted);
+    }
+    if a.posted.is_some() {
+        return Err(Error::Usage("--posted applies with --die or --stall".into()).into());
     }
     let cluster = Cluster::gather(world)?;
     let mut report = Vec::new();
@@ -549,8 +612,8 @@ pub(crate) fn run(world: &World, a: &SelftestArgs) -> Result<(), Failure> {
     short_message(world, &chan)?;
     report.push("2 short messages".to_owned());
     match posted(world, &chan)? {
-        Some(k) => report.push(format!("{k} posted broadcasts")),
-        None => report.push("no posted broadcasts (the ranks span nodes)".to_owned()),
+        Some(k) => report.push(format!("{k} posted broadcasts and allreduces")),
+        None => report.push("no posted collectives (the ranks span nodes)".to_owned()),
     }
     report.push(format!("{} hierarchical", hierarchical(world, &mut chan)?));
     if !a.quick {

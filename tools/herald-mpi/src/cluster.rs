@@ -277,6 +277,15 @@ impl Cluster {
             && profile.posted_wins(self.rank_pus.len() as u32, bytes) == Some(true)
     }
 
+    /// Whether this job posts an allreduce of `bytes` in a shared window ([`crate::Post`])
+    /// rather than running the allreduce herald-mpi predicts fastest over MPI: every rank is
+    /// on one host and `profile` measured posting faster at this size for this many ranks
+    /// ([`Profile::posted_allreduce_wins`]).
+    pub fn posts_allreduce(&self, profile: &Profile, bytes: u64) -> bool {
+        self.hosts.len() == 1
+            && profile.posted_allreduce_wins(self.rank_pus.len() as u32, bytes) == Some(true)
+    }
+
     /// herald's planner's broadcast for this job: the schedule of the best candidate.
     ///
     /// # Errors

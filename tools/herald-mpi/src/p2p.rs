@@ -217,7 +217,7 @@ impl Pieces {
 
 /// Polls spent spinning before a waiting rank that shares its CPU starts yielding it between
 /// polls.
-const SPIN_POLLS: u32 = 256;
+pub(crate) const SPIN_POLLS: u32 = 256;
 
 /// A communicator reserved for herald's messages (see the module docs).
 pub struct Channel {
@@ -975,6 +975,17 @@ fn describe(kind: Kind, peer: u32) -> String {
 #[inline]
 pub(crate) fn poll_until<T>(
     chan: &Channel,
+    test: impl FnMut() -> Result<Option<T>, P2pError>,
+    idle: impl FnMut(),
+    waiting: impl Fn() -> String,
+) -> Result<T, P2pError> {
+    poll_spinning(chan, SPIN_POLLS, test, idle, waiting)
+}
+
+/// [`poll_until`], calling `idle` only after `spins` polls (spinning before them).
+pub(crate) fn poll_spinning<T>(
+    chan: &Channel,
+    spins: u32,
     mut test: impl FnMut() -> Result<Option<T>, P2pError>,
     mut idle: impl FnMut(),
     waiting: impl Fn() -> String,
@@ -986,7 +997,7 @@ pub(crate) fn poll_until<T>(
             return Ok(v);
         }
         polls = polls.wrapping_add(1);
-        if polls > SPIN_POLLS {
+        if polls > spins {
             idle();
         } else {
             std::hint::spin_loop();

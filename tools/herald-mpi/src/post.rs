@@ -52,7 +52,16 @@
 //! a stop notice) the window is left to the end of the process at once: a rank that died or
 //! stalled would never join the free.
 
-use crate::p2p::{poll_until, Channel, P2pError, P2pErrorKind};
+use crate::p2p::{poll_spinning, Channel, P2pError, P2pErrorKind, SPIN_POLLS};
+
+/// Polls a posted allreduce spins before it yields the CPU where processes outnumber CPUs:
+/// none. A rank of an allreduce waits for every other rank's part, so with more processes than
+/// CPUs some part it waits for is always that of a process not running, which a spin cannot
+/// bring; a reader of a broadcast waits for one root, often running on the other CPU
+/// ([`SPIN_POLLS`], as every wait of the channel). 4 and 8 processes on 2 CPUs, allreduces of
+/// 8 B to 4 KiB against Open MPI's: 0.34–0.41 of its time at 8 B with 8 processes against
+/// 0.64–0.75 spinning 256 polls (docs/mpi.md, "Twenty-ninth session").
+const ALLREDUCE_SPINS: u32 = 0;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A word of the board: std's `AtomicU64` (the window's words), or loom's in its models.
@@ -220,6 +229,27 @@ impl<'w, W: Word> Board<'w, W> {
         store_words(&head[2..], &chunk[..first]);
         store_words(more, &chunk[first..]);
         head[0].store(e, Ordering::Release);
+    }
+
+    /// Rank `me` posts `chunk` (at most [`capacity`](Self::capacity)` / 8` elements) of a
+    /// value of `total` bytes as epoch `e`, after [`room`](Self::room) said yes: one element
+    /// per word.
+    pub(crate) fn write_elements(&self, me: usize, e: u64, total: u64, chunk: &[u64]) {
+        let (head, more) = self.slot(me, e);
+        let first = chunk.len().min(HEAD_BYTES / 8);
+        head[1].store(total, Ordering::Relaxed);
+        for (w, &v) in head[2..].iter().zip(&chunk[..first]) {
+            w.store(v, Ordering::Relaxed);
+        }
+        for (w, &v) in more.iter().zip(&chunk[first..]) {
+            w.store(v, Ordering::Relaxed);
+        }
+        head[0].store(e, Ordering::Release);
+    }
+
+    /// Rank `me` has finished epoch `e`: every slot of that epoch it reads, it has read
+    /// (a root, at once).
+    pub(crate) fn done(&self, me: usize, e: u64) {
         self.progress(me).store(e, Ordering::Release);
     }
 
@@ -228,17 +258,10 @@ impl<'w, W: Word> Board<'w, W> {
         self.slot(root, e).0[0].load(Ordering::Acquire) == e
     }
 
-    /// Reader `me` loads epoch `e` from root `root` into `out`, after [`ready`](Self::ready)
-    /// said yes, and records its progress. `Err(total)`: the root posted a message of `total`
-    /// bytes, not `want` (nothing is loaded, no progress recorded).
-    pub(crate) fn read(
-        &self,
-        me: usize,
-        root: usize,
-        e: u64,
-        want: u64,
-        out: &mut [u8],
-    ) -> Result<(), u64> {
+    /// Loads epoch `e` from root `root` into `out`, after [`ready`](Self::ready) said yes.
+    /// `Err(total)`: the root posted a message of `total` bytes, not `want` (nothing is
+    /// loaded).
+    pub(crate) fn read(&self, root: usize, e: u64, want: u64, out: &mut [u8]) -> Result<(), u64> {
         let (head, more) = self.slot(root, e);
         let total = head[1].load(Ordering::Relaxed);
         if total != want {
@@ -248,7 +271,32 @@ impl<'w, W: Word> Board<'w, W> {
         let (a, b) = out.split_at_mut(first);
         load_words(&head[2..], a);
         load_words(more, b);
-        self.progress(me).store(e, Ordering::Release);
+        Ok(())
+    }
+
+    /// Adds (wrapping) the elements rank `from` posted as epoch `e` into `acc`, after
+    /// [`ready`](Self::ready) said yes. `Err(total)`: it posted a value of `total` bytes, not
+    /// `want` (nothing is added).
+    pub(crate) fn add_elements(
+        &self,
+        from: usize,
+        e: u64,
+        want: u64,
+        acc: &mut [u64],
+    ) -> Result<(), u64> {
+        let (head, more) = self.slot(from, e);
+        let total = head[1].load(Ordering::Relaxed);
+        if total != want {
+            return Err(total);
+        }
+        let first = acc.len().min(HEAD_BYTES / 8);
+        let (a, b) = acc.split_at_mut(first);
+        for (x, w) in a.iter_mut().zip(&head[2..]) {
+            *x = x.wrapping_add(w.load(Ordering::Relaxed));
+        }
+        for (x, w) in b.iter_mut().zip(more) {
+            *x = x.wrapping_add(w.load(Ordering::Relaxed));
+        }
         Ok(())
     }
 }
@@ -294,17 +342,53 @@ pub(crate) struct Cursor {
     pub(crate) least: u64,
 }
 
+/// How a side of a posted collective waits: `wait(ready, waiting)` polls `ready` until it
+/// holds, and says what it waits for with `waiting()`.
+pub(crate) trait Wait<E>:
+    FnMut(&mut dyn FnMut() -> Result<bool, E>, &dyn Fn() -> String) -> Result<(), E>
+{
+}
+
+impl<E, F> Wait<E> for F where
+    F: FnMut(&mut dyn FnMut() -> Result<bool, E>, &dyn Fn() -> String) -> Result<(), E>
+{
+}
+
+/// Waits, if it must, until rank `at.me` may write its slot of epoch `e`.
+fn make_room<W: Word, E>(
+    board: &Board<'_, W>,
+    at: &mut Cursor,
+    e: u64,
+    wait: &mut impl Wait<E>,
+) -> Result<(), E> {
+    let me = at.me;
+    let least = &mut at.least;
+    if let Err(r) = board.room(me, e, least) {
+        let slowest = std::cell::Cell::new(r);
+        wait(
+            &mut || match board.room(me, e, least) {
+                Ok(()) => Ok(true),
+                Err(r) => {
+                    slowest.set(r);
+                    Ok(false)
+                }
+            },
+            &|| format!("rank {} to read an earlier post", slowest.get()),
+        )?;
+    }
+    Ok(())
+}
+
 /// Rank `at.me`'s side of a broadcast of `buf` from `root` on `board`, as the epochs after
-/// `at.epoch`: chunk by chunk, each step waited for by `wait(ready, waiting)` (which polls
-/// `ready` until it holds and says what it waits for with `waiting()`); `length(total)` is the
+/// `at.epoch`, chunk by chunk, each step waited for by `wait`; `length(root, total)` is the
 /// error of a root that posted `total` bytes where this rank expected `buf.len()`.
 pub(crate) fn broadcast<W: Word, E>(
     board: &Board<'_, W>,
     at: &mut Cursor,
     root: usize,
     buf: &mut [u8],
-    mut wait: impl FnMut(&mut dyn FnMut() -> Result<bool, E>, &dyn Fn() -> String) -> Result<(), E>,
-    length: impl Fn(u64) -> E,
+    mut wait: impl Wait<E>,
+    length: impl Fn(usize, u64) -> E,
 ) -> Result<(), E> {
     let cap = board.capacity();
     let total = buf.len() as u64;
@@ -312,22 +396,9 @@ pub(crate) fn broadcast<W: Word, E>(
     let me = at.me;
     for c in 0..chunks {
         let e = at.epoch + 1;
-        let least = &mut at.least;
         let range = c * cap..((c + 1) * cap).min(buf.len());
         if me == root {
-            if let Err(r) = board.room(me, e, least) {
-                let slowest = std::cell::Cell::new(r);
-                wait(
-                    &mut || match board.room(me, e, least) {
-                        Ok(()) => Ok(true),
-                        Err(r) => {
-                            slowest.set(r);
-                            Ok(false)
-                        }
-                    },
-                    &|| format!("rank {} to read an earlier posted broadcast", slowest.get()),
-                )?;
-            }
+            make_room(board, at, e, &mut wait)?;
             board.write(me, e, total, &buf[range]);
         } else {
             if !board.ready(root, e) {
@@ -336,9 +407,47 @@ pub(crate) fn broadcast<W: Word, E>(
                 })?;
             }
             board
-                .read(me, root, e, total, &mut buf[range])
-                .map_err(&length)?;
+                .read(root, e, total, &mut buf[range])
+                .map_err(|got| length(root, got))?;
         }
+        board.done(me, e);
+        at.epoch = e;
+    }
+    Ok(())
+}
+
+/// Rank `at.me`'s side of an allreduce (wrapping sum) of `value` on `board`, as the epochs
+/// after `at.epoch`, chunk by chunk: every rank posts its chunk in its own slot, then adds
+/// every other rank's into its value (an allgather, each rank reducing for itself), and
+/// records its progress only then. `length(rank, total)` is the error of a rank that posted
+/// `total` bytes where this rank has `8 × value.len()`.
+pub(crate) fn allreduce<W: Word, E>(
+    board: &Board<'_, W>,
+    at: &mut Cursor,
+    value: &mut [u64],
+    mut wait: impl Wait<E>,
+    length: impl Fn(usize, u64) -> E,
+) -> Result<(), E> {
+    let cap = board.capacity() / 8;
+    let total = 8 * value.len() as u64;
+    let chunks = value.len().div_ceil(cap).max(1);
+    let me = at.me;
+    for c in 0..chunks {
+        let e = at.epoch + 1;
+        let range = c * cap..((c + 1) * cap).min(value.len());
+        make_room(board, at, e, &mut wait)?;
+        board.write_elements(me, e, total, &value[range.clone()]);
+        for from in (0..board.n).filter(|&r| r != me) {
+            if !board.ready(from, e) {
+                wait(&mut || Ok(board.ready(from, e)), &|| {
+                    format!("rank {from}'s part of a posted allreduce")
+                })?;
+            }
+            board
+                .add_elements(from, e, total, &mut value[range.clone()])
+                .map_err(|got| length(from, got))?;
+        }
+        board.done(me, e);
         at.epoch = e;
     }
     Ok(())
@@ -521,7 +630,7 @@ impl Post {
 
     /// Broadcasts `buf` from `root` to every rank of `chan` (the channel the post was made
     /// for): the root's bytes end up in every rank's `buf`. Every rank calls it with the same
-    /// root and length, in the same order as its other posted broadcasts.
+    /// root and length, in the same order as its other posted collectives.
     ///
     /// # Errors
     /// [`P2pErrorKind::Length`] where the root posted another length (on that reader);
@@ -530,12 +639,70 @@ impl Post {
     /// [`P2pErrorKind::Invalid`] for a root outside the job or another channel. After an
     /// error the post fails every later call.
     pub fn broadcast(&self, chan: &Channel, buf: &mut [u8], root: usize) -> Result<(), P2pError> {
-        if self.failed.get() {
-            return Err(P2pErrorKind::Invalid("an earlier posted broadcast failed".into()).into());
-        }
-        if root >= self.n || chan.size() != self.n || chan.rank() != self.rank {
+        if root >= self.n {
             return Err(P2pErrorKind::Invalid(format!(
-                "a posted broadcast from rank {root} on a channel of {} ranks (the post has {})",
+                "a posted broadcast from rank {root} of {} ranks",
+                self.n
+            ))
+            .into());
+        }
+        let want = buf.len();
+        self.run(
+            chan,
+            "broadcast",
+            want,
+            SPIN_POLLS,
+            |board, at, wait, length| broadcast(board, at, root, buf, wait, length),
+        )
+    }
+
+    /// Sums `value` element-wise (wrapping) over every rank of `chan` (the channel the post was
+    /// made for): every rank ends with the sum of every rank's `value`. Each rank posts its
+    /// value in its own slots and adds the others' (chunk by chunk, [`slot_bytes`](Self::slot_bytes)
+    /// at a time): one step where a tree takes `2 log₂ n`, at the price of reading every
+    /// rank's value. Every rank calls it with the same length, in the same order as its other
+    /// posted collectives.
+    ///
+    /// # Errors
+    /// As [`broadcast`](Self::broadcast): [`P2pErrorKind::Length`] where a rank posted another
+    /// length (naming it), a timeout or a stop notice; after an error the post fails every
+    /// later call.
+    pub fn allreduce(&self, chan: &Channel, value: &mut [u64]) -> Result<(), P2pError> {
+        let want = 8 * value.len();
+        self.run(
+            chan,
+            "allreduce",
+            want,
+            ALLREDUCE_SPINS,
+            |board, at, wait, length| allreduce(board, at, value, wait, length),
+        )
+    }
+
+    /// Runs one side of a posted collective (`what`, `want` bytes on this rank) on the board,
+    /// with the channel's waits (yielding after `spins` polls where processes outnumber CPUs),
+    /// and records a failure.
+    fn run(
+        &self,
+        chan: &Channel,
+        what: &str,
+        want: usize,
+        spins: u32,
+        side: impl FnOnce(
+            &Board<'_, AtomicU64>,
+            &mut Cursor,
+            &mut dyn Wait<P2pError>,
+            &dyn Fn(usize, u64) -> P2pError,
+        ) -> Result<(), P2pError>,
+    ) -> Result<(), P2pError> {
+        if self.failed.get() {
+            return Err(P2pErrorKind::Invalid(format!(
+                "a posted {what} after an earlier posted collective failed"
+            ))
+            .into());
+        }
+        if chan.size() != self.n || chan.rank() != self.rank {
+            return Err(P2pErrorKind::Invalid(format!(
+                "a posted {what} on a channel of {} ranks (the post has {})",
                 chan.size(),
                 self.n
             ))
@@ -543,28 +710,24 @@ impl Post {
         }
         let board = self.board();
         let mut at = self.at.get();
-        let want = buf.len();
-        let out = broadcast(
-            &board,
-            &mut at,
-            root,
-            buf,
-            |ready, waiting| {
-                poll_until(
-                    chan,
-                    || ready().map(|r| r.then_some(())),
-                    || chan.idle(),
-                    waiting,
-                )
-            },
-            |got| {
-                P2pError::from(P2pErrorKind::Length {
-                    peer: root,
-                    got: usize::try_from(got).unwrap_or(usize::MAX),
-                    want,
-                })
-            },
-        );
+        let mut wait = |ready: &mut dyn FnMut() -> Result<bool, P2pError>,
+                        waiting: &dyn Fn() -> String| {
+            poll_spinning(
+                chan,
+                spins,
+                || ready().map(|r| r.then_some(())),
+                || chan.idle(),
+                waiting,
+            )
+        };
+        let length = |peer: usize, got: u64| {
+            P2pError::from(P2pErrorKind::Length {
+                peer,
+                got: usize::try_from(got).unwrap_or(usize::MAX),
+                want,
+            })
+        };
+        let out = side(&board, &mut at, &mut wait, &length);
         self.at.set(at);
         match out {
             Ok(()) => Ok(()),
@@ -618,7 +781,7 @@ impl Drop for Post {
         }
         if !joined {
             eprintln!(
-                "herald-mpi: rank {}: the posted broadcasts' shared window is not freed: \
+                "herald-mpi: rank {}: the posted collectives' shared window is not freed: \
                  not every rank came to free it within {} s",
                 self.rank,
                 self.timeout.as_secs()
@@ -635,42 +798,59 @@ impl Drop for Post {
     }
 }
 
-/// Rank `me`'s side of broadcasts `calls` (root, length) on `board`: call `i`'s payload is
-/// [`crate::payload`] of seed `i`, checked byte for byte on every rank; a wait calls `pause`
-/// between polls and fails the test after 60 s (the watchdog).
+/// A posted collective in the tests: a broadcast of `bytes` bytes from `root`, or an allreduce
+/// of `elements` elements.
 #[cfg(test)]
-fn check_calls<W: Word>(board: &Board<'_, W>, me: usize, calls: &[(usize, usize)], pause: fn()) {
+#[derive(Debug, Clone, Copy)]
+enum Call {
+    Bcast { root: usize, bytes: usize },
+    Allreduce { elements: usize },
+}
+
+/// Rank `me`'s side of `calls` on `board` of `n` ranks: call `i`'s broadcast payload is
+/// [`crate::payload`] of seed `i`, an allreduce's contributions [`crate::contribution`] of seed
+/// `i`, checked on every rank (bytes, or the sum [`crate::sum_of_contributions`] computes); a
+/// wait calls `pause` between polls and fails the test after 60 s (the watchdog).
+#[cfg(test)]
+fn check_calls<W: Word>(board: &Board<'_, W>, me: usize, calls: &[Call], pause: fn()) {
     let mut at = Cursor {
         me,
         ..Cursor::default()
     };
-    for (i, &(root, len)) in calls.iter().enumerate() {
-        let mut want = vec![0u8; len];
-        crate::payload(&mut want, i as u64);
-        let mut buf = if me == root {
-            want.clone()
-        } else {
-            vec![0; len]
-        };
-        broadcast(
-            board,
-            &mut at,
-            root,
-            &mut buf,
-            |ready, waiting| {
-                let start = std::time::Instant::now();
-                while !ready()? {
-                    if start.elapsed() > std::time::Duration::from_secs(60) {
-                        return Err(format!("60 s waiting for {}", waiting()));
-                    }
-                    pause();
-                }
-                Ok(())
-            },
-            |got| format!("length {got}"),
-        )
-        .unwrap_or_else(|e| panic!("rank {me}, call {i}: {e}"));
-        assert!(buf == want, "rank {me}, call {i}, {len} bytes");
+    let wait = |ready: &mut dyn FnMut() -> Result<bool, String>, waiting: &dyn Fn() -> String| {
+        let start = std::time::Instant::now();
+        while !ready()? {
+            if start.elapsed() > std::time::Duration::from_secs(60) {
+                return Err(format!("60 s waiting for {}", waiting()));
+            }
+            pause();
+        }
+        Ok(())
+    };
+    let length = |from: usize, got: u64| format!("rank {from} posted length {got}");
+    for (i, &call) in calls.iter().enumerate() {
+        match call {
+            Call::Bcast { root, bytes } => {
+                let mut want = vec![0u8; bytes];
+                crate::payload(&mut want, i as u64);
+                let mut buf = if me == root {
+                    want.clone()
+                } else {
+                    vec![0; bytes]
+                };
+                broadcast(board, &mut at, root, &mut buf, wait, length)
+                    .unwrap_or_else(|e| panic!("rank {me}, call {i}: {e}"));
+                assert!(buf == want, "rank {me}, call {i}: {call:?}");
+            }
+            Call::Allreduce { elements } => {
+                let mut value = vec![0u64; elements];
+                crate::contribution(&mut value, me, i as u64);
+                allreduce(board, &mut at, &mut value, wait, length)
+                    .unwrap_or_else(|e| panic!("rank {me}, call {i}: {e}"));
+                let want = crate::sum_of_contributions(board.n, elements, i as u64);
+                assert!(value == want, "rank {me}, call {i}: {call:?}");
+            }
+        }
     }
 }
 
@@ -681,24 +861,23 @@ mod loom_tests {
     use loom::thread;
     use std::sync::Arc;
 
-    /// `n` ranks make `calls` broadcasts of `bytes` bytes on a board of 2 slots of
-    /// 8 bytes, the root changing as `root_of(i)` says; every rank checks every byte.
-    fn model(n: usize, calls: usize, bytes: usize, root_of: fn(usize) -> usize) {
+    /// `n` ranks make `calls` on a board of `slots` slots of 8 bytes (a slot holds 48: 6
+    /// elements); every rank checks every result.
+    fn model(n: usize, slots: usize, calls: &[Call]) {
         // Two ranks: waits poll (as over MPI: no wake-ups), and a model of three ranks exceeded
         // 100 000 branches after ten minutes; three and more run on std threads in `tests`.
+        let calls: Arc<[Call]> = calls.into();
         loom::model(move || {
             let words: Arc<Vec<AtomicU64>> = Arc::new(
-                (0..Board::<AtomicU64>::words_needed(n, 2, 8))
+                (0..Board::<AtomicU64>::words_needed(n, slots, 8))
                     .map(|_| AtomicU64::new(0))
                     .collect(),
             );
             let handles: Vec<_> = (0..n)
                 .map(|me| {
-                    let words = Arc::clone(&words);
+                    let (words, calls) = (Arc::clone(&words), Arc::clone(&calls));
                     thread::spawn(move || {
-                        let board = Board::new(&words, n, 2, 8);
-                        let calls: Vec<(usize, usize)> =
-                            (0..calls).map(|i| (root_of(i), bytes)).collect();
+                        let board = Board::new(&words, n, slots, 8);
                         check_calls(&board, me, &calls, thread::yield_now);
                     })
                 })
@@ -709,22 +888,46 @@ mod loom_tests {
         });
     }
 
+    const fn bcast(root: usize, bytes: usize) -> Call {
+        Call::Bcast { root, bytes }
+    }
+
     /// One root, two readers' worth of reuse: 3 one-chunk calls on 2 slots.
     #[test]
     fn loom_post_one_root_reuses_slots() {
-        model(2, 3, 8, |_| 0);
+        model(2, 2, &[bcast(0, 8), bcast(0, 8), bcast(0, 8)]);
     }
 
     /// The root changes every call, so each rank's slots are written after the other's.
     #[test]
     fn loom_post_alternating_roots() {
-        model(2, 4, 5, |i| i % 2);
+        model(2, 2, &[bcast(0, 5), bcast(1, 5), bcast(0, 5), bcast(1, 5)]);
     }
 
     /// A message of three chunks runs through both slots and reuses one.
     #[test]
     fn loom_post_chunks_wrap() {
-        model(2, 1, 20, |_| 1);
+        model(2, 2, &[bcast(1, 20)]);
+    }
+
+    /// Allreduces on one slot: each rank writes its slot again as soon as the other has read
+    /// it, and not before (a rank that recorded its progress when it wrote, before it read,
+    /// would let the other overwrite what it still reads).
+    #[test]
+    fn loom_post_allreduces_reuse_one_slot() {
+        const A: Call = Call::Allreduce { elements: 2 };
+        model(2, 1, &[A, A, A]);
+    }
+
+    /// An allreduce of three chunks (13 elements) on two slots, between broadcasts from
+    /// either rank.
+    #[test]
+    fn loom_post_allreduce_between_broadcasts() {
+        model(
+            2,
+            2,
+            &[bcast(1, 8), Call::Allreduce { elements: 13 }, bcast(0, 3)],
+        );
     }
 }
 
@@ -732,10 +935,10 @@ mod loom_tests {
 mod tests {
     use super::*;
 
-    /// `n` threads make broadcasts on a board of slots of `slot` bytes: lengths from 0 to
-    /// past three slots, the root changing every call, each call's bytes checked on every
-    /// thread. With `slots` slots and hundreds of calls, every slot of every root is reused
-    /// many times and roots wait for their slowest reader.
+    /// `n` threads make broadcasts and allreduces on a board of slots of `slot` bytes: lengths
+    /// from 0 to past three slots, the root changing every call, every third call an
+    /// allreduce, each call's result checked on every thread. With `slots` slots and hundreds
+    /// of calls, every slot of every rank is reused many times and ranks wait for the slowest.
     fn threads(n: usize, slots: usize, slot: usize, calls: usize) {
         let words: Vec<AtomicU64> = (0..Board::<AtomicU64>::words_needed(n, slots, slot))
             .map(|_| AtomicU64::new(0))
@@ -747,8 +950,20 @@ mod tests {
                 let words = &words;
                 s.spawn(move || {
                     let board = Board::new(words, n, slots, slot);
-                    let calls: Vec<(usize, usize)> = (0..calls)
-                        .map(|i| ((i * 7 + i / 5) % n, lens[i % lens.len()]))
+                    let calls: Vec<Call> = (0..calls)
+                        .map(|i| {
+                            let bytes = lens[i % lens.len()];
+                            if i % 3 == 2 {
+                                Call::Allreduce {
+                                    elements: bytes.div_ceil(8),
+                                }
+                            } else {
+                                Call::Bcast {
+                                    root: (i * 7 + i / 5) % n,
+                                    bytes,
+                                }
+                            }
+                        })
                         .collect();
                     check_calls(&board, me, &calls, std::thread::yield_now);
                 });
@@ -786,17 +1001,26 @@ mod tests {
                 for e in 1..=slots as u64 {
                     assert_eq!(board.room(0, e, &mut least), Ok(()));
                     board.write(0, e, 8, &[e as u8; 8]);
+                    board.done(0, e);
                 }
                 let next = slots as u64 + 1;
                 assert_eq!(board.room(0, next, &mut least), Err(1));
                 // rank 1 reads epoch 1: rank 2 is now the slowest
                 let mut out = [0u8; 8];
                 assert!(board.ready(0, 1));
-                assert_eq!(board.read(1, 0, 1, 8, &mut out), Ok(()));
+                assert_eq!(board.read(0, 1, 8, &mut out), Ok(()));
                 assert_eq!(out, [1u8; 8]);
+                board.done(1, 1);
                 assert_eq!(board.room(0, next, &mut least), Err(2));
-                assert_eq!(board.read(2, 0, 1, 9, &mut out), Err(8));
-                assert_eq!(board.read(2, 0, 1, 8, &mut out), Ok(()));
+                assert_eq!(board.read(0, 1, 9, &mut out), Err(8));
+                assert_eq!(board.room(0, next, &mut least), Err(2));
+                assert_eq!(board.read(0, 1, 8, &mut out), Ok(()));
+                assert_eq!(
+                    board.room(0, next, &mut least),
+                    Err(2),
+                    "read, not yet done"
+                );
+                board.done(2, 1);
                 assert_eq!(board.room(0, next, &mut least), Ok(()));
                 // every word belongs to one slot or one progress word, and each slot has
                 // 2 + cap / 8 of them

@@ -257,11 +257,34 @@ fn a_reader_that_stops_answering_a_posted_broadcast_is_reported() {
     assert!(out.code != Some(0), "{out:?}");
     // the root runs ahead of rank 1 until its slots are full, then waits for it and names it;
     // rank 2 waits for the root's next post and hears why it stops
-    assert!(
-        said(&out, 0, "rank 1 to read an earlier posted broadcast"),
-        "{out:?}"
-    );
+    assert!(said(&out, 0, "rank 1 to read an earlier post"), "{out:?}");
     assert!(said(&out, 2, "posted broadcast from rank 0"), "{out:?}");
+}
+
+#[test]
+fn a_rank_that_stops_answering_a_posted_allreduce_is_named_by_the_others() {
+    let out = mpirun(
+        3,
+        &[
+            "--timeout",
+            "3",
+            "selftest",
+            "--stall",
+            "1",
+            "--posted",
+            "allreduce",
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(out.code != Some(0), "{out:?}");
+    // ranks 0 and 2 wait for rank 1's part of the 11th allreduce: one times out, the other
+    // times out too or hears the stop notice, and both name what they waited for
+    for r in [0, 2] {
+        assert!(
+            said(&out, r, "rank 1's part of a posted allreduce"),
+            "{out:?}"
+        );
+    }
 }
 
 /// Whether rank `rank` wrote a line of stderr containing `what`.

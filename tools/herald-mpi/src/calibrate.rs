@@ -904,9 +904,22 @@ pub fn share_profile(world: &World, profile: Option<&Profile>) -> Result<Profile
     Profile::from_json(&String::from_utf8_lossy(&text)).map_err(Error::herald)
 }
 
-/// The sizes at which the calibration compares a posted broadcast and the planner's tree
-/// ([`Profile::posted`]).
-pub const POSTED_BYTES: [usize; 8] = [8, 64, 512, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20];
+/// The sizes at which the calibration compares posted broadcasts and allreduces with
+/// herald-mpi's choice over MPI ([`Profile::posted`], [`Profile::posted_allreduce`]). 32 KiB
+/// since the twenty-ninth session: between 16 and 64 KiB a tree's time over MPI is not linear
+/// (the library's eager limit and herald's message pieces), and interpolated it looked faster
+/// than posting at 32 KiB where it measured 1.2× Open MPI's broadcast at 2 ranks.
+pub const POSTED_BYTES: [usize; 9] = [
+    8,
+    64,
+    512,
+    4 << 10,
+    16 << 10,
+    32 << 10,
+    64 << 10,
+    256 << 10,
+    1 << 20,
+];
 
 /// Broadcasts a sample of the posted-against-tree comparison times back to back after one
 /// barrier ([`Profile::posted`]): where

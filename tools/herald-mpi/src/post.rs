@@ -1,5 +1,6 @@
-//! Broadcasts posted in an MPI-3 shared window: the root writes a message once into a slot of
-//! its own, in memory every process of the node maps, and every other rank reads it there. The
+//! Broadcasts and allreduces posted in an MPI-3 shared window: the root writes a message once
+//! into a slot of its own, in memory every process of the node maps, and every other rank
+//! reads it there; in an allreduce every rank posts its value so and adds the others'. The
 //! second module with `unsafe` (beside `p2p`): it wraps the window handle and the memory MPI
 //! maps for it.
 //!
@@ -33,18 +34,26 @@
 //!    [`P2pErrorKind::Length`]), loads the payload words, then stores `e` into its progress
 //!    (`Release`).
 //!
+//! An **allreduce** chunk is every rank a root of epoch `e` at once: each makes room as in 1,
+//! writes its part of its value (one `u64` element per payload word) and stores the tag; then
+//! it waits for every other rank's tag `e` in turn, adds that rank's elements into its value,
+//! and stores `e` into its progress only after the last of them: progress means "I have read
+//! every slot of epoch `e`", for an allreduce as for a broadcast.
+//!
 //! **Reuse.** The root wrote slot `e mod S` last at epoch `e − S` or earlier, and
 //! writes it again only once every other rank's progress (stored after its loads of that
 //! epoch, `Release`, read by the root with `Acquire`) is at least `e − S`. So no slot is
 //! written while a rank still reads it for an earlier epoch, and a reader waiting for `e` sees
 //! an earlier epoch's tag (not yet) or `e`, never a later one. Every access to the window is
 //! atomic (payload words `Relaxed`, ordered by the tags), so the protocol itself needs no
-//! `unsafe`; the `loom_` tests model-check it with roots that change.
+//! `unsafe`; the `loom_` tests model-check it with roots that change and allreduces among
+//! broadcasts.
 //!
 //! **Never waiting forever.** Every wait polls as the channel's waits do ([`Channel`]): it
-//! spins, then yields the CPU between polls where processes outnumber CPUs, looks for stop
-//! notices from other ranks every 64 polls, and fails after the channel's timeout, naming the
-//! rank it waited for (the root, or the slowest reader), and tells the other ranks to stop.
+//! spins (a broadcast's waits; an allreduce's do not, `ALLREDUCE_SPINS`), then yields the CPU
+//! between polls where processes outnumber CPUs, looks for stop notices from other ranks every
+//! 64 polls, and fails after the channel's timeout, naming the rank it waited for (the root,
+//! the rank whose part is missing, or the slowest reader), and tells the other ranks to stop.
 //!
 //! **Releasing the window.** `MPI_Win_free` is collective: a [`Post`] dropped on every rank
 //! frees it, after a barrier polled with the channel's deadline (a rank that never comes costs

@@ -13,12 +13,14 @@
 //!
 //! Two herald sides, chosen with `--herald`:
 //!
-//! * `mpi` — herald's schedules over MPI point-to-point ([`BroadcastPlan`], [`CombinePlan`](crate::CombinePlan))
-//!   among the same `N` processes the library's collective runs on: herald's planner's choice
-//!   under the MPI profile (per size and root), against `MPI_Bcast` / `MPI_Allreduce`; for
-//!   allreduce the one predicted fastest of herald's combining allreduce, its reduce followed by
-//!   the planned broadcast, the ring ([`RingAllreduce`](crate::RingAllreduce)) and recursive halving
-//!   ([`HalvingAllreduce`](crate::HalvingAllreduce)), as [`crate::allreduce`] predicts them (`--allreduce` fixes one).
+//! * `mpi` — herald's schedules over MPI point-to-point ([`BroadcastPlan`],
+//!   [`CombinePlan`](crate::CombinePlan)) among the same `N` processes the library's collective
+//!   runs on: herald's planner's choice under the MPI profile (per size and root), against
+//!   `MPI_Bcast` / `MPI_Allreduce`; for allreduce the one predicted fastest of herald's
+//!   combining allreduce, its reduce followed by the planned broadcast, the ring
+//!   ([`RingAllreduce`](crate::RingAllreduce)) and recursive halving
+//!   ([`HalvingAllreduce`](crate::HalvingAllreduce)), as [`crate::allreduce`] predicts them
+//!   (`--allreduce` fixes one).
 //!   Where every rank is on one host, a broadcast or an allreduce is posted in a shared window
 //!   instead ([`Post`]) at the sizes where the profile measured posting faster than the
 //!   planner's tree or the predicted allreduce ([`PostChoice`], `--post`).

@@ -462,8 +462,8 @@ pub(crate) fn allreduce<W: Word, E>(
     Ok(())
 }
 
-/// A shared window on which every rank of the job posts broadcasts (see the module docs). All
-/// ranks must be on one node (one host's shared memory).
+/// A shared window on which every rank of the job posts broadcasts and allreduces (see the
+/// module docs). All ranks must be on one node (one host's shared memory).
 ///
 /// ```no_run
 /// use herald_mpi::{InitOptions, Post, World};
@@ -473,6 +473,9 @@ pub(crate) fn allreduce<W: Word, E>(
 /// let mut buf = if world.rank() == 0 { vec![7u8; 10_000] } else { vec![0; 10_000] };
 /// post.broadcast(&chan, &mut buf, 0)?;
 /// assert!(buf.iter().all(|&b| b == 7));
+/// let mut value = vec![world.rank() as u64; 1000];
+/// post.allreduce(&chan, &mut value)?; // every rank: the sum of the ranks
+/// assert!(value.iter().all(|&v| v == (0..world.size() as u64).sum::<u64>()));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Post {
@@ -667,10 +670,10 @@ impl Post {
 
     /// Sums `value` element-wise (wrapping) over every rank of `chan` (the channel the post was
     /// made for): every rank ends with the sum of every rank's `value`. Each rank posts its
-    /// value in its own slots and adds the others' (chunk by chunk, [`slot_bytes`](Self::slot_bytes)
-    /// at a time): one step where a tree takes `2 log₂ n`, at the price of reading every
-    /// rank's value. Every rank calls it with the same length, in the same order as its other
-    /// posted collectives.
+    /// value in its own slots and adds the others' (chunk by chunk,
+    /// [`slot_bytes`](Self::slot_bytes) at a time): one step where a tree takes `2 log₂ n`, at
+    /// the price of reading every rank's value. Every rank calls it with the same length, in
+    /// the same order as its other posted collectives.
     ///
     /// # Errors
     /// As [`broadcast`](Self::broadcast): [`P2pErrorKind::Length`] where a rank posted another

@@ -212,7 +212,8 @@ fn short_message(world: &World, chan: &Channel) -> Result<(), Failure> {
 /// call an allreduce (each slot of each rank reused many times), every byte and element
 /// checked on every rank; then a reader that expects another length gets
 /// [`herald_mpi::P2pErrorKind::Length`] while the others finish, an allreduce with one rank's
-/// value longer gets it on every rank, and every rank still frees the windows. `None` where the ranks span several nodes (no window to share).
+/// value longer gets it on every rank, and every rank still frees the windows. `None` where
+/// the ranks span several nodes (no window to share).
 fn posted(world: &World, chan: &Channel) -> Result<Option<usize>, Failure> {
     let (me, n) = (world.rank(), world.size());
     let mut checked = 0;
@@ -294,8 +295,9 @@ fn posted(world: &World, chan: &Channel) -> Result<Option<usize>, Failure> {
         got.map_err(Error::from)?;
     }
     drop(post); // every rank frees it, the one that failed included
-                // Mismatched lengths in an allreduce: rank n − 1 has one element more, and every rank
-                // finds a part of another length (rank n − 1 in rank 0's, the others in rank n − 1's).
+
+    // Mismatched lengths in an allreduce: rank n − 1 has one element more, and every rank
+    // finds a part of another length (rank n − 1 in rank 0's, the others in rank n − 1's).
     let post = Post::new(chan, herald_mpi::post::PostShape::default()).map_err(Error::from)?;
     let len = 10;
     let mut value = vec![1u64; if me == n - 1 { len + 1 } else { len }];

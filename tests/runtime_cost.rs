@@ -121,6 +121,8 @@ fn profile(rt: Rt) -> Profile {
         shared_posted_line_ns: None,
         shared_posted_bytes: None,
         shared_copy_ns_per_byte: None,
+        held_extra_ns: None,
+        held_bytes: None,
     });
     p
 }
@@ -1172,4 +1174,80 @@ fn every_ranked_choice_carries_its_own_schedules_prediction() {
             }
         }
     }
+}
+
+/// `p` with the single copy into a buffer another PU holds measured at `extra_ns` beyond the
+/// copy, at 64 KiB, 256 KiB and 1 MiB.
+fn with_held(mut p: Profile, extra_ns: [f64; 3]) -> Profile {
+    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    let r = l3.runtime.as_mut().unwrap();
+    r.held_extra_ns = Some(extra_ns.map(one));
+    r.held_bytes = Some([64 << 10, 256 << 10, 1 << 20]);
+    p
+}
+
+/// A one-block broadcast from rank 0 of `n` ranks making `sends` `(from, to)` in this order.
+fn by_hand(n: u32, sends: &[(u32, u32)]) -> Schedule {
+    let c = Collective::Broadcast { root: 0, blocks: 1 };
+    let mut b = Schedule::builder(n, c, TimeBase::UNIT).unwrap();
+    for (at, &(from, to)) in sends.iter().enumerate() {
+        b.push(at as u64, from, to, 0);
+    }
+    b.build().unwrap()
+}
+
+#[test]
+fn a_forwarders_copy_pays_for_the_lines_its_readers_hold() {
+    // Ranks with PUs of their own. A rank that forwards by single copy writes its copy into a
+    // buffer its readers (on other PUs) read in the call before: it pays the calibrated
+    // extra on top of its copy. In a chain 0 → 1 → 2 of one 64 KiB chunk, rank 1's copy is
+    // on the only path, so the broadcast takes exactly the extra at 64 KiB (1.5 µs) longer.
+    // A star has no forwarder, and two ranks none either: unchanged.
+    let plain = profile(RT);
+    let held = with_held(profile(RT), [1_500.0, 4_000.0, 3_000.0]);
+    let h = machine(3);
+    let chain = by_hand(3, &[(0, 1), (1, 2)]);
+    let bytes = 64 << 10;
+    assert_eq!(
+        predict(&held, &h, &chain, bytes, Transport::Direct)
+            - predict(&plain, &h, &chain, bytes, Transport::Direct),
+        1_500_000
+    );
+    let star = by_hand(3, &[(0, 1), (0, 2)]);
+    let pair = by_hand(2, &[(0, 1)]);
+    for (s, name) in [(&star, "star"), (&pair, "pair")] {
+        for bytes in [4096u64, 64 << 10, 1 << 20] {
+            assert_eq!(
+                predict(&held, &h, s, bytes, Transport::Direct),
+                predict(&plain, &h, s, bytes, Transport::Direct),
+                "{name}, {bytes} B"
+            );
+        }
+    }
+    // Streams move no copies: unchanged.
+    assert_eq!(
+        predict(&held, &h, &chain, bytes, Transport::Stream),
+        predict(&plain, &h, &chain, bytes, Transport::Stream)
+    );
+}
+
+#[test]
+fn a_forwarder_on_shared_pus_pays_only_for_readers_on_other_pus() {
+    // 4 ranks on 2 PUs (PU 0: ranks 0 and 2; PU 1: ranks 1 and 3). Rank 1 forwarding to rank
+    // 3 writes into lines only its own PU holds: unchanged. Rank 2 forwarding to rank 3
+    // writes into lines PU 1 holds: dearer.
+    let plain = shared_profile();
+    let held = with_held(shared_profile(), [1_500.0, 4_000.0, 3_000.0]);
+    let h = machine(2);
+    let bytes = 64 << 10;
+    let same = by_hand(4, &[(0, 1), (0, 2), (1, 3)]);
+    assert_eq!(
+        predict(&held, &h, &same, bytes, Transport::Direct),
+        predict(&plain, &h, &same, bytes, Transport::Direct)
+    );
+    let across = by_hand(4, &[(0, 2), (0, 1), (2, 3)]);
+    assert!(
+        predict(&held, &h, &across, bytes, Transport::Direct)
+            > predict(&plain, &h, &across, bytes, Transport::Direct)
+    );
 }

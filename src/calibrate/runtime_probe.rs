@@ -7,7 +7,8 @@
 //! broadcast between two ranks pinned to one PU (the handoff when ranks share a PU), and posted
 //! broadcasts ([`CommRank::broadcast`](crate::runtime::CommRank::broadcast) of a communicator
 //! that posts) of one line and of a full slot, between the pair and between two ranks of one
-//! PU (of one line and of `SHARED_FULL` bytes). Each slice
+//! PU (of one line and of `SHARED_FULL` bytes), and single copies into a reader's buffer that
+//! the other PU holds (read back to rank 0 just before, untimed). Each slice
 //! also times a raw atomic ping-pong on one line, so its samples fall into the latency mode they
 //! ran in, and every quantity is a weighted distribution over slices with modes, like the
 //! channel's parameters.
@@ -44,6 +45,9 @@ const POSTED_TWO: usize = 48 + 64;
 /// The longer posted size between two ranks of one PU: the end of the default
 /// [`shared_posted_bytes`](crate::CommOptions::shared_posted_bytes), 129 lines.
 const SHARED_FULL: usize = 8 << 10;
+/// The single-copy sizes measured into a reader's buffer that the other PU holds: a chunk,
+/// four, and `DIRECT[2]` (past one core's L2 here, where the other PU keeps only part of it).
+const HELD: [usize; 3] = [64 << 10, 256 << 10, 1 << 20];
 /// How many blocks a case's payload is cut into.
 #[derive(Clone, Copy)]
 enum Blocks {
@@ -66,6 +70,9 @@ struct Case {
     /// Posted in shared memory (`CommRank::broadcast` of a communicator that posts; `direct`
     /// and `blocks` do not apply).
     posted: bool,
+    /// Single copy into a buffer the other PU holds: before each repetition (untimed), rank
+    /// 0 copies rank 1's buffer by single copy.
+    held: bool,
 }
 
 const fn case(bytes: usize, direct: bool, blocks: Blocks, shared: bool) -> Case {
@@ -75,6 +82,14 @@ const fn case(bytes: usize, direct: bool, blocks: Blocks, shared: bool) -> Case 
         blocks,
         shared,
         posted: false,
+        held: false,
+    }
+}
+
+const fn held(bytes: usize) -> Case {
+    Case {
+        held: true,
+        ..case(bytes, true, Blocks::One, false)
     }
 }
 
@@ -85,6 +100,7 @@ const fn posted(bytes: usize, shared: bool) -> Case {
         blocks: Blocks::One,
         shared,
         posted: true,
+        held: false,
     }
 }
 
@@ -94,8 +110,9 @@ const fn posted(bytes: usize, shared: bool) -> Case {
 /// 2 blocks, posted broadcasts of one line and of `POSTED_FULL` bytes, and posted broadcasts
 /// between two ranks of one PU of one line and of `SHARED_FULL` bytes, posted between the
 /// pair in a slot of `SHARED_FULL` bytes, single copies of `DIRECT[0]` and `DIRECT[1]` bytes
-/// between two ranks of one PU, and a posted broadcast of two lines.
-const CASES: [Case; 21] = [
+/// between two ranks of one PU, a posted broadcast of two lines, a single copy of `HELD[1]`
+/// bytes, and single copies of the `HELD` sizes into a buffer the other PU holds.
+const CASES: [Case; 25] = [
     case(ONE_LINE, false, Blocks::One, false),
     case(BURST, false, Blocks::One, false),
     case(STREAM[0], false, Blocks::One, false),
@@ -117,7 +134,12 @@ const CASES: [Case; 21] = [
     case(DIRECT[0], true, Blocks::One, true),
     case(DIRECT[1], true, Blocks::One, true),
     posted(POSTED_TWO, false),
+    case(HELD[1], true, Blocks::One, false),
+    held(HELD[0]),
+    held(HELD[1]),
+    held(HELD[2]),
 ];
+const _: () = assert!(HELD[0] == DIRECT[1] && HELD[2] == DIRECT[2]);
 /// Aim of one measurement's duration, ns.
 const AIM_NS: f64 = 1_000_000.0;
 /// Raw round trips per slice.
@@ -147,11 +169,14 @@ pub(crate) struct RuntimeProbe {
     two: Program,
     /// The same in `MANY_BLOCKS` blocks.
     many: Program,
+    /// The 2-rank broadcast from rank 1, in one block (the held cases' untimed copy back).
+    back: Program,
     /// Per slice: raw hop, one line, burst line, line, direct, copy, large copy, per-block
     /// cost, one line on a shared PU, huge copy, executor on the burst and on two lines, posted
     /// line, posted further line, the same two on one PU, posted further line of a long slot,
-    /// copy per byte on one PU, posted two lines; with the weight.
-    samples: Vec<([f64; 19], f64)>,
+    /// copy per byte on one PU, posted two lines, the three held copies' extra time; with the
+    /// weight.
+    samples: Vec<([f64; 22], f64)>,
     /// Repetitions per measurement (in `CASES` order), adapted per slice.
     reps: [u64; CASES.len()],
     /// Whether the warm-up slice (whose repetitions were a guess) is behind.
@@ -209,6 +234,9 @@ impl RuntimeProbe {
             Program::compile(&s).map_err(probe)
         };
         let (two, many) = (in_blocks(2)?, in_blocks(MANY_BLOCKS)?);
+        let back =
+            generate(&Request::broadcast(Algorithm::Binomial, 2, 1, 1), &model).map_err(probe)?;
+        let back = Program::compile(&back).map_err(probe)?;
         Ok(RuntimeProbe {
             team,
             shared,
@@ -220,9 +248,11 @@ impl RuntimeProbe {
             program,
             two,
             many,
+            back,
             samples: Vec::new(),
             reps: [
-                64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32, 64, 32, 16, 16, 16, 8, 4, 64,
+                64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32, 64, 32, 16, 16, 16, 8, 4, 64, 4, 4, 4,
+                2,
             ],
             warm: false,
         })
@@ -251,6 +281,7 @@ impl RuntimeProbe {
         let shared_line = (t[16] - t[15]) / (shared_lines - 1) as f64;
         let long_line = (t[17] - t[14]) / (shared_lines - posted_lines) as f64;
         let shared_copy = (t[19] - t[18]) / (DIRECT[1] - DIRECT[0]) as f64;
+        let held = [t[22] - t[5], t[23] - t[21], t[24] - t[6]];
         let weight = t0.elapsed().as_secs_f64();
         if self.warm {
             self.samples.push((
@@ -274,6 +305,9 @@ impl RuntimeProbe {
                     long_line,
                     shared_copy,
                     t[20],
+                    held[0],
+                    held[1],
+                    held[2],
                 ],
                 weight,
             ));
@@ -320,6 +354,8 @@ impl RuntimeProbe {
             shared_posted_line_ns: Some(dist(15)),
             shared_posted_bytes: Some(SHARED_FULL as u64),
             shared_copy_ns_per_byte: Some(dist(17)),
+            held_extra_ns: Some([dist(19), dist(20), dist(21)]),
+            held_bytes: Some(HELD.map(|b| b as u64)),
         })
     }
 
@@ -360,6 +396,7 @@ impl RuntimeProbe {
             blocks,
             shared,
             posted,
+            held,
         } = what;
         let comm = if posted && (shared || bytes > POSTED_FULL) {
             &mut self.shared_posted
@@ -376,6 +413,7 @@ impl RuntimeProbe {
             Blocks::Two => &self.two,
             Blocks::Many => &self.many,
         };
+        let back = &self.back;
         let fill = |buf: &mut [u8], i: u64| {
             let salt = (i * 13 + 5) as u8;
             for (j, b) in buf.iter_mut().enumerate() {
@@ -402,6 +440,11 @@ impl RuntimeProbe {
             call(c, &mut buf)?;
             let (mut starts, mut ends) = (Vec::new(), Vec::with_capacity(reps as usize));
             for i in 0..reps {
+                if held {
+                    // Untimed: rank 0 copies rank 1's buffer, so rank 0's PU holds its lines.
+                    c.barrier()?;
+                    c.broadcast_with(back, &mut buf)?;
+                }
                 if me == 0 {
                     fill(&mut buf, i);
                 }

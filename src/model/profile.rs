@@ -464,6 +464,19 @@ pub struct RuntimeCalibration {
     /// pair costs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_copy_ns_per_byte: Option<Distribution>,
+    /// What a single copy costs beyond `T(bytes)` when the reader's buffer was read by the
+    /// other PU since the reader last wrote it, ns, at each of `held_bytes`: the reader's
+    /// writes must first take its lines back from that PU's cache. A rank that forwards what
+    /// it copied to a rank on another PU meets this in every call of a repeated broadcast (its
+    /// readers hold its buffer from the call before), as do alternating roots. Measured as
+    /// `T(held) − T(plain)` at each size, the held case preceded (untimed) by a single copy
+    /// of the reader's buffer back to the root. Absent from profiles written before herald
+    /// measured it (thirtieth session; then such copies cost what any copy costs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_extra_ns: Option<[Distribution; 3]>,
+    /// The payloads behind `held_extra_ns`, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_bytes: Option<[u64; 3]>,
 }
 
 /// One level of the topology summary.

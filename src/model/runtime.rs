@@ -174,6 +174,11 @@ pub struct RuntimeLevel {
     /// A posted broadcast's cost per line beyond `post_full_lines`, ps (slots longer than a
     /// full one exist where ranks share CPUs; `post_line_ps` where not measured).
     pub post_long_line_ps: u64,
+    /// What a single copy costs its reader beyond [`copy_ps`](Self::copy_ps) when the
+    /// reader's buffer is held by another PU's cache (the reader forwards what it copies to a
+    /// rank there, which read it in the call before): `(payload bytes, extra ps)` at the
+    /// calibrated sizes, ascending; empty where not measured ([`held_ps`](Self::held_ps)).
+    pub held_extra_ps: Vec<(u64, u64)>,
     /// Where the values came from.
     pub source: RuntimeSource,
 }
@@ -184,6 +189,45 @@ impl RuntimeLevel {
     pub fn stream_ps(&self, lines: u64) -> u64 {
         let burst = lines.min(self.burst_lines);
         burst * self.burst_line_ps + (lines - burst) * self.line_ps
+    }
+
+    /// What a single copy of a `bytes`-byte payload costs its reader beyond
+    /// [`copy_ps`](Self::copy_ps) when another PU holds the reader's buffer, ps: linear from
+    /// nothing at 0 bytes through the calibrated points, and the last point's beyond it (the
+    /// other PU's cache holds only so much of the buffer); 0 where not measured.
+    ///
+    /// ```
+    /// # use herald::{*, model::{RuntimeCosts, Pick}};
+    /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+    /// let profile = Profile::from_json_forced(&text)?;
+    /// let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+    /// let costs = RuntimeCosts::from_profile(&profile, &h, Pick::Dominant)?;
+    /// let mut level = costs.levels().iter().flatten().next().unwrap().clone();
+    /// // This profile predates the measurement.
+    /// assert_eq!(level.held_ps(1 << 20), 0);
+    /// level.held_extra_ps = vec![(1000, 500), (3000, 2500)];
+    /// assert_eq!(level.held_ps(500), 250);
+    /// assert_eq!(level.held_ps(2000), 1500);
+    /// assert_eq!(level.held_ps(9000), 2500);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn held_ps(&self, bytes: u64) -> u64 {
+        let mut prev = (0u64, 0u64);
+        for &(b, e) in &self.held_extra_ps {
+            if bytes <= b {
+                let span = u128::from(b - prev.0).max(1);
+                let into = u128::from(bytes - prev.0);
+                let (lo, hi) = (u128::from(prev.1), u128::from(e));
+                let v = if hi >= lo {
+                    lo + (hi - lo) * into / span
+                } else {
+                    lo - (lo - hi) * into / span
+                };
+                return v as u64;
+            }
+            prev = (b, e);
+        }
+        prev.1
     }
 
     /// Receiver time to copy a `bytes`-byte message by single copy, ps (`None` if single copy is
@@ -334,6 +378,14 @@ fn level_costs(
                 .as_ref()
                 .or(r.posted_line_ns.as_ref())
                 .map_or(0, |d| ps(d.pick(pick) * factor)),
+            held_extra_ps: match (&r.held_extra_ns, r.held_bytes) {
+                (Some(d), Some(b)) => b
+                    .iter()
+                    .zip(d)
+                    .map(|(&b, d)| (b, ps(d.pick(pick) * factor)))
+                    .collect(),
+                _ => Vec::new(),
+            },
             source,
         },
         None => {
@@ -355,6 +407,7 @@ fn level_costs(
                 post_two_ps: None,
                 post_full_lines: 1,
                 post_long_line_ps: 0,
+                held_extra_ps: Vec::new(),
                 source: RuntimeSource::LogGp,
             }
         }

@@ -219,7 +219,9 @@ pub fn predict_runtime(
                 // One descriptor line per chunk; the receiver copies chunk by chunk, at the
                 // per-byte cost of the whole payload's size (what the caches hold depends on
                 // the payload, not on how it is cut into blocks).
-                let whole = level.copy_ps(bytes).ok_or(PredictError::NoDirect)?;
+                // A reader that forwards to another PU writes into lines that PU holds.
+                let whole = level.copy_ps(bytes).ok_or(PredictError::NoDirect)?
+                    + held_ps(costs, &sends, to, bytes);
                 let copy = (u128::from(whole) * u128::from(unit_bytes[b as usize])
                     / u128::from(bytes.max(1))) as u64;
                 let per_unit = copy.div_ceil(u);
@@ -274,6 +276,19 @@ pub fn predict_runtime(
 
 /// One rank's sends `(to, block)` in program order.
 pub(crate) type RankSends = Vec<(u32, u32)>;
+
+/// What rank `r`'s single copy of a `bytes`-byte payload costs beyond the copy itself because
+/// ranks on other PUs read its buffer (it forwards to them, and in a repeated broadcast they
+/// still hold its lines from the call before): the largest
+/// [`held_ps`](crate::model::RuntimeLevel::held_ps) of the levels it forwards over, ps.
+pub(super) fn held_ps(costs: &RuntimeCosts, sends: &[RankSends], r: u32, bytes: u64) -> u64 {
+    sends[r as usize]
+        .iter()
+        .filter_map(|&(to, _)| costs.between(r, to))
+        .map(|l| l.held_ps(bytes))
+        .max()
+        .unwrap_or(0)
+}
 
 /// What the runtime's executor runs of broadcast `s`: each rank's sends in program order (all
 /// a prediction reads of the schedule, with its root and blocks).

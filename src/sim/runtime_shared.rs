@@ -23,7 +23,7 @@
 //!   one could (an arrival already sent, or another PU's next move): the same result as taking
 //!   them one by one.
 
-use super::runtime::{PredictError, Ramp, RING_LINES};
+use super::runtime::{held_ps, PredictError, Ramp, RING_LINES};
 use crate::model::{RuntimeCosts, RuntimeLevel, Transport};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -446,9 +446,11 @@ impl<'a> Sim<'a> {
                         let u = self.pieces.units[p];
                         let bytes = self.shape.bytes;
                         let whole = l.copy_ps(bytes).ok_or(PredictError::NoDirect)?;
-                        let mut copy = (u128::from(whole) * u128::from(self.pieces.bytes[p])
-                            / u128::from(bytes.max(1)))
-                            as u64;
+                        let share = |ps: u64| {
+                            (u128::from(ps) * u128::from(self.pieces.bytes[p])
+                                / u128::from(bytes.max(1))) as u64
+                        };
+                        let mut copy = share(whole);
                         // The lender's buffer in this PU's cache (the lender runs here, or
                         // a rank of this PU copied the same piece from it): the one-PU copy,
                         // for payloads up to the size it was measured at (a larger payload's
@@ -458,6 +460,9 @@ impl<'a> Sim<'a> {
                                 copy = copy.min(c);
                             }
                         }
+                        // A reader that forwards to another PU writes into lines that PU
+                        // holds from the call before.
+                        copy += share(held_ps(self.costs, self.shape.sends, r, bytes));
                         let per_unit = copy.div_ceil(u.max(1));
                         let first = t.max(a.first) + l.block_ps + per_unit;
                         Ramp {

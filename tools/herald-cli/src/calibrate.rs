@@ -271,6 +271,18 @@ fn table(p: &Profile) -> String {
                     r.direct_bytes[1]
                 ));
             }
+            if let (Some(d), Some(b)) = (&r.held_extra_ns, r.held_bytes) {
+                let points: Vec<String> = b
+                    .iter()
+                    .zip(d)
+                    .map(|(b, d)| format!("{} at {b} B", c(d, 0)))
+                    .collect();
+                out.push_str(&format!(
+                    "    single copy into a buffer the other CPU holds, beyond the copy: {}
+",
+                    points.join(", ")
+                ));
+            }
         }
         let capacity = match &level.capacity {
             Some(c) => format!("{}{}", if c.at_least { "≥" } else { "" }, c.transfers),

@@ -199,6 +199,9 @@ pub(crate) struct Scratch {
     held: Vec<usize>,
     /// Per incoming edge: next block index and lines of it received.
     recv: Vec<(usize, usize)>,
+    /// Single copy: the buffer (address, length) this rank lent in its last single-copy call
+    /// to a reader on another CPU, which then holds its lines (`collective/direct.rs`).
+    pub(crate) lent_across: Option<(usize, usize)>,
 }
 
 /// One rank's execution of a program.

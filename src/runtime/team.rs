@@ -245,6 +245,7 @@ fn worker_main(shared: Arc<Shared>, rank: usize, cpu: Option<usize>, shares_cpu:
     let _ = shared.threads[rank].set(thread::current());
     wait::set_thread_abort_flag(Arc::clone(&shared.abort));
     wait::set_thread_shares_cpu(pinned && shares_cpu);
+    wait::set_thread_cpu(cpu.filter(|_| pinned));
     let mut seen = 0;
     shared.finish_one();
     loop {

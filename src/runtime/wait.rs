@@ -119,6 +119,21 @@ thread_local! {
     /// Whether this thread shares its CPU with another worker of its team (then its waits
     /// yield at once: spinning would only delay the thread it waits for).
     static SHARES_CPU: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The CPU this thread is pinned to ([`NO_CPU`]: not pinned by a team).
+    static THREAD_CPU: std::cell::Cell<u64> = const { std::cell::Cell::new(NO_CPU) };
+}
+
+/// [`thread_cpu`]'s value for a thread no team pinned.
+pub(crate) const NO_CPU: u64 = u64::MAX;
+
+/// Records the CPU a team pinned the calling thread to (`None`: not pinned).
+pub(crate) fn set_thread_cpu(cpu: Option<usize>) {
+    THREAD_CPU.with(|c| c.set(cpu.map_or(NO_CPU, |c| c as u64)));
+}
+
+/// The CPU a team pinned the calling thread to, or [`NO_CPU`].
+pub(crate) fn thread_cpu() -> u64 {
+    THREAD_CPU.try_with(std::cell::Cell::get).unwrap_or(NO_CPU)
 }
 
 /// Tells the calling thread's waits whether it shares its CPU with another worker of its team.

@@ -151,6 +151,9 @@ pub(crate) struct Progress {
     pub(crate) reads_done: AtomicU64,
     /// The calls it had made when its endpoint was dropped; [`PRESENT`] until then.
     pub(crate) departed: AtomicU64,
+    /// The CPU its thread is pinned to when it last marked its reads done
+    /// ([`NO_CPU`](crate::runtime::wait::NO_CPU): not pinned); stored before `reads_done`.
+    pub(crate) cpu: AtomicU64,
 }
 
 impl RankState {
@@ -176,6 +179,7 @@ impl RankState {
             progress: CachePadded::new(Progress {
                 reads_done: AtomicU64::new(0),
                 departed: AtomicU64::new(PRESENT),
+                cpu: AtomicU64::new(crate::runtime::wait::NO_CPU),
             }),
         }
     }

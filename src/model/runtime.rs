@@ -215,15 +215,10 @@ impl RuntimeLevel {
         let mut prev = (0u64, 0u64);
         for &(b, e) in &self.held_extra_ps {
             if bytes <= b {
-                let span = u128::from(b - prev.0).max(1);
-                let into = u128::from(bytes - prev.0);
-                let (lo, hi) = (u128::from(prev.1), u128::from(e));
-                let v = if hi >= lo {
-                    lo + (hi - lo) * into / span
-                } else {
-                    lo - (lo - hi) * into / span
-                };
-                return v as u64;
+                let span = i128::from(b - prev.0).max(1);
+                let into = i128::from(bytes - prev.0);
+                let (lo, hi) = (i128::from(prev.1), i128::from(e));
+                return (lo + (hi - lo) * into / span) as u64;
             }
             prev = (b, e);
         }

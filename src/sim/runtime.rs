@@ -142,12 +142,19 @@ pub fn predict_runtime(
         _ => 0,
     };
     let sends = program_of(s);
+    // Single copy: per rank, what its copy costs beyond itself because readers on other PUs
+    // hold its buffer (0 for streams).
+    let held: Vec<u64> = match transport {
+        Transport::Direct => (0..n).map(|r| held_ps(costs, &sends, r, bytes)).collect(),
+        _ => vec![0; n as usize],
+    };
     // More ranks than PUs: the ranks of a PU take turns on it, simulated.
     if n > costs.pus().max(1) {
         let shape = Shape {
             n,
             root,
             sends: &sends,
+            held: &held,
             units: &units,
             unit_bytes: &unit_bytes,
             bytes,
@@ -220,8 +227,7 @@ pub fn predict_runtime(
                 // per-byte cost of the whole payload's size (what the caches hold depends on
                 // the payload, not on how it is cut into blocks).
                 // A reader that forwards to another PU writes into lines that PU holds.
-                let whole = level.copy_ps(bytes).ok_or(PredictError::NoDirect)?
-                    + held_ps(costs, &sends, to, bytes);
+                let whole = level.copy_ps(bytes).ok_or(PredictError::NoDirect)? + held[to as usize];
                 let copy = (u128::from(whole) * u128::from(unit_bytes[b as usize])
                     / u128::from(bytes.max(1))) as u64;
                 let per_unit = copy.div_ceil(u);
@@ -281,7 +287,7 @@ pub(crate) type RankSends = Vec<(u32, u32)>;
 /// ranks on other PUs read its buffer (it forwards to them, and in a repeated broadcast they
 /// still hold its lines from the call before): the largest
 /// [`held_ps`](crate::model::RuntimeLevel::held_ps) of the levels it forwards over, ps.
-pub(super) fn held_ps(costs: &RuntimeCosts, sends: &[RankSends], r: u32, bytes: u64) -> u64 {
+fn held_ps(costs: &RuntimeCosts, sends: &[RankSends], r: u32, bytes: u64) -> u64 {
     sends[r as usize]
         .iter()
         .filter_map(|&(to, _)| costs.between(r, to))
@@ -391,6 +397,7 @@ fn predict_shared_posted(
         n: s.n(),
         root,
         sends: &sends,
+        held: &vec![0; s.n() as usize],
         units: &[1],
         unit_bytes: &[bytes],
         bytes,

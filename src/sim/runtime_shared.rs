@@ -23,7 +23,7 @@
 //!   one could (an arrival already sent, or another PU's next move): the same result as taking
 //!   them one by one.
 
-use super::runtime::{held_ps, PredictError, Ramp, RING_LINES};
+use super::runtime::{PredictError, Ramp, RING_LINES};
 use crate::model::{RuntimeCosts, RuntimeLevel, Transport};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -34,6 +34,9 @@ pub(super) struct Shape<'a> {
     pub(super) root: u32,
     /// Per rank: its sends `(to, block)` in program order.
     pub(super) sends: &'a [Vec<(u32, u32)>],
+    /// Per rank: what its single copy of the payload costs beyond the copy because readers on
+    /// other PUs hold its buffer, ps (0 for other transports).
+    pub(super) held: &'a [u64],
     /// Units (lines or chunks) per block.
     pub(super) units: &'a [u64],
     /// Payload bytes per block (single copy: copied bytes).
@@ -462,7 +465,7 @@ impl<'a> Sim<'a> {
                         }
                         // A reader that forwards to another PU writes into lines that PU
                         // holds from the call before.
-                        copy += share(held_ps(self.costs, self.shape.sends, r, bytes));
+                        copy += share(self.shape.held[r as usize]);
                         let per_unit = copy.div_ceil(u.max(1));
                         let first = t.max(a.first) + l.block_ps + per_unit;
                         Ramp {

@@ -221,10 +221,11 @@ pub(crate) fn broadcast(
     // Every reader is done: whether one ran on another CPU, whose cache now holds this
     // buffer's lines.
     let mine = thread_cpu();
-    let across = prog.sends.iter().any(|&(to, _)| {
-        let theirs = core.ranks[to as usize].progress.cpu.load(Ordering::Relaxed);
-        mine != NO_CPU && theirs != NO_CPU && theirs != mine
-    });
+    let across = mine != NO_CPU
+        && prog.sends.iter().any(|&(to, _)| {
+            let theirs = core.ranks[to as usize].progress.cpu.load(Ordering::Relaxed);
+            theirs != NO_CPU && theirs != mine
+        });
     scratch.lent_across = (result.is_ok() && across).then_some(lent_buf);
     result
 }

@@ -450,6 +450,31 @@ fn malformed_and_mismatched_profiles_give_typed_errors() {
 }
 
 #[test]
+fn held_copy_points_load_from_older_profiles_and_must_pair_up() {
+    // The thirtieth session's profile has three points; they load as three.
+    let text = std::fs::read_to_string("docs/data/profile-2026-11-30-AB.json").unwrap();
+    let old = Profile::from_json_forced(&text).unwrap();
+    let r = old.level("l3").unwrap().runtime.as_ref().unwrap();
+    assert_eq!(r.held_bytes.as_deref(), Some(&[65536, 262144, 1048576][..]));
+    assert_eq!(r.held_extra_ns.as_ref().map(Vec::len), Some(3));
+    // One size fewer than points, or sizes out of order: malformed, not silently paired.
+    let edit = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let levels = v["levels"].as_array_mut().unwrap();
+        let l3 = levels.iter_mut().find(|l| l["name"] == "l3").unwrap();
+        f(&mut l3["runtime"]["held_bytes"]);
+        Profile::from_json_forced(&v.to_string())
+    };
+    let shorter = edit(&|b| {
+        b.as_array_mut().unwrap().pop();
+    });
+    assert!(matches!(shorter, Err(ProfileError::Malformed(m)) if m.contains("held_bytes")));
+    let unordered = edit(&|b| b.as_array_mut().unwrap().swap(0, 1));
+    assert!(matches!(unordered, Err(ProfileError::Malformed(m)) if m.contains("ascending")));
+    assert!(edit(&|_| {}).is_ok());
+}
+
+#[test]
 fn levels_convert_to_exact_models() {
     let p = profile("h");
     let l3 = p.level("l3").unwrap();

@@ -1176,15 +1176,22 @@ fn every_ranked_choice_carries_its_own_schedules_prediction() {
     }
 }
 
-/// `p` with the single copy into a buffer another PU holds measured at `extra_ns` beyond the
-/// copy, at 64 KiB, 256 KiB and 1 MiB.
-fn with_held(mut p: Profile, extra_ns: [f64; 3]) -> Profile {
+/// `p` with the single copy into a buffer another PU holds measured at `(bytes, extra ns
+/// beyond the copy)` points.
+fn with_held(mut p: Profile, points: &[(u64, f64)]) -> Profile {
     let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
     let r = l3.runtime.as_mut().unwrap();
-    r.held_extra_ns = Some(extra_ns.map(one));
-    r.held_bytes = Some([64 << 10, 256 << 10, 1 << 20]);
+    r.held_extra_ns = Some(points.iter().map(|&(_, e)| one(e)).collect());
+    r.held_bytes = Some(points.iter().map(|&(b, _)| b).collect());
     p
 }
+
+/// The thirtieth session's three points: 64 KiB, 256 KiB, 1 MiB (all streamed by the runtime).
+const STREAMED: [(u64, f64); 3] = [
+    (64 << 10, 1_500.0),
+    (256 << 10, 4_000.0),
+    (1 << 20, 3_000.0),
+];
 
 /// A one-block broadcast from rank 0 of `n` ranks making `sends` `(from, to)` in this order.
 fn by_hand(n: u32, sends: &[(u32, u32)]) -> Schedule {
@@ -1204,7 +1211,7 @@ fn a_forwarders_copy_pays_for_the_lines_its_readers_hold() {
     // on the only path, so the broadcast takes exactly the extra at 64 KiB (1.5 µs) longer.
     // A star has no forwarder, and two ranks none either: unchanged.
     let plain = profile(RT);
-    let held = with_held(profile(RT), [1_500.0, 4_000.0, 3_000.0]);
+    let held = with_held(profile(RT), &STREAMED);
     let h = machine(3);
     let chain = by_hand(3, &[(0, 1), (1, 2)]);
     let bytes = 64 << 10;
@@ -1232,12 +1239,41 @@ fn a_forwarders_copy_pays_for_the_lines_its_readers_hold() {
 }
 
 #[test]
+fn held_copies_below_the_streaming_window_pay_the_plain_points_extra() {
+    // The runtime copies plainly below 32 KiB and streams from there to 2 MiB; a profile's
+    // points of each kind price their own sizes. Points: 4 KiB 700 ns and 16 KiB 2 µs
+    // (plain), then the streamed three. A 3-rank chain of one chunk pays rank 1's extra once.
+    let plain = profile(RT);
+    let points = [(4 << 10, 700.0), (16 << 10, 2_000.0)];
+    let held = with_held(
+        profile(RT),
+        &[points[0], points[1], STREAMED[0], STREAMED[1]],
+    );
+    let h = machine(3);
+    let chain = by_hand(3, &[(0, 1), (1, 2)]);
+    let extra = |bytes: u64| {
+        predict(&held, &h, &chain, bytes, Transport::Direct)
+            - predict(&plain, &h, &chain, bytes, Transport::Direct)
+    };
+    // At the plain points, and halfway up the first one's segment from nothing.
+    assert_eq!(extra(4 << 10), 700_000);
+    assert_eq!(extra(16 << 10), 2_000_000);
+    assert_eq!(extra(2 << 10), 350_000);
+    // Past the last plain point, below the window: on the 4–16 KiB slope (1.3 µs per 12 KiB).
+    assert_eq!(extra(28 << 10), 2_000_000 + 1_300_000);
+    // Inside the window the streamed points alone: half of the 64 KiB point at 32 KiB, not
+    // an interpolation from the 16 KiB plain point.
+    assert_eq!(extra(32 << 10), 750_000);
+    assert_eq!(extra(64 << 10), 1_500_000);
+}
+
+#[test]
 fn a_forwarder_on_shared_pus_pays_only_for_readers_on_other_pus() {
     // 4 ranks on 2 PUs (PU 0: ranks 0 and 2; PU 1: ranks 1 and 3). Rank 1 forwarding to rank
     // 3 writes into lines only its own PU holds: unchanged. Rank 2 forwarding to rank 3
     // writes into lines PU 1 holds: dearer.
     let plain = shared_profile();
-    let held = with_held(shared_profile(), [1_500.0, 4_000.0, 3_000.0]);
+    let held = with_held(shared_profile(), &STREAMED);
     let h = machine(2);
     let bytes = 64 << 10;
     let same = by_hand(4, &[(0, 1), (0, 2), (1, 3)]);

@@ -45,9 +45,10 @@ const POSTED_TWO: usize = 48 + 64;
 /// The longer posted size between two ranks of one PU: the end of the default
 /// [`shared_posted_bytes`](crate::CommOptions::shared_posted_bytes), 129 lines.
 const SHARED_FULL: usize = 8 << 10;
-/// The single-copy sizes measured into a reader's buffer that the other PU holds: a chunk,
-/// four, and `DIRECT[2]` (past one core's L2 here, where the other PU keeps only part of it).
-const HELD: [usize; 3] = [64 << 10, 256 << 10, 1 << 20];
+/// The single-copy sizes measured into a reader's buffer that the other PU holds: two below
+/// the runtime's streaming window (copied plainly), a chunk, four, and `DIRECT[2]` (past one
+/// core's L2 here, where the other PU keeps only part of it), all three inside it.
+const HELD: [usize; 5] = [4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20];
 /// How many blocks a case's payload is cut into.
 #[derive(Clone, Copy)]
 enum Blocks {
@@ -110,9 +111,11 @@ const fn posted(bytes: usize, shared: bool) -> Case {
 /// 2 blocks, posted broadcasts of one line and of `POSTED_FULL` bytes, and posted broadcasts
 /// between two ranks of one PU of one line and of `SHARED_FULL` bytes, posted between the
 /// pair in a slot of `SHARED_FULL` bytes, single copies of `DIRECT[0]` and `DIRECT[1]` bytes
-/// between two ranks of one PU, a posted broadcast of two lines, a single copy of `HELD[1]`
-/// bytes, and single copies of the `HELD` sizes into a buffer the other PU holds.
-const CASES: [Case; 25] = [
+/// between two ranks of one PU, a posted broadcast of two lines, a single copy of `HELD[3]`
+/// bytes, single copies of the three largest `HELD` sizes into a buffer the other PU holds,
+/// a single copy of `HELD[1]` bytes, and single copies of the two smallest `HELD` sizes into
+/// such a buffer.
+const CASES: [Case; 28] = [
     case(ONE_LINE, false, Blocks::One, false),
     case(BURST, false, Blocks::One, false),
     case(STREAM[0], false, Blocks::One, false),
@@ -134,12 +137,15 @@ const CASES: [Case; 25] = [
     case(DIRECT[0], true, Blocks::One, true),
     case(DIRECT[1], true, Blocks::One, true),
     posted(POSTED_TWO, false),
+    case(HELD[3], true, Blocks::One, false),
+    held(HELD[2]),
+    held(HELD[3]),
+    held(HELD[4]),
     case(HELD[1], true, Blocks::One, false),
     held(HELD[0]),
     held(HELD[1]),
-    held(HELD[2]),
 ];
-const _: () = assert!(HELD[0] == DIRECT[1] && HELD[2] == DIRECT[2]);
+const _: () = assert!(HELD[0] == DIRECT[0] && HELD[2] == DIRECT[1] && HELD[4] == DIRECT[2]);
 /// Aim of one measurement's duration, ns.
 const AIM_NS: f64 = 1_000_000.0;
 /// Raw round trips per slice.
@@ -174,9 +180,9 @@ pub(crate) struct RuntimeProbe {
     /// Per slice: raw hop, one line, burst line, line, direct, copy, large copy, per-block
     /// cost, one line on a shared PU, huge copy, executor on the burst and on two lines, posted
     /// line, posted further line, the same two on one PU, posted further line of a long slot,
-    /// copy per byte on one PU, posted two lines, the three held copies' extra time; with the
+    /// copy per byte on one PU, posted two lines, the five held copies' extra time; with the
     /// weight.
-    samples: Vec<([f64; 22], f64)>,
+    samples: Vec<([f64; 24], f64)>,
     /// Repetitions per measurement (in `CASES` order), adapted per slice.
     reps: [u64; CASES.len()],
     /// Whether the warm-up slice (whose repetitions were a guess) is behind.
@@ -252,7 +258,7 @@ impl RuntimeProbe {
             samples: Vec::new(),
             reps: [
                 64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32, 64, 32, 16, 16, 16, 8, 4, 64, 4, 4, 4,
-                2,
+                2, 8, 8, 8,
             ],
             warm: false,
         })
@@ -281,7 +287,13 @@ impl RuntimeProbe {
         let shared_line = (t[16] - t[15]) / (shared_lines - 1) as f64;
         let long_line = (t[17] - t[14]) / (shared_lines - posted_lines) as f64;
         let shared_copy = (t[19] - t[18]) / (DIRECT[1] - DIRECT[0]) as f64;
-        let held = [t[22] - t[5], t[23] - t[21], t[24] - t[6]];
+        let held = [
+            t[26] - t[4],
+            t[27] - t[25],
+            t[22] - t[5],
+            t[23] - t[21],
+            t[24] - t[6],
+        ];
         let weight = t0.elapsed().as_secs_f64();
         if self.warm {
             self.samples.push((
@@ -308,6 +320,8 @@ impl RuntimeProbe {
                     held[0],
                     held[1],
                     held[2],
+                    held[3],
+                    held[4],
                 ],
                 weight,
             ));
@@ -354,8 +368,8 @@ impl RuntimeProbe {
             shared_posted_line_ns: Some(dist(15)),
             shared_posted_bytes: Some(SHARED_FULL as u64),
             shared_copy_ns_per_byte: Some(dist(17)),
-            held_extra_ns: Some([dist(19), dist(20), dist(21)]),
-            held_bytes: Some(HELD.map(|b| b as u64)),
+            held_extra_ns: Some((19..24).map(dist).collect()),
+            held_bytes: Some(HELD.iter().map(|&b| b as u64).collect()),
         })
     }
 

@@ -470,13 +470,17 @@ pub struct RuntimeCalibration {
     /// it copied to a rank on another PU meets this in every call of a repeated broadcast (its
     /// readers hold its buffer from the call before), as do alternating roots. Measured as
     /// `T(held) − T(plain)` at each size, the held case preceded (untimed) by a single copy
-    /// of the reader's buffer back to the root. Absent from profiles written before herald
-    /// measured it (thirtieth session; then such copies cost what any copy costs).
+    /// of the reader's buffer back to the root. The runtime streams such copies inside a
+    /// window of sizes (32 KiB – 2 MiB), so points inside it price the streamed copy and
+    /// points outside it the plain one. Absent from profiles written before herald measured
+    /// it (thirtieth session; then such copies cost what any copy costs); three points
+    /// (64 KiB, 256 KiB, 1 MiB) in profiles of that session, five since the thirty-first
+    /// (4 KiB and 16 KiB before them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub held_extra_ns: Option<[Distribution; 3]>,
-    /// The payloads behind `held_extra_ns`, bytes.
+    pub held_extra_ns: Option<Vec<Distribution>>,
+    /// The payloads behind `held_extra_ns`, bytes, ascending, one per point.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub held_bytes: Option<[u64; 3]>,
+    pub held_bytes: Option<Vec<u64>>,
 }
 
 /// One level of the topology summary.
@@ -695,7 +699,21 @@ impl Profile {
     }
 
     fn from_json_unchecked(value: serde_json::Value) -> Result<Profile, ProfileError> {
-        serde_json::from_value(value).map_err(|e| ProfileError::Malformed(e.to_string()))
+        let profile: Profile =
+            serde_json::from_value(value).map_err(|e| ProfileError::Malformed(e.to_string()))?;
+        for level in &profile.levels {
+            let Some(r) = &level.runtime else { continue };
+            let (points, bytes) = (r.held_extra_ns.as_ref(), r.held_bytes.as_ref());
+            let ascending = bytes.is_none_or(|b| b.windows(2).all(|w| w[0] < w[1]));
+            if points.map(Vec::len) != bytes.map(Vec::len) || !ascending {
+                return Err(ProfileError::Malformed(format!(
+                    "level {:?}: held_extra_ns and held_bytes must have one point per size, \
+                     sizes ascending",
+                    level.name
+                )));
+            }
+        }
+        Ok(profile)
     }
 
     /// The profile as pretty-printed JSON.

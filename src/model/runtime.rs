@@ -192,9 +192,15 @@ impl RuntimeLevel {
     }
 
     /// What a single copy of a `bytes`-byte payload costs its reader beyond
-    /// [`copy_ps`](Self::copy_ps) when another PU holds the reader's buffer, ps: linear from
-    /// nothing at 0 bytes through the calibrated points, and the last point's beyond it (the
-    /// other PU's cache holds only so much of the buffer); 0 where not measured.
+    /// [`copy_ps`](Self::copy_ps) when another PU holds the reader's buffer, ps; 0 where not
+    /// measured. The runtime streams such copies (non-temporal stores) inside a window of
+    /// sizes (32 KiB – 2 MiB) and copies plainly outside it, so the calibrated points of each
+    /// kind price their own sizes:
+    /// - inside the window: linear from nothing at 0 bytes through the points inside it;
+    /// - below it: linear from nothing through the points below it, and beyond the last such
+    ///   point on the slope of its last segment;
+    /// - above it: the largest point's value (the other PU's cache holds only so much of the
+    ///   buffer; no point above the window is measured).
     ///
     /// ```
     /// # use herald::{*, model::{RuntimeCosts, Pick}};
@@ -205,24 +211,45 @@ impl RuntimeLevel {
     /// let mut level = costs.levels().iter().flatten().next().unwrap().clone();
     /// // This profile predates the measurement.
     /// assert_eq!(level.held_ps(1 << 20), 0);
-    /// level.held_extra_ps = vec![(1000, 500), (3000, 2500)];
-    /// assert_eq!(level.held_ps(500), 250);
-    /// assert_eq!(level.held_ps(2000), 1500);
-    /// assert_eq!(level.held_ps(9000), 2500);
+    /// // Two plain points, two streamed ones.
+    /// level.held_extra_ps = vec![(4096, 1000), (16384, 4000), (65536, 800), (1 << 20, 14000)];
+    /// assert_eq!(level.held_ps(2048), 500);
+    /// assert_eq!(level.held_ps(10240), 2500);
+    /// assert_eq!(level.held_ps(20480), 5000); // past the last plain point, on its slope
+    /// assert_eq!(level.held_ps(32768), 400); // inside the window: from 0 to the 64 KiB point
+    /// assert_eq!(level.held_ps(4 << 20), 14000);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn held_ps(&self, bytes: u64) -> u64 {
-        let mut prev = (0u64, 0u64);
-        for &(b, e) in &self.held_extra_ps {
+        let window = crate::runtime::STREAMING;
+        let inside = |b: u64| usize::try_from(b).is_ok_and(|b| window.contains(&b));
+        let above = usize::try_from(bytes).map_or(true, |b| b > *window.end());
+        if above {
+            return self.held_extra_ps.last().map_or(0, |&(_, e)| e);
+        }
+        let mut prev = (0u64, 0i128);
+        let mut slope = None;
+        for &(b, e) in self
+            .held_extra_ps
+            .iter()
+            .filter(|p| inside(p.0) == inside(bytes))
+        {
+            let e = i128::from(e);
+            let span = i128::from(b - prev.0).max(1);
             if bytes <= b {
-                let span = i128::from(b - prev.0).max(1);
                 let into = i128::from(bytes - prev.0);
-                let (lo, hi) = (i128::from(prev.1), i128::from(e));
-                return (lo + (hi - lo) * into / span) as u64;
+                return (prev.1 + (e - prev.1) * into / span).max(0) as u64;
             }
+            slope = Some((e - prev.1, span));
             prev = (b, e);
         }
-        prev.1
+        match slope {
+            // Below the window, past its last point: on that point's last segment.
+            Some((rise, run)) if !inside(bytes) => {
+                (prev.1 + rise * i128::from(bytes - prev.0) / run).max(0) as u64
+            }
+            _ => prev.1.max(0) as u64,
+        }
     }
 
     /// Receiver time to copy a `bytes`-byte message by single copy, ps (`None` if single copy is
@@ -373,7 +400,7 @@ fn level_costs(
                 .as_ref()
                 .or(r.posted_line_ns.as_ref())
                 .map_or(0, |d| ps(d.pick(pick) * factor)),
-            held_extra_ps: match (&r.held_extra_ns, r.held_bytes) {
+            held_extra_ps: match (&r.held_extra_ns, &r.held_bytes) {
                 (Some(d), Some(b)) => b
                     .iter()
                     .zip(d)

@@ -25,6 +25,7 @@ pub use channel::{
     channel, Receiver, RecvError, SendError, Sender, TryRecvError, TrySendError, TrySendWithError,
     MAX_BATCH,
 };
+pub(crate) use collective::STREAMING;
 pub use collective::{posted_lines, shared_posted_lines, POSTED_MAX_BYTES};
 pub use collective::{
     CallInfo, CollectiveError, CollectiveKind, Comm, CommOptions, CommRank, DefaultSchedule,

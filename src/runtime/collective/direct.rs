@@ -230,22 +230,33 @@ pub(crate) fn broadcast(
     result
 }
 
-/// The largest payload copied with non-temporal stores into a buffer another CPU holds (the
-/// largest measured). A 2-rank single copy into such a buffer, through the runtime, took with
-/// them 3.5 against 8.6 µs at 64 KiB and 11.8 against 32.7 at 256 KiB in the host's fast
-/// latency mode, but 45 against 38 at 1 MiB and 211 against 126 at 4 MiB; in its slow mode
-/// 25 against 146 µs at 256 KiB, 72 against 259 at 1 MiB and 274 against 796 at 4 MiB
-/// (docs/runtime.md, "Copies into a buffer another CPU holds").
-const STREAMING_MAX: usize = 4 << 20;
+/// The payloads copied with non-temporal stores into a buffer another CPU holds. A 2-rank
+/// ping-pong of single-copy broadcasts (each rank copies into the buffer the other copied
+/// from in the call before), through the runtime, median µs per broadcast, plain against
+/// streaming (docs/runtime.md, "Copies into a buffer another CPU holds"):
+///
+/// | bytes | fast latency mode | slow latency mode |
+/// |---:|---|---|
+/// | 4 KiB | 0.54 against 1.15 | 2.37 against 1.44 |
+/// | 16 KiB | 2.0–2.5 against 2.5–3.1 | 8.2 against 3.0 |
+/// | 32 KiB | 4.2–5.0 against 3.0–3.5 | 15.6 against 3.2 |
+/// | 2 MiB | 97 against 90–96 | 542 against 106 |
+/// | 3 MiB | 120–128 against 138–147 | |
+/// | 4 MiB | 145–155 against 188–199 | |
+///
+/// Streaming is nearly blind to the host's latency mode (its stores go to memory), a plain
+/// copy is not. The window is where streaming wins in both modes, so that no size is slower
+/// than a plain copy in either; below and above it the slow mode's gain is given up.
+pub(crate) const STREAMING: std::ops::RangeInclusive<usize> = (32 << 10)..=(2 << 20);
 
 /// Whether a single copy into `buf` should stream (non-temporal stores): `buf` is the buffer
 /// this rank lent to a reader on another CPU in its last single-copy call (`lent_across`),
-/// so that CPU's cache holds its lines, and it is at most [`STREAMING_MAX`] bytes. An
-/// ordinary copy would first take each line back from that cache; a streaming one only
-/// invalidates it. Into a buffer no other CPU holds, streaming is slower (3.5 µs against 2.6
-/// for a plain copy of 64 KiB), so it is kept for this case.
+/// so that CPU's cache holds its lines, and its length is in [`STREAMING`]. An ordinary copy
+/// would first take each line back from that cache; a streaming one only invalidates it, and
+/// the next reader reads the bytes from memory. Into a buffer no other CPU holds, streaming
+/// is slower (3.5 µs against 2.6 for a plain copy of 64 KiB), so it is kept for this case.
 fn held(lent_across: Option<(usize, usize)>, buf: &[u8]) -> bool {
-    buf.len() <= STREAMING_MAX && lent_across == Some((buf.as_ptr() as usize, buf.len()))
+    STREAMING.contains(&buf.len()) && lent_across == Some((buf.as_ptr() as usize, buf.len()))
 }
 
 /// Copies `len` bytes from `src` to `dst`; if `streaming` (and the target has them), with
@@ -613,7 +624,7 @@ mod stress {
 
 #[cfg(all(test, not(herald_loom)))]
 mod copy_tests {
-    use super::{copy_chunk, held, STREAMING_MAX};
+    use super::{copy_chunk, held, STREAMING};
 
     #[test]
     fn a_streaming_copy_moves_every_byte_at_every_alignment_and_length() {
@@ -640,15 +651,24 @@ mod copy_tests {
     }
 
     #[test]
-    fn only_the_buffer_lent_across_cpus_up_to_the_bound_streams() {
-        let buf = vec![0u8; 4096];
+    fn only_the_buffer_lent_across_cpus_inside_the_window_streams() {
+        let buf = vec![0u8; *STREAMING.start()];
         let at = (buf.as_ptr() as usize, buf.len());
         assert!(held(Some(at), &buf));
         assert!(!held(None, &buf));
         // Another buffer, or the same address with another length: not held.
         assert!(!held(Some((at.0 + 64, at.1)), &buf));
         assert!(!held(Some((at.0, at.1 + 1)), &buf));
-        let big = vec![0u8; STREAMING_MAX + 1];
-        assert!(!held(Some((big.as_ptr() as usize, big.len())), &big));
+        // Both ends of the window stream; one byte outside either does not.
+        for len in [
+            *STREAMING.start() - 1,
+            *STREAMING.start(),
+            *STREAMING.end(),
+            *STREAMING.end() + 1,
+        ] {
+            let b = vec![0u8; len];
+            let lent = Some((b.as_ptr() as usize, b.len()));
+            assert_eq!(held(lent, &b), STREAMING.contains(&len), "{len} bytes");
+        }
     }
 }

@@ -73,4 +73,4 @@ pub use error::{CollectiveError, PlannedLoadError, PoisonCause};
 pub use posted::{posted_lines, shared_posted_lines, POSTED_MAX_BYTES};
 pub use rank::CommRank;
 
-pub(crate) use direct::DirectFraming;
+pub(crate) use direct::{DirectFraming, STREAMING};

@@ -271,7 +271,7 @@ fn table(p: &Profile) -> String {
                     r.direct_bytes[1]
                 ));
             }
-            if let (Some(d), Some(b)) = (&r.held_extra_ns, r.held_bytes) {
+            if let (Some(d), Some(b)) = (&r.held_extra_ns, &r.held_bytes) {
                 let points: Vec<String> = b
                     .iter()
                     .zip(d)

@@ -9,7 +9,7 @@ mod common {
 use common::watch::watchdog;
 use herald::{
     generate,
-    model::{Distribution, Mode, Pick, RuntimeCalibration, RuntimeCosts, Transport},
+    model::{Distribution, Mode, Pick, ProfileError, RuntimeCalibration, RuntimeCosts, Transport},
     plan::{plan_for_runtime, RuntimeChoice},
     runtime::{DefaultSchedule, Planned},
     schedule::Collective,
@@ -109,6 +109,8 @@ fn profile(rt: Rt) -> Profile {
         shared_one_line_ns: None,
         copy_huge_ns_per_byte: None,
         huge_bytes: None,
+        copy_upper_ns_per_byte: None,
+        upper_bytes: None,
         exec_ns: None,
         exec_short_ns: None,
         posted_ns: None,
@@ -225,6 +227,55 @@ fn copies_past_the_last_calibrated_size_take_the_huge_slope() {
             predict(&old, &h, &s, b, Transport::Direct)
         );
     }
+}
+
+#[test]
+fn copies_past_the_upper_point_take_its_slope_up_to_the_next_point() {
+    // A profile with the 256 KiB point: 64 KiB → 256 KiB at the large slope (0.2 ns per
+    // byte), 256 KiB → 1 MiB at the upper one (0.1), then the huge one (0.5). Without it the
+    // large slope covers 64 KiB → 1 MiB.
+    let rt = Rt { large: 0.2, ..RT };
+    let h = machine(2);
+    let s = tree(Algorithm::Binomial, 2, 1);
+    let (k64, k256, mib, four) = (64u64 << 10, 256u64 << 10, 1u64 << 20, 4u64 << 20);
+    let rounding = four.div_ceil(k64);
+    let mut old = profile(rt);
+    let l3 = old.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    let r = l3.runtime.as_mut().unwrap();
+    r.copy_huge_ns_per_byte = Some(one(0.5));
+    r.huge_bytes = Some(four);
+    let mut new = old.clone();
+    let l3 = new.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    let r = l3.runtime.as_mut().unwrap();
+    r.copy_upper_ns_per_byte = Some(one(0.1));
+    r.upper_bytes = Some(k256);
+    let t = |p: &Profile, b: u64| predict(p, &h, &s, b, Transport::Direct);
+    let near = |got: u64, want: u64| assert!(got.abs_diff(want) <= rounding, "{got} {want}");
+    // Up to 256 KiB nothing changes.
+    for b in [4096, k64, 128 << 10, k256] {
+        assert_eq!(t(&new, b), t(&old, b), "{b} B");
+    }
+    near(t(&old, mib) - t(&old, k256), (mib - k256) * 200);
+    near(t(&new, mib) - t(&new, k256), (mib - k256) * 100);
+    near(t(&new, 512 << 10) - t(&new, k256), (256 << 10) * 100);
+    // Past 1 MiB both take the huge slope.
+    near(t(&new, four) - t(&new, mib), (four - mib) * 500);
+    near(t(&old, four) - t(&old, mib), (four - mib) * 500);
+    // A profile whose upper point lies outside (64 KiB, 1 MiB), or lacks its size: malformed.
+    let json = |p: &Profile| serde_json::to_string(p).unwrap();
+    for bad in [Some(k64), Some(mib), None] {
+        let mut p = new.clone();
+        let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+        l3.runtime.as_mut().unwrap().upper_bytes = bad;
+        assert!(
+            matches!(
+                Profile::from_json_forced(&json(&p)),
+                Err(ProfileError::Malformed(m)) if m.contains("upper_bytes")
+            ),
+            "{bad:?}"
+        );
+    }
+    assert!(Profile::from_json_forced(&json(&new)).is_ok());
 }
 
 #[test]

@@ -146,6 +146,7 @@ const CASES: [Case; 28] = [
     held(HELD[1]),
 ];
 const _: () = assert!(HELD[0] == DIRECT[0] && HELD[2] == DIRECT[1] && HELD[4] == DIRECT[2]);
+const _: () = assert!(DIRECT[1] < HELD[3] && HELD[3] < DIRECT[2]);
 /// Aim of one measurement's duration, ns.
 const AIM_NS: f64 = 1_000_000.0;
 /// Raw round trips per slice.
@@ -180,9 +181,10 @@ pub(crate) struct RuntimeProbe {
     /// Per slice: raw hop, one line, burst line, line, direct, copy, large copy, per-block
     /// cost, one line on a shared PU, huge copy, executor on the burst and on two lines, posted
     /// line, posted further line, the same two on one PU, posted further line of a long slot,
-    /// copy per byte on one PU, posted two lines, the five held copies' extra time; with the
+    /// copy per byte on one PU, posted two lines, the five held copies' extra time, the copy
+    /// per byte from `HELD[3]` to `DIRECT[2]` (the large one then ends at `HELD[3]`); with the
     /// weight.
-    samples: Vec<([f64; 24], f64)>,
+    samples: Vec<([f64; 25], f64)>,
     /// Repetitions per measurement (in `CASES` order), adapted per slice.
     reps: [u64; CASES.len()],
     /// Whether the warm-up slice (whose repetitions were a guess) is behind.
@@ -276,7 +278,8 @@ impl RuntimeProbe {
         let burst = (t[1] - t[0]) / (lines(BURST) - 1.0);
         let line = (t[3] - t[2]) / (lines(STREAM[1]) - lines(STREAM[0]));
         let copy = (t[5] - t[4]) / (DIRECT[1] - DIRECT[0]) as f64;
-        let large = (t[6] - t[5]) / (DIRECT[2] - DIRECT[1]) as f64;
+        let large = (t[21] - t[5]) / (HELD[3] - DIRECT[1]) as f64;
+        let upper = (t[6] - t[21]) / (DIRECT[2] - HELD[3]) as f64;
         let block = (t[7] - t[5]) / f64::from(MANY_BLOCKS - 1);
         let huge = (t[9] - t[6]) / (HUGE - DIRECT[2]) as f64;
         let exec = t[10] - t[1];
@@ -322,6 +325,7 @@ impl RuntimeProbe {
                     held[2],
                     held[3],
                     held[4],
+                    upper,
                 ],
                 weight,
             ));
@@ -370,6 +374,8 @@ impl RuntimeProbe {
             shared_copy_ns_per_byte: Some(dist(17)),
             held_extra_ns: Some((19..24).map(dist).collect()),
             held_bytes: Some(HELD.iter().map(|&b| b as u64).collect()),
+            copy_upper_ns_per_byte: Some(dist(24)),
+            upper_bytes: Some(HELD[3] as u64),
         })
     }
 

@@ -398,6 +398,17 @@ pub struct RuntimeCalibration {
     /// The largest single-copy payload measured, bytes (with `copy_huge_ns_per_byte`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub huge_bytes: Option<u64>,
+    /// Single copy: ns per byte between `upper_bytes` and `direct_bytes[2]`; with it,
+    /// `copy_large_ns_per_byte` covers only `direct_bytes[1]` to `upper_bytes` (the copy's
+    /// cost per byte falls past one core's L2: 0.050 against 0.039 ns/B on this machine in
+    /// the slow latency mode). Absent from profiles written before herald measured it
+    /// (thirty-first session; then `copy_large_ns_per_byte` covers the whole range).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_upper_ns_per_byte: Option<Distribution>,
+    /// The payload between `direct_bytes[1]` and `direct_bytes[2]` where
+    /// `copy_upper_ns_per_byte` takes over, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upper_bytes: Option<u64>,
     /// A streamed call through the runtime's executor, beyond one of the same lines in one
     /// block: the `burst_lines`-line broadcast of `burst_line_ns` in 2 blocks, less the same in
     /// 1 block. A stream of one block of at most `burst_lines` lines takes a shorter path (its
@@ -703,6 +714,19 @@ impl Profile {
             serde_json::from_value(value).map_err(|e| ProfileError::Malformed(e.to_string()))?;
         for level in &profile.levels {
             let Some(r) = &level.runtime else { continue };
+            let [_, large, past] = r.direct_bytes;
+            let upper_ok = match (&r.copy_upper_ns_per_byte, r.upper_bytes) {
+                (None, None) => true,
+                (Some(_), Some(b)) => large < b && b < past,
+                _ => false,
+            };
+            if !upper_ok {
+                return Err(ProfileError::Malformed(format!(
+                    "level {:?}: copy_upper_ns_per_byte needs upper_bytes, strictly between \
+                     direct_bytes[1] and direct_bytes[2]",
+                    level.name
+                )));
+            }
             let (points, bytes) = (r.held_extra_ns.as_ref(), r.held_bytes.as_ref());
             let ascending = bytes.is_none_or(|b| b.windows(2).all(|w| w[0] < w[1]));
             if points.map(Vec::len) != bytes.map(Vec::len) || !ascending {

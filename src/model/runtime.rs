@@ -154,6 +154,11 @@ pub struct RuntimeLevel {
     pub copy_large_fs_per_byte: u64,
     /// Bytes of a message from which `copy_large_fs_per_byte` applies.
     pub copy_large_from: u64,
+    /// Single-copy time per byte beyond `copy_upper_from` bytes of a message, fs.
+    pub copy_upper_fs_per_byte: u64,
+    /// Bytes of a message from which `copy_upper_fs_per_byte` applies (`u64::MAX`: never; at
+    /// most `copy_huge_from` otherwise).
+    pub copy_upper_from: u64,
     /// Single-copy time per byte beyond `copy_huge_from` bytes of a message, fs.
     pub copy_huge_fs_per_byte: u64,
     /// Bytes of a message from which `copy_huge_fs_per_byte` applies (`u64::MAX`: never).
@@ -254,14 +259,24 @@ impl RuntimeLevel {
 
     /// Receiver time to copy a `bytes`-byte message by single copy, ps (`None` if single copy is
     /// not modelled): `copy_fs_per_byte` up to `copy_large_from` bytes, `copy_large_fs_per_byte`
-    /// from there to `copy_huge_from`, `copy_huge_fs_per_byte` beyond.
+    /// from there to `copy_upper_from`, `copy_upper_fs_per_byte` from there to
+    /// `copy_huge_from`, `copy_huge_fs_per_byte` beyond (a bound of `u64::MAX` is never
+    /// reached, and the rate before it continues).
     pub fn copy_ps(&self, bytes: u64) -> Option<u64> {
         let small = self.copy_fs_per_byte?;
-        let near = bytes.min(self.copy_large_from);
-        let large = bytes.min(self.copy_huge_from.max(self.copy_large_from)) - near;
-        let huge = bytes - near - large;
-        let fs =
-            near * small + large * self.copy_large_fs_per_byte + huge * self.copy_huge_fs_per_byte;
+        let huge_from = self.copy_huge_from.max(self.copy_large_from);
+        let upper_from = self.copy_upper_from.clamp(self.copy_large_from, huge_from);
+        let segments = [
+            (0, small),
+            (self.copy_large_from, self.copy_large_fs_per_byte),
+            (upper_from, self.copy_upper_fs_per_byte),
+            (huge_from, self.copy_huge_fs_per_byte),
+        ];
+        let mut fs = 0;
+        for (i, &(from, rate)) in segments.iter().enumerate() {
+            let to = segments.get(i + 1).map_or(u64::MAX, |&(next, _)| next);
+            fs += bytes.clamp(from, to.max(from)).saturating_sub(from) * rate;
+        }
         Some(fs.div_ceil(1000))
     }
 
@@ -373,6 +388,14 @@ fn level_costs(
             copy_fs_per_byte: Some(fs(r.copy_ns_per_byte.pick(pick))),
             copy_large_fs_per_byte: fs(r.copy_large_ns_per_byte.pick(pick)),
             copy_large_from: r.direct_bytes[1],
+            copy_upper_fs_per_byte: r
+                .copy_upper_ns_per_byte
+                .as_ref()
+                .map_or(0, |d| fs(d.pick(pick))),
+            copy_upper_from: match (&r.copy_upper_ns_per_byte, r.upper_bytes) {
+                (Some(_), Some(b)) => b,
+                _ => u64::MAX,
+            },
             copy_huge_fs_per_byte: r
                 .copy_huge_ns_per_byte
                 .as_ref()
@@ -421,6 +444,8 @@ fn level_costs(
                 copy_fs_per_byte: None,
                 copy_large_fs_per_byte: 0,
                 copy_large_from: u64::MAX,
+                copy_upper_fs_per_byte: 0,
+                copy_upper_from: u64::MAX,
                 copy_huge_fs_per_byte: 0,
                 copy_huge_from: u64::MAX,
                 block_ps: 0,

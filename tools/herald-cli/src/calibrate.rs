@@ -194,7 +194,7 @@ fn table(p: &Profile) -> String {
                 "  runtime  through herald's own calls (2-rank broadcasts, barrier then one):\n    \
                  one line {}\n    per line, first {} {}\n    \
                  per line, sustained {} ({}–{} B streams)\n    \
-                 single copy {} for {} B, then {} ns/B to {} B, {} ns/B to {} B\n",
+                 single copy {} for {} B, then {} ns/B to {} B, {} ns/B to {} B",
                 c(&r.one_line_ns, 0),
                 r.burst_lines,
                 c(&r.burst_line_ns, 2),
@@ -206,8 +206,12 @@ fn table(p: &Profile) -> String {
                 c(&r.copy_ns_per_byte, 4),
                 r.direct_bytes[1],
                 c(&r.copy_large_ns_per_byte, 4),
-                r.direct_bytes[2],
+                r.upper_bytes.unwrap_or(r.direct_bytes[2]),
             ));
+            if let Some(d) = &r.copy_upper_ns_per_byte {
+                out.push_str(&format!(", {} ns/B to {} B", c(d, 4), r.direct_bytes[2]));
+            }
+            out.push('\n');
             if let (Some(d), Some(b)) = (&r.copy_huge_ns_per_byte, r.huge_bytes) {
                 out.push_str(&format!("    single copy then {} ns/B to {b} B\n", c(d, 4)));
             }

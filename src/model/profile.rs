@@ -400,7 +400,7 @@ pub struct RuntimeCalibration {
     pub huge_bytes: Option<u64>,
     /// Single copy: ns per byte between `upper_bytes` and `direct_bytes[2]`; with it,
     /// `copy_large_ns_per_byte` covers only `direct_bytes[1]` to `upper_bytes` (the copy's
-    /// cost per byte falls past one core's L2: 0.050 against 0.039 ns/B on this machine in
+    /// cost per byte falls past one core's L2: 0.047 against 0.039 ns/B on this machine in
     /// the slow latency mode). Absent from profiles written before herald measured it
     /// (thirty-first session; then `copy_large_ns_per_byte` covers the whole range).
     #[serde(default, skip_serializing_if = "Option::is_none")]

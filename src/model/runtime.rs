@@ -204,8 +204,8 @@ impl RuntimeLevel {
     /// - inside the window: linear from nothing at 0 bytes through the points inside it;
     /// - below it: linear from nothing through the points below it, and beyond the last such
     ///   point on the slope of its last segment;
-    /// - above it: the largest point's value (the other PU's cache holds only so much of the
-    ///   buffer; no point above the window is measured).
+    /// - above it: the value at the largest calibrated size (the other PU's cache holds only
+    ///   so much of the buffer; no point above the window is measured).
     ///
     /// ```
     /// # use herald::{*, model::{RuntimeCosts, Pick}};

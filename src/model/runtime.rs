@@ -275,7 +275,7 @@ impl RuntimeLevel {
         let mut fs = 0;
         for (i, &(from, rate)) in segments.iter().enumerate() {
             let to = segments.get(i + 1).map_or(u64::MAX, |&(next, _)| next);
-            fs += bytes.clamp(from, to.max(from)).saturating_sub(from) * rate;
+            fs += bytes.min(to).saturating_sub(from) * rate;
         }
         Some(fs.div_ceil(1000))
     }

@@ -219,9 +219,10 @@ pub(crate) fn broadcast(
     lent.succeeded = result.is_ok();
     drop(lent);
     // Every reader is done: whether one ran on another CPU, whose cache now holds this
-    // buffer's lines.
+    // buffer's lines (asked only of a buffer whose size streams: no other is ever [`held`]).
     let mine = thread_cpu();
-    let across = mine != NO_CPU
+    let across = STREAMING.contains(&lent_buf.1)
+        && mine != NO_CPU
         && prog.sends.iter().any(|&(to, _)| {
             let theirs = core.ranks[to as usize].progress.cpu.load(Ordering::Relaxed);
             theirs != NO_CPU && theirs != mine

@@ -279,6 +279,65 @@ unsafe fn copy_chunk(src: *const u8, dst: *mut u8, len: usize, streaming: bool) 
     unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
 }
 
+/// Copies `src` to `dst` with non-temporal stores where the target has them (x86-64: the
+/// 16-byte-aligned middle, the ends copied plainly), then a store fence; elsewhere (and under
+/// loom or Miri) plainly.
+///
+/// Into a buffer whose lines another CPU holds in its cache (one it read last), a plain copy
+/// first takes every line back from that CPU; non-temporal stores only invalidate them and
+/// write to memory, where the next reader reads them. herald's single-copy protocol streams
+/// such copies of 32 KiB – 2 MiB (docs/runtime.md, "The streaming window"); herald-mpi's
+/// posted broadcasts stream their long chunks where the root measures that cheaper. Into a
+/// buffer no other CPU holds, a plain copy is faster.
+///
+/// The fence orders the copy's stores before every later store of this thread: a flag
+/// released after the call publishes the bytes.
+///
+/// ```
+/// let src: Vec<u8> = (0..100_000u32).map(|i| i as u8).collect();
+/// let mut dst = vec![0u8; src.len() + 3];
+/// // SAFETY: `dst[3..]` is valid for `src.len()` bytes of writes, apart from `src`, and no
+/// // other thread accesses it.
+/// unsafe { herald::runtime::copy_streaming(&src, dst.as_mut_ptr().add(3)) };
+/// assert_eq!(&dst[3..], &src[..]);
+/// ```
+///
+/// # Safety
+/// `dst` is valid for `src.len()` bytes of writes and does not overlap `src`, and no other
+/// thread (or process) accesses those bytes until the call returns.
+pub unsafe fn copy_streaming(src: &[u8], dst: *mut u8) {
+    // SAFETY: the caller's contract; `src` is valid for its length.
+    unsafe { copy_chunk(src.as_ptr(), dst, src.len(), true) };
+}
+
+/// [`copy_streaming`] for 64-bit words: copies `src` to `dst` with non-temporal stores where
+/// the target has them, then a store fence.
+///
+/// ```
+/// let src: Vec<u64> = (0..10_000).collect();
+/// let mut dst = vec![0u64; src.len()];
+/// // SAFETY: `dst` is valid for `src.len()` words of writes, apart from `src`, and no other
+/// // thread accesses it.
+/// unsafe { herald::runtime::copy_streaming_words(&src, dst.as_mut_ptr()) };
+/// assert_eq!(src, dst);
+/// ```
+///
+/// # Safety
+/// As [`copy_streaming`], for `src.len()` words at `dst`.
+pub unsafe fn copy_streaming_words(src: &[u64], dst: *mut u64) {
+    // SAFETY: a `u64` has no padding, so all of `src`'s bytes are initialized and readable as
+    // bytes; `dst` is valid for as many bytes of writes, apart from `src` (the caller's
+    // contract).
+    unsafe {
+        copy_chunk(
+            src.as_ptr().cast::<u8>(),
+            dst.cast::<u8>(),
+            std::mem::size_of_val(src),
+            true,
+        );
+    }
+}
+
 /// `copy_nonoverlapping` with the 16-byte-aligned middle of `dst` written by non-temporal
 /// stores (SSE2, part of every x86-64), ends copied plainly, then `sfence`: non-temporal stores
 /// are not ordered with later stores otherwise.

@@ -73,4 +73,5 @@ pub use error::{CollectiveError, PlannedLoadError, PoisonCause};
 pub use posted::{posted_lines, shared_posted_lines, POSTED_MAX_BYTES};
 pub use rank::CommRank;
 
+pub use direct::{copy_streaming, copy_streaming_words};
 pub(crate) use direct::{DirectFraming, STREAMING};

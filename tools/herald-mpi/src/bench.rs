@@ -471,6 +471,10 @@ fn over_mpi(
         _ if posts(opts, cluster, profile, coll, bytes) => (
             OverMpi::Posted,
             match opts.post {
+                PostChoice::Always(p) if p.bulk_slots > 0 => format!(
+                    "posted in a shared window ({} slots of {} B, {} of {} B)",
+                    p.slots, p.slot_bytes, p.bulk_slots, p.bulk_slot_bytes
+                ),
                 PostChoice::Always(p) => format!(
                     "posted in a shared window ({} slots of {} B)",
                     p.slots, p.slot_bytes
@@ -724,7 +728,7 @@ pub fn bench(
         }
         (HeraldSide::Mpi, PostChoice::Always(shape)) if wanted => Some(Post::new(chan, shape)?),
         (HeraldSide::Mpi, PostChoice::Auto) if wanted => {
-            Some(Post::new(chan, PostShape::default())?)
+            Some(Post::new(chan, PostShape::for_ranks(chan.size()))?)
         }
         _ => None,
     };

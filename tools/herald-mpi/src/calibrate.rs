@@ -928,7 +928,8 @@ pub const POSTED_BYTES: [usize; 9] = [
 /// and a loop of a few averages the turns into each sample.
 pub const POSTED_LOOP: usize = 8;
 
-/// Broadcasts from rank 0 posted in a shared window ([`Post`](crate::Post), default shape)
+/// Broadcasts from rank 0 posted in a shared window ([`Post`](crate::Post), the default shape
+/// for the number of ranks)
 /// and along the planner's tree under `profile` (its pieces applied), then allreduces posted
 /// and by the allreduce herald-mpi predicts fastest ([`AllreducePlans`]), at each of
 /// [`POSTED_BYTES`]: alternating, each sample [`POSTED_LOOP`] collectives back to back after an
@@ -943,7 +944,7 @@ fn measure_posted(
     clock: f64,
 ) -> Result<(Vec<PostedPoint>, Vec<PostedPoint>), Error> {
     let reps = if opts.probe.mode == "quick" { 21 } else { 61 };
-    let post = crate::Post::new(chan, crate::post::PostShape::default())?;
+    let post = crate::Post::new(chan, crate::post::PostShape::for_ranks(chan.size()))?;
     cluster.apply_pieces(chan, profile);
     let mut bcasts = Vec::new();
     let mut buf = vec![0u8; POSTED_BYTES[POSTED_BYTES.len() - 1]];

@@ -45,6 +45,13 @@ pub(crate) struct BenchArgs {
     /// With --post: slots per rank (how far a root may run ahead of its slowest reader).
     #[arg(long, default_value_t = herald_mpi::post::DEFAULT_SLOTS)]
     post_slots: usize,
+    /// With --post: bulk slots per rank, for messages longer than a slot (0: none, every
+    /// message in chunks of a slot).
+    #[arg(long, default_value_t = herald_mpi::post::DEFAULT_BULK_SLOTS)]
+    post_bulk_slots: usize,
+    /// With --post: payload bytes of a bulk slot (K, M suffixes).
+    #[arg(long, value_name = "BYTES", default_value = "64K")]
+    post_bulk_bytes: String,
     /// The MPI profile to plan with (herald over MPI); default: the library's default profile,
     /// else a quick calibration first.
     #[arg(long, value_name = "FILE")]
@@ -124,16 +131,28 @@ impl BenchArgs {
             post: match self.post.as_str() {
                 "auto" => PostChoice::Auto,
                 "never" => PostChoice::Never,
-                "default" => PostChoice::Always(herald_mpi::post::PostShape {
-                    slots: self.post_slots,
-                    ..Default::default()
-                }),
-                b => PostChoice::Always(herald_mpi::post::PostShape {
-                    slots: self.post_slots,
-                    slot_bytes: size(b).map_err(|_| {
-                        Error::Usage(format!("--post {b:?}: auto, never, default or a slot size"))
-                    })?,
-                }),
+                b => {
+                    let bulk_slot_bytes = size(&self.post_bulk_bytes).map_err(|_| {
+                        Error::Usage(format!(
+                            "--post-bulk-bytes {:?}: a slot size in bytes",
+                            self.post_bulk_bytes
+                        ))
+                    })?;
+                    let slot_bytes = match b {
+                        "default" => herald_mpi::post::DEFAULT_SLOT_BYTES,
+                        b => size(b).map_err(|_| {
+                            Error::Usage(format!(
+                                "--post {b:?}: auto, never, default or a slot size"
+                            ))
+                        })?,
+                    };
+                    PostChoice::Always(herald_mpi::post::PostShape {
+                        slots: self.post_slots,
+                        slot_bytes,
+                        bulk_slots: self.post_bulk_slots,
+                        bulk_slot_bytes,
+                    })
+                }
             },
         })
     }

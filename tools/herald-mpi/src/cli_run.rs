@@ -315,7 +315,7 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
             .as_ref()
             .is_some_and(|(p, c)| c.posts(p, a.bytes as u64));
     let post = if posts {
-        Some(Post::new(&chan, PostShape::default()).map_err(Error::from)?)
+        Some(Post::new(&chan, PostShape::for_ranks(chan.size())).map_err(Error::from)?)
     } else {
         None
     };

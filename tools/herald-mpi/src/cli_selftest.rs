@@ -207,8 +207,9 @@ fn short_message(world: &World, chan: &Channel) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Broadcasts and allreduces posted in a shared window ([`Post`]): slots of 64 B and 4 KiB,
-/// lengths from 0 to past three slots and 100 003 B, roots changing every call, every fourth
+/// Broadcasts and allreduces posted in a shared window ([`Post`]): slots of 64 B (without,
+/// then with 2 bulk slots of 1000 B) and of 4 KiB (with 4 bulk slots of 64 KiB), lengths from
+/// 0 to past three slots of each board and 100 003 B, roots changing every call, every fourth
 /// call an allreduce (each slot of each rank reused many times), every byte and element
 /// checked on every rank; then a reader that expects another length gets
 /// [`herald_mpi::P2pErrorKind::Length`] while the others finish, an allreduce with one rank's
@@ -217,10 +218,16 @@ fn short_message(world: &World, chan: &Channel) -> Result<(), Failure> {
 fn posted(world: &World, chan: &Channel) -> Result<Option<usize>, Failure> {
     let (me, n) = (world.rank(), world.size());
     let mut checked = 0;
-    for (slots, slot) in [(3usize, 64usize), (64, 4096)] {
+    for (slots, slot, bulk_slots, bulk) in [
+        (3usize, 64usize, 0, 0),
+        (3, 64, 2, 1000),
+        (64, 4096, 4, 65536),
+    ] {
         let shape = herald_mpi::post::PostShape {
             slots,
             slot_bytes: slot,
+            bulk_slots,
+            bulk_slot_bytes: bulk,
         };
         let post = match Post::new(chan, shape) {
             Ok(p) => p,
@@ -228,7 +235,7 @@ fn posted(world: &World, chan: &Channel) -> Result<Option<usize>, Failure> {
             Err(e) => return Err(Error::from(e).into()),
         };
         let cap = post.slot_bytes();
-        let lens = [
+        let mut lens = vec![
             0usize,
             1,
             7,
@@ -241,9 +248,12 @@ fn posted(world: &World, chan: &Channel) -> Result<Option<usize>, Failure> {
             3 * cap + 5,
             100_003,
         ];
+        if let Some(big) = post.bulk_slot_bytes() {
+            lens.extend([big - 1, big, big + 1, 3 * big + 5]);
+        }
         for (i, &len) in lens.iter().cycle().take(3 * lens.len()).enumerate() {
             let root = (i * 5 + i / 3) % n;
-            let seed = (slot * 1000 + i) as u64;
+            let seed = (slot * 1000 + bulk * 100_000 + i) as u64;
             if i % 4 == 3 {
                 let elements = len.div_ceil(8);
                 let mut value = vec![0u64; elements];

@@ -2,7 +2,7 @@
 //! into a slot of its own, in memory every process of the node maps, and every other rank
 //! reads it there; in an allreduce every rank posts its value so and adds the others'. The
 //! second module with `unsafe` (beside `p2p`): it wraps the window handle and the memory MPI
-//! maps for it.
+//! maps for it, and streams long chunks into that memory.
 //!
 //! # Why
 //!
@@ -23,6 +23,12 @@
 //! consecutive *chunks* of at most a slot, one slot each (an empty message is one empty
 //! chunk). Every rank counts the chunks it has taken part in (its *epoch*
 //! `e`, from 1; the ranks make the same calls, so they count alike).
+//!
+//! There are two such *boards* in the window: the small one ([`PostShape::slots`] of
+//! [`PostShape::slot_bytes`]), and a bulk one ([`PostShape::bulk_slots`] of
+//! [`PostShape::bulk_slot_bytes`], 64 of 64 KiB a rank by default) for every collective longer
+//! than a small slot. The ranks call with the same lengths, so they choose the same board;
+//! each board counts its own epochs, and the protocol below runs on each alike.
 //!
 //! 1. The root of chunk `e` makes sure every other rank's progress is at least `e − S`
 //!    (it keeps the least progress it saw and looks again, then waits, only when that is too
@@ -46,8 +52,15 @@
 //! written while a rank still reads it for an earlier epoch, and a reader waiting for `e` sees
 //! an earlier epoch's tag (not yet) or `e`, never a later one. Every access to the window is
 //! atomic (payload words `Relaxed`, ordered by the tags), so the protocol itself needs no
-//! `unsafe`; the `loom_` tests model-check it with roots that change and allreduces among
-//! broadcasts.
+//! `unsafe`; the `loom_` tests model-check it with roots that change, allreduces among
+//! broadcasts and both boards.
+//!
+//! **Streamed chunks.** One exception to "atomic": a root may write a chunk of 16 KiB or more
+//! with non-temporal stores ([`herald::runtime::copy_streaming`], the one other `unsafe` here),
+//! which end in a store fence before the tag's `Release`. No other process touches the slot
+//! between the root's room check and its tag, so nothing races with those stores. The root
+//! streams where it measures its plain stores dearer than streamed ones (`Stores`): where the
+//! reader's cache still holds the slot's lines and taking them back from it is slow.
 //!
 //! **Never waiting forever.** Every wait polls as the channel's waits do ([`Channel`]): it
 //! spins (a broadcast's waits; an allreduce's do not, `ALLREDUCE_SPINS`), then yields the CPU
@@ -74,9 +87,20 @@ const ALLREDUCE_SPINS: u32 = 0;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A word of the board: std's `AtomicU64` (the window's words), or loom's in its models.
-pub(crate) trait Word {
+pub(crate) trait Word: Sized {
     fn load(&self, order: Ordering) -> u64;
     fn store(&self, value: u64, order: Ordering);
+    /// Stores `bytes` into a slot's further lines `words` as [`store_words`] does; a word type
+    /// that can also stream them (non-temporal stores) lets `how` choose.
+    fn store_lines(words: &[Self], bytes: &[u8], how: &mut Stores) {
+        let _ = how;
+        store_words(words, bytes);
+    }
+    /// Stores `elements` into a slot's further lines `words`, one a word, likewise.
+    fn store_element_lines(words: &[Self], elements: &[u64], how: &mut Stores) {
+        let _ = how;
+        store_elements(words, elements);
+    }
 }
 
 impl Word for AtomicU64 {
@@ -87,6 +111,144 @@ impl Word for AtomicU64 {
     #[inline]
     fn store(&self, value: u64, order: Ordering) {
         AtomicU64::store(self, value, order);
+    }
+    fn store_lines(words: &[Self], bytes: &[u8], how: &mut Stores) {
+        let streamed = || {
+            assert!(
+                bytes.len() <= 8 * words.len(),
+                "a chunk longer than its slot"
+            );
+            // SAFETY: the words span at least `bytes.len()` bytes (checked), apart from
+            // `bytes` (the caller's buffer, not the window). They are the further lines of a
+            // slot its root writes after `Board::room` said yes: every other rank has
+            // recorded its progress past the slot's previous epoch, and none reads the slot
+            // again before the root stores its tag (`Release`, after the copy's fence). So no
+            // other thread or process accesses these bytes during the copy (the protocol the
+            // `loom_post_*` models check). `AtomicU64` is an `UnsafeCell<u64>`: its words may
+            // be written through a pointer made from a shared reference.
+            unsafe {
+                herald::runtime::copy_streaming(bytes, words.as_ptr().cast::<u8>().cast_mut());
+            }
+        };
+        store_timed(bytes.len(), how, || store_words(words, bytes), streamed);
+    }
+    fn store_element_lines(words: &[Self], elements: &[u64], how: &mut Stores) {
+        let streamed = || {
+            assert!(
+                elements.len() <= words.len(),
+                "a chunk longer than its slot"
+            );
+            // SAFETY: as in `store_lines`: `elements.len()` words of a slot its root (here
+            // every rank of an allreduce, in its own slots) writes between its room check and
+            // its tag, which no other process touches meanwhile; `elements` is the caller's
+            // value, not the window. `AtomicU64` has the size and alignment of `u64`.
+            unsafe {
+                herald::runtime::copy_streaming_words(
+                    elements,
+                    words.as_ptr().cast::<u64>().cast_mut(),
+                );
+            }
+        };
+        store_timed(
+            8 * elements.len(),
+            how,
+            || store_elements(words, elements),
+            streamed,
+        );
+    }
+}
+
+/// Runs `plain` or `streamed` (a store of `bytes` bytes) as `how` says, timed, and tells `how`
+/// the cost; chunks shorter than [`STREAM_FROM`] always go plainly, untimed.
+fn store_timed(bytes: usize, how: &mut Stores, plain: impl FnOnce(), streamed: impl FnOnce()) {
+    if bytes < STREAM_FROM {
+        return plain();
+    }
+    let streaming = how.next();
+    let start = std::time::Instant::now();
+    if streaming {
+        streamed();
+    } else {
+        plain();
+    }
+    let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    how.took(streaming, ns.saturating_mul(1 << 16) / bytes as u64);
+}
+
+/// From how many bytes a root may stream a chunk into its slot: below it, plain stores.
+const STREAM_FROM: usize = 16 << 10;
+
+/// How a root stores the long chunks of its posted broadcasts (and a rank its part of a posted
+/// allreduce): plainly, or streamed
+/// (non-temporal stores, [`herald::runtime::copy_streaming`]), chosen by timing its own
+/// stores.
+///
+/// A plain store first takes each line of the slot back from the cache of the reader that
+/// read it last; a streamed one only invalidates it, and the reader then reads the bytes from
+/// memory. Where the CPUs share a cache, plain wins: 2 processes on this machine's 2 CPUs,
+/// Open MPI, 256 KiB – 4 MiB, posted plainly in 0.34–0.71 of `MPI_Bcast`'s time, streamed in
+/// 0.53–1.44. Where taking a line from the other CPU is slow (the host's slow mode), a plain
+/// store of 64 KiB took the root 23 µs against 2.2 µs streamed, and posting plainly was 2.2–5.3×
+/// `MPI_Bcast`, streamed 0.43–1.25 (docs/mpi.md, "Thirty-second session"). The mode
+/// changes while a program runs, so the root keeps the cost of both (ns per 64 KiB, the less
+/// of the last two of each, so one preempted store does not decide), streams where plain costs
+/// more than [`STREAM_RATIO`] times streamed (deciding again after every chunk), and tries
+/// the way it does not use after `every` chunks: 8 after a change, doubling each time the
+/// choice holds, up to 1024.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Stores {
+    /// The last two costs of plain stores and of streamed ones, ns per 64 KiB (0: none yet).
+    plain: [u64; 2],
+    streamed: [u64; 2],
+    /// Whether chunks are streamed now.
+    streaming: bool,
+    /// Chunks since the other way was last tried, and how many before it is tried again.
+    since: u32,
+    every: u32,
+}
+
+/// A root streams where its plain stores cost more than this many times its streamed ones.
+pub(crate) const STREAM_RATIO: u64 = 3;
+
+impl Stores {
+    const FIRST_TRY: u32 = 8;
+    const LAST_TRY: u32 = 1024;
+
+    /// Whether to stream the next chunk: the current way, or the other once `every` chunks
+    /// have gone since it was last tried.
+    pub(crate) fn next(&self) -> bool {
+        let every = if self.every == 0 {
+            Self::FIRST_TRY
+        } else {
+            self.every
+        };
+        self.streaming ^ (self.since >= every)
+    }
+
+    /// Records that a chunk stored the way [`next`](Self::next) said took `cost` ns per
+    /// 64 KiB, and chooses the way of the chunks after it.
+    pub(crate) fn took(&mut self, streamed: bool, cost: u64) {
+        let last = if streamed {
+            &mut self.streamed
+        } else {
+            &mut self.plain
+        };
+        *last = [last[1], cost.max(1)];
+        let est = |l: &[u64; 2]| match *l {
+            [0, b] => b,
+            [a, b] => a.min(b),
+        };
+        let (plain, stream) = (est(&self.plain), est(&self.streamed));
+        let streaming = plain > 0 && stream > 0 && plain > STREAM_RATIO * stream;
+        if streaming != self.streaming {
+            (self.streaming, self.since, self.every) = (streaming, 0, Self::FIRST_TRY);
+        } else if streamed != self.streaming {
+            // the other way was tried, and lost again: try it less often
+            self.since = 0;
+            self.every = (self.every.max(Self::FIRST_TRY) * 2).min(Self::LAST_TRY);
+        } else {
+            self.since += 1;
+        }
     }
 }
 
@@ -110,11 +272,33 @@ pub const DEFAULT_SLOTS: usize = 64;
 /// The payload bytes of a slot by default (a chunk): 4 KiB and the 48 bytes of its first line.
 pub const DEFAULT_SLOT_BYTES: usize = 4096 + HEAD_BYTES;
 
-/// The slots of a [`Post`]: how many per rank, and how many payload bytes each holds.
+/// Payload bytes of a bulk slot by default: messages longer than a small slot go in chunks
+/// of 64 KiB.
+pub const DEFAULT_BULK_SLOT_BYTES: usize = 64 << 10;
+
+/// Bulk slots per rank by default, where the ranks are few enough ([`PostShape::for_ranks`]).
+///
+/// A root writes its slot again after the reader has read `slots − 1` other chunks, so the
+/// number decides whether the slot's lines are still in the reader's cache. 2 processes on
+/// this machine's 2 CPUs, Open MPI, broadcasts of 256 KiB – 4 MiB (docs/mpi.md,
+/// "Thirty-second session"): 64 slots of 64 KiB (4 MiB a rank) take 0.47–0.63 of
+/// `MPI_Bcast`'s time in both latency modes met; 16 slots (1 MiB, a core's L2 cache holds
+/// it) measured the same in one mode and 3.5–5.6× `MPI_Bcast` in another.
+pub const DEFAULT_BULK_SLOTS: usize = 64;
+
+/// The window a node's bulk slots may take at most, bytes: [`PostShape::for_ranks`] gives
+/// fewer than [`DEFAULT_BULK_SLOTS`] slots a rank (at least 8) to ranks beyond 16.
+pub const BULK_WINDOW_BYTES: usize = 64 << 20;
+
+/// The slots of a [`Post`]: how many per rank, and how many payload bytes each holds, on the
+/// small board (every message up to a slot) and on the bulk board (longer messages, if any).
 ///
 /// ```
-/// use herald_mpi::post::{PostShape, DEFAULT_SLOTS};
+/// use herald_mpi::post::{PostShape, DEFAULT_BULK_SLOTS, DEFAULT_SLOTS};
 /// assert_eq!(PostShape::default().slots, DEFAULT_SLOTS);
+/// assert_eq!(PostShape::for_ranks(8).bulk_slots, DEFAULT_BULK_SLOTS);
+/// assert_eq!(PostShape::for_ranks(64).bulk_slots, 16); // 64 MiB for the node's bulk slots
+/// assert_eq!(PostShape::for_ranks(1024).bulk_slots, 8);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PostShape {
@@ -123,13 +307,35 @@ pub struct PostShape {
     /// Payload bytes per slot, at least (rounded up to whole lines: 48 bytes in the first,
     /// 64 in each further one).
     pub slot_bytes: usize,
+    /// Bulk slots per rank (0: none, every message goes through the small slots).
+    pub bulk_slots: usize,
+    /// Payload bytes per bulk slot, at least (whole lines as for `slot_bytes`).
+    pub bulk_slot_bytes: usize,
+}
+
+impl PostShape {
+    /// The default shape for `n` ranks: [`DEFAULT_SLOTS`] small slots of
+    /// [`DEFAULT_SLOT_BYTES`], and bulk slots of [`DEFAULT_BULK_SLOT_BYTES`], as many as
+    /// [`BULK_WINDOW_BYTES`] holds for `n` ranks but at least 8 and at most
+    /// [`DEFAULT_BULK_SLOTS`].
+    #[must_use]
+    pub fn for_ranks(n: usize) -> PostShape {
+        PostShape {
+            bulk_slots: (BULK_WINDOW_BYTES / DEFAULT_BULK_SLOT_BYTES / n.max(1))
+                .clamp(8, DEFAULT_BULK_SLOTS),
+            ..PostShape::default()
+        }
+    }
 }
 
 impl Default for PostShape {
+    /// The shape of [`PostShape::for_ranks`] for up to 16 ranks.
     fn default() -> PostShape {
         PostShape {
             slots: DEFAULT_SLOTS,
             slot_bytes: DEFAULT_SLOT_BYTES,
+            bulk_slots: DEFAULT_BULK_SLOTS,
+            bulk_slot_bytes: DEFAULT_BULK_SLOT_BYTES,
         }
     }
 }
@@ -231,28 +437,31 @@ impl<'w, W: Word> Board<'w, W> {
 
     /// Root `me` posts `chunk` (at most [`capacity`](Self::capacity) bytes) of a message of
     /// `total` bytes as epoch `e`, after [`room`](Self::room) said yes.
-    pub(crate) fn write(&self, me: usize, e: u64, total: u64, chunk: &[u8]) {
+    pub(crate) fn write(&self, me: usize, e: u64, total: u64, chunk: &[u8], how: &mut Stores) {
         let (head, more) = self.slot(me, e);
         let first = chunk.len().min(HEAD_BYTES);
         head[1].store(total, Ordering::Relaxed);
         store_words(&head[2..], &chunk[..first]);
-        store_words(more, &chunk[first..]);
+        W::store_lines(more, &chunk[first..], how);
         head[0].store(e, Ordering::Release);
     }
 
     /// Rank `me` posts `chunk` (at most [`capacity`](Self::capacity)` / 8` elements) of a
     /// value of `total` bytes as epoch `e`, after [`room`](Self::room) said yes: one element
     /// per word.
-    pub(crate) fn write_elements(&self, me: usize, e: u64, total: u64, chunk: &[u64]) {
+    pub(crate) fn write_elements(
+        &self,
+        me: usize,
+        e: u64,
+        total: u64,
+        chunk: &[u64],
+        how: &mut Stores,
+    ) {
         let (head, more) = self.slot(me, e);
         let first = chunk.len().min(HEAD_BYTES / 8);
         head[1].store(total, Ordering::Relaxed);
-        for (w, &v) in head[2..].iter().zip(&chunk[..first]) {
-            w.store(v, Ordering::Relaxed);
-        }
-        for (w, &v) in more.iter().zip(&chunk[first..]) {
-            w.store(v, Ordering::Relaxed);
-        }
+        store_elements(&head[2..], &chunk[..first]);
+        W::store_element_lines(more, &chunk[first..], how);
         head[0].store(e, Ordering::Release);
     }
 
@@ -310,6 +519,49 @@ impl<'w, W: Word> Board<'w, W> {
     }
 }
 
+/// A post's boards over one window: the small board, then the bulk board (if the shape has
+/// bulk slots). A collective of more bytes than a small slot holds takes the bulk board; the
+/// ranks make the same calls with the same lengths, so they pick alike and each board counts
+/// its own epochs.
+#[derive(Debug)]
+pub(crate) struct Boards<'w, W> {
+    small: Board<'w, W>,
+    bulk: Option<Board<'w, W>>,
+}
+
+impl<'w, W: Word> Boards<'w, W> {
+    /// The words the boards of `n` ranks of `shape` need.
+    pub(crate) fn words_needed(n: usize, shape: &PostShape) -> usize {
+        Board::<W>::words_needed(n, shape.slots, shape.slot_bytes)
+            + if shape.bulk_slots > 0 {
+                Board::<W>::words_needed(n, shape.bulk_slots, shape.bulk_slot_bytes)
+            } else {
+                0
+            }
+    }
+
+    /// The boards of `n` ranks of `shape` over `words` (at least [`Boards::words_needed`],
+    /// zero): the small board's words first (a whole number of lines), then the bulk board's.
+    pub(crate) fn new(words: &'w [W], n: usize, shape: &PostShape) -> Boards<'w, W> {
+        let (small, rest) =
+            words.split_at(Board::<W>::words_needed(n, shape.slots, shape.slot_bytes));
+        Boards {
+            small: Board::new(small, n, shape.slots, shape.slot_bytes),
+            bulk: (shape.bulk_slots > 0)
+                .then(|| Board::new(rest, n, shape.bulk_slots, shape.bulk_slot_bytes)),
+        }
+    }
+
+    /// The board a collective of `bytes` bytes takes, and its number (0 small, 1 bulk: which
+    /// of a rank's two cursors).
+    pub(crate) fn route(&self, bytes: usize) -> (&Board<'w, W>, usize) {
+        match &self.bulk {
+            Some(bulk) if bytes > self.small.capacity() => (bulk, 1),
+            _ => (&self.small, 0),
+        }
+    }
+}
+
 /// Stores `bytes` (at most `8 × words.len()`) into `words`, little-endian, the last word
 /// zero-padded.
 fn store_words<W: Word>(words: &[W], bytes: &[u8]) {
@@ -328,6 +580,13 @@ fn store_words<W: Word>(words: &[W], bytes: &[u8]) {
     }
 }
 
+/// Stores `elements` (at most `words.len()`) into `words`, one a word.
+fn store_elements<W: Word>(words: &[W], elements: &[u64]) {
+    for (w, &v) in words.iter().zip(elements) {
+        w.store(v, Ordering::Relaxed);
+    }
+}
+
 /// Loads `out.len()` bytes from `words`: the inverse of [`store_words`].
 fn load_words<W: Word>(words: &[W], out: &mut [u8]) {
     let whole = out.len() / 8;
@@ -342,13 +601,15 @@ fn load_words<W: Word>(words: &[W], out: &mut [u8]) {
     }
 }
 
-/// A rank's place on a board: its rank, the last epoch it took part in, and the least
-/// progress of the other ranks it has seen (see [`Board::room`]).
+/// A rank's place on a board: its rank, the last epoch it took part in, the least progress
+/// of the other ranks it has seen (see [`Board::room`]), and how it stores long chunks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Cursor {
     pub(crate) me: usize,
     pub(crate) epoch: u64,
     pub(crate) least: u64,
+    /// How this rank, as a root, stores long chunks on this board.
+    pub(crate) stores: Stores,
 }
 
 /// How a side of a posted collective waits: `wait(ready, waiting)` polls `ready` until it
@@ -408,7 +669,7 @@ pub(crate) fn broadcast<W: Word, E>(
         let range = c * cap..((c + 1) * cap).min(buf.len());
         if me == root {
             make_room(board, at, e, &mut wait)?;
-            board.write(me, e, total, &buf[range]);
+            board.write(me, e, total, &buf[range], &mut at.stores);
         } else {
             if !board.ready(root, e) {
                 wait(&mut || Ok(board.ready(root, e)), &|| {
@@ -445,7 +706,7 @@ pub(crate) fn allreduce<W: Word, E>(
         let e = at.epoch + 1;
         let range = c * cap..((c + 1) * cap).min(value.len());
         make_room(board, at, e, &mut wait)?;
-        board.write_elements(me, e, total, &value[range.clone()]);
+        board.write_elements(me, e, total, &value[range.clone()], &mut at.stores);
         for from in (0..board.n).filter(|&r| r != me) {
             if !board.ready(from, e) {
                 wait(&mut || Ok(board.ready(from, e)), &|| {
@@ -486,8 +747,8 @@ pub struct Post {
     n: usize,
     rank: usize,
     shape: PostShape,
-    /// This rank's place on the board.
-    at: std::cell::Cell<Cursor>,
+    /// This rank's place on each board (small, bulk).
+    at: [std::cell::Cell<Cursor>; 2],
     /// A broadcast failed: every later one fails too.
     failed: std::cell::Cell<bool>,
     /// It failed waiting (a timeout or a stop notice): some rank may never come to free the
@@ -505,7 +766,7 @@ impl std::fmt::Debug for Post {
             .field("n", &self.n)
             .field("rank", &self.rank)
             .field("shape", &self.shape)
-            .field("epoch", &self.at.get().epoch)
+            .field("epochs", &self.at.each_ref().map(|a| a.get().epoch))
             .finish_non_exhaustive()
     }
 }
@@ -513,13 +774,14 @@ impl std::fmt::Debug for Post {
 impl Post {
     /// Allocates the shared window for `chan`'s ranks, with `shape.slots` slots per rank of at
     /// least `shape.slot_bytes` payload bytes (a slot is whole lines:
-    /// [`slot_bytes`](Self::slot_bytes) says how many it holds); collective over the channel's
-    /// ranks, which must pass the same shape.
+    /// [`slot_bytes`](Self::slot_bytes) says how many it holds) and `shape.bulk_slots` of at
+    /// least `shape.bulk_slot_bytes` for longer messages; collective over the channel's ranks,
+    /// which must pass the same shape ([`PostShape::for_ranks`] of their number by default).
     ///
     /// # Errors
     /// [`P2pErrorKind::Invalid`] if the ranks are not all on one node, or the shape has no
-    /// slots, no bytes, or makes a window too large to address; [`P2pErrorKind::Mpi`] if MPI
-    /// fails.
+    /// small slots, slots of no bytes, or makes a window too large to address;
+    /// [`P2pErrorKind::Mpi`] if MPI fails.
     pub fn new(chan: &Channel, shape: PostShape) -> Result<Post, P2pError> {
         use mpi::ffi;
         use mpi::raw::AsRaw;
@@ -534,18 +796,33 @@ impl Post {
             ))
             .into());
         }
-        let PostShape { slots, slot_bytes } = shape;
+        let PostShape {
+            slots,
+            slot_bytes,
+            bulk_slots,
+            bulk_slot_bytes,
+        } = shape;
         if slot_bytes == 0 || slot_bytes > 1 << 30 || slots == 0 || slots > 1 << 16 {
             return Err(P2pErrorKind::Invalid(format!(
                 "{slots} slots of {slot_bytes} bytes: 1 to 65536 slots of 1 byte to 1 GiB"
             ))
             .into());
         }
+        if bulk_slots > 0 && (bulk_slot_bytes == 0 || bulk_slot_bytes > 1 << 30)
+            || bulk_slots > 1 << 16
+        {
+            return Err(P2pErrorKind::Invalid(format!(
+                "{bulk_slots} bulk slots of {bulk_slot_bytes} bytes: 0 to 65536 slots of 1 \
+                 byte to 1 GiB"
+            ))
+            .into());
+        }
         // A line of slack to align the words to a line.
         let len = slots
             .checked_mul(slot_bytes + 64)
+            .and_then(|b| b.checked_add(bulk_slots.checked_mul(bulk_slot_bytes + 64)?))
             .and_then(|b| b.checked_mul(n))
-            .map(|_| Board::<AtomicU64>::words_needed(n, slots, slot_bytes) + 8)
+            .map(|_| Boards::<AtomicU64>::words_needed(n, &shape) + 8)
             .ok_or_else(|| P2pErrorKind::Invalid("the window is too large".into()))?;
         let bytes = len
             .checked_mul(8)
@@ -615,9 +892,11 @@ impl Post {
             n,
             rank,
             shape,
-            at: std::cell::Cell::new(Cursor {
-                me: rank,
-                ..Cursor::default()
+            at: [0, 1].map(|_| {
+                std::cell::Cell::new(Cursor {
+                    me: rank,
+                    ..Cursor::default()
+                })
             }),
             failed: std::cell::Cell::new(false),
             abandoned: std::cell::Cell::new(false),
@@ -626,18 +905,25 @@ impl Post {
         })
     }
 
-    fn board(&self) -> Board<'_, AtomicU64> {
+    fn boards(&self) -> Boards<'_, AtomicU64> {
         // SAFETY: `words` points to `len` zero-initialized, 8-byte aligned words of the shared
         // window, mapped until `self.win` is freed in `drop` (so for `self`'s lifetime); every
         // process accesses them only through atomics (`AtomicU64` has the size and alignment
         // of `u64`), as the board's protocol does.
         let words = unsafe { std::slice::from_raw_parts(self.words, self.len) };
-        Board::new(words, self.n, self.shape.slots, self.shape.slot_bytes)
+        Boards::new(words, self.n, &self.shape)
     }
 
-    /// The payload bytes of a slot (a chunk of a longer message).
+    /// The payload bytes of a small slot: messages up to it go through the small slots (and
+    /// all messages where there are no bulk slots, in chunks of it).
     pub fn slot_bytes(&self) -> usize {
-        self.board().capacity()
+        self.boards().small.capacity()
+    }
+
+    /// The payload bytes of a bulk slot (a chunk of a message longer than a small slot), if
+    /// the post has bulk slots.
+    pub fn bulk_slot_bytes(&self) -> Option<usize> {
+        self.boards().bulk.as_ref().map(Board::capacity)
     }
 
     /// Broadcasts `buf` from `root` to every rank of `chan` (the channel the post was made
@@ -720,8 +1006,9 @@ impl Post {
             ))
             .into());
         }
-        let board = self.board();
-        let mut at = self.at.get();
+        let boards = self.boards();
+        let (board, k) = boards.route(want);
+        let mut at = self.at[k].get();
         let mut wait = |ready: &mut dyn FnMut() -> Result<bool, P2pError>,
                         waiting: &dyn Fn() -> String| {
             poll_spinning(
@@ -739,8 +1026,8 @@ impl Post {
                 want,
             })
         };
-        let out = side(&board, &mut at, &mut wait, &length);
-        self.at.set(at);
+        let out = side(board, &mut at, &mut wait, &length);
+        self.at[k].set(at);
         match out {
             Ok(()) => Ok(()),
             Err(e) => {
@@ -819,16 +1106,17 @@ enum Call {
     Allreduce { elements: usize },
 }
 
-/// Rank `me`'s side of `calls` on `board` of `n` ranks: call `i`'s broadcast payload is
+/// Rank `me`'s side of `calls` on `boards` of `n` ranks (each call on the board its length
+/// routes it to, as [`Post`] does): call `i`'s broadcast payload is
 /// [`crate::payload`] of seed `i`, an allreduce's contributions [`crate::contribution`] of seed
 /// `i`, checked on every rank (bytes, or the sum [`crate::sum_of_contributions`] computes); a
 /// wait calls `pause` between polls and fails the test after 60 s (the watchdog).
 #[cfg(test)]
-fn check_calls<W: Word>(board: &Board<'_, W>, me: usize, calls: &[Call], pause: fn()) {
-    let mut at = Cursor {
+fn check_calls<W: Word>(boards: &Boards<'_, W>, me: usize, calls: &[Call], pause: fn()) {
+    let mut cursors = [0, 1].map(|_| Cursor {
         me,
         ..Cursor::default()
-    };
+    });
     let wait = |ready: &mut dyn FnMut() -> Result<bool, String>, waiting: &dyn Fn() -> String| {
         let start = std::time::Instant::now();
         while !ready()? {
@@ -850,14 +1138,16 @@ fn check_calls<W: Word>(board: &Board<'_, W>, me: usize, calls: &[Call], pause: 
                 } else {
                     vec![0; bytes]
                 };
-                broadcast(board, &mut at, root, &mut buf, wait, length)
+                let (board, k) = boards.route(bytes);
+                broadcast(board, &mut cursors[k], root, &mut buf, wait, length)
                     .unwrap_or_else(|e| panic!("rank {me}, call {i}: {e}"));
                 assert!(buf == want, "rank {me}, call {i}: {call:?}");
             }
             Call::Allreduce { elements } => {
                 let mut value = vec![0u64; elements];
                 crate::contribution(&mut value, me, i as u64);
-                allreduce(board, &mut at, &mut value, wait, length)
+                let (board, k) = boards.route(8 * elements);
+                allreduce(board, &mut cursors[k], &mut value, wait, length)
                     .unwrap_or_else(|e| panic!("rank {me}, call {i}: {e}"));
                 let want = crate::sum_of_contributions(board.n, elements, i as u64);
                 assert!(value == want, "rank {me}, call {i}: {call:?}");
@@ -874,14 +1164,25 @@ mod loom_tests {
     use std::sync::Arc;
 
     /// `n` ranks make `calls` on a board of `slots` slots of 8 bytes (a slot holds 48: 6
-    /// elements); every rank checks every result.
+    /// elements) and no bulk board; every rank checks every result.
     fn model(n: usize, slots: usize, calls: &[Call]) {
+        let shape = PostShape {
+            slots,
+            slot_bytes: 8,
+            bulk_slots: 0,
+            bulk_slot_bytes: 8,
+        };
+        model_shape(n, shape, calls);
+    }
+
+    /// `n` ranks make `calls` on the boards of `shape`; every rank checks every result.
+    fn model_shape(n: usize, shape: PostShape, calls: &[Call]) {
         // Two ranks: waits poll (as over MPI: no wake-ups), and a model of three ranks exceeded
         // 100 000 branches after ten minutes; three and more run on std threads in `tests`.
         let calls: Arc<[Call]> = calls.into();
         loom::model(move || {
             let words: Arc<Vec<AtomicU64>> = Arc::new(
-                (0..Board::<AtomicU64>::words_needed(n, slots, 8))
+                (0..Boards::<AtomicU64>::words_needed(n, &shape))
                     .map(|_| AtomicU64::new(0))
                     .collect(),
             );
@@ -889,8 +1190,8 @@ mod loom_tests {
                 .map(|me| {
                     let (words, calls) = (Arc::clone(&words), Arc::clone(&calls));
                     thread::spawn(move || {
-                        let board = Board::new(&words, n, slots, 8);
-                        check_calls(&board, me, &calls, thread::yield_now);
+                        let boards = Boards::new(&words, n, &shape);
+                        check_calls(&boards, me, &calls, thread::yield_now);
                     })
                 })
                 .collect();
@@ -931,6 +1232,19 @@ mod loom_tests {
         model(2, 1, &[A, A, A]);
     }
 
+    /// Messages that take the bulk board (one slot of 112 bytes) between messages on the
+    /// small one (one slot of 48): each board's slot is reused with its own epochs.
+    #[test]
+    fn loom_post_bulk_board_between_small_messages() {
+        let shape = PostShape {
+            slots: 1,
+            slot_bytes: 8,
+            bulk_slots: 1,
+            bulk_slot_bytes: 100,
+        };
+        model_shape(2, shape, &[bcast(0, 8), bcast(1, 100), bcast(0, 60)]);
+    }
+
     /// An allreduce of three chunks (13 elements) on two slots, between broadcasts from
     /// either rank.
     #[test]
@@ -947,21 +1261,27 @@ mod loom_tests {
 mod tests {
     use super::*;
 
-    /// `n` threads make broadcasts and allreduces on a board of slots of `slot` bytes: lengths
-    /// from 0 to past three slots, the root changing every call, every third call an
-    /// allreduce, each call's result checked on every thread. With `slots` slots and hundreds
-    /// of calls, every slot of every rank is reused many times and ranks wait for the slowest.
-    fn threads(n: usize, slots: usize, slot: usize, calls: usize) {
-        let words: Vec<AtomicU64> = (0..Board::<AtomicU64>::words_needed(n, slots, slot))
+    /// `n` threads make broadcasts and allreduces on the boards of `shape`: lengths from 0 to
+    /// past three slots of each board, the root changing every call, every third call an
+    /// allreduce, each call's result checked on every thread. With few slots and hundreds of
+    /// calls, every slot of every rank is reused many times and ranks wait for the slowest.
+    fn threads(n: usize, shape: PostShape, calls: usize) {
+        let words: Vec<AtomicU64> = (0..Boards::<AtomicU64>::words_needed(n, &shape))
             .map(|_| AtomicU64::new(0))
             .collect();
-        let cap = Board::new(&words, n, slots, slot).capacity();
-        let lens = [0usize, 1, 7, 8, 47, 48, 49, 63, cap, cap + 1, 3 * cap + 5];
+        let boards = Boards::new(&words, n, &shape);
+        let cap = boards.small.capacity();
+        let mut lens = vec![0usize, 1, 7, 8, 47, 48, 49, 63, cap, cap + 1, 3 * cap + 5];
+        if let Some(bulk) = &boards.bulk {
+            let big = bulk.capacity();
+            lens.extend([big - 1, big, big + 1, 3 * big + 5]);
+        }
+        let lens = &lens;
         std::thread::scope(|s| {
             for me in 0..n {
                 let words = &words;
                 s.spawn(move || {
-                    let board = Board::new(words, n, slots, slot);
+                    let boards = Boards::new(words, n, &shape);
                     let calls: Vec<Call> = (0..calls)
                         .map(|i| {
                             let bytes = lens[i % lens.len()];
@@ -977,7 +1297,7 @@ mod tests {
                             }
                         })
                         .collect();
-                    check_calls(&board, me, &calls, std::thread::yield_now);
+                    check_calls(&boards, me, &calls, std::thread::yield_now);
                 });
             }
         });
@@ -985,12 +1305,147 @@ mod tests {
 
     #[test]
     fn threads_three_ranks() {
-        threads(3, 4, 16, 600);
+        let small = PostShape {
+            slots: 4,
+            slot_bytes: 16,
+            bulk_slots: 0,
+            bulk_slot_bytes: 0,
+        };
+        threads(3, small, 600);
+        let bulk = PostShape {
+            bulk_slots: 2,
+            bulk_slot_bytes: 200,
+            ..small
+        };
+        threads(3, bulk, 600);
     }
 
     #[test]
     fn threads_five_ranks_more_than_cpus() {
-        threads(5, 16, 112, 300);
+        let shape = PostShape {
+            slots: 16,
+            slot_bytes: 112,
+            bulk_slots: 3,
+            bulk_slot_bytes: 1000,
+        };
+        threads(5, shape, 300);
+    }
+
+    /// Runs `chunks` chunks through `how`, each costing what `cost(streamed)` says; returns
+    /// how each was stored (true: streamed).
+    fn run_stores(how: &mut Stores, chunks: usize, cost: impl Fn(bool) -> u64) -> Vec<bool> {
+        (0..chunks)
+            .map(|_| {
+                let streamed = how.next();
+                how.took(streamed, cost(streamed));
+                streamed
+            })
+            .collect()
+    }
+
+    /// A root stores plainly while plain stores cost at most `STREAM_RATIO` times streamed
+    /// ones, trying streaming after 8 chunks and then ever more rarely (16, 32, … 1024); it
+    /// streams from the first try that shows plain dearer, trying plain again as rarely; a
+    /// single slow store does not decide; and it goes back to plain once plain is cheap again.
+    #[test]
+    fn a_root_streams_its_chunks_only_while_plain_stores_cost_more() {
+        let fast = |streamed: bool| if streamed { 2600 } else { 4500 };
+        let slow = |streamed: bool| if streamed { 2200 } else { 23_000 };
+        let tries = |ways: &[bool], way: bool| -> Vec<usize> {
+            (0..ways.len()).filter(|&i| ways[i] == way).collect()
+        };
+        let mut how = Stores::default();
+        let ways = run_stores(&mut how, 3000, fast);
+        // tried after 8 plain chunks, then after 16, 32, … 1024 more each time
+        let mut want = Vec::new();
+        let (mut at, mut every) = (8, 8);
+        while at < 3000 {
+            want.push(at);
+            every = (every * 2).min(1024);
+            at += every + 1;
+        }
+        assert_eq!(tries(&ways, true), want);
+        // the host turns slow: at the next try of streaming the root switches, and from then
+        // on tries plain after 8, 16, … chunks
+        let ways = run_stores(&mut how, 2000, slow);
+        let first = ways.iter().position(|&w| w).expect("streams");
+        assert!(ways[first..].iter().filter(|&&w| !w).count() <= 8);
+        assert_eq!(tries(&ways[first..], false)[..3], [8, 8 + 17, 8 + 17 + 33]);
+        // plain stores made slow by one preempted store do not switch a plain root
+        let mut how = Stores::default();
+        run_stores(&mut how, 20, fast);
+        let slowest = std::cell::Cell::new(true);
+        let ways = run_stores(&mut how, 100, |streamed| {
+            if !streamed && slowest.replace(false) {
+                50_000
+            } else {
+                fast(streamed)
+            }
+        });
+        assert!(
+            !ways.windows(2).any(|w| w[0] && w[1]),
+            "single tries of streaming only"
+        );
+        // and a streaming root goes back to plain at its next try once plain is cheap again
+        let mut how = Stores::default();
+        let ways = run_stores(&mut how, 100, slow);
+        assert!(ways[90..].iter().any(|&w| w), "streams on the slow host");
+        let every = how.every as usize;
+        let ways = run_stores(&mut how, 100, fast);
+        let back = ways.iter().position(|&w| !w).expect("tries plain");
+        assert!(back <= every, "within a try's interval");
+        assert!(ways[back..=back + 8].iter().all(|&w| !w), "{ways:?}");
+        assert!(!ways.windows(2).skip(back).any(|w| w[0] && w[1]));
+    }
+
+    /// The bulk board lies after the small one, the two share no word, and a collective takes
+    /// the bulk board exactly when it is longer than a small slot.
+    #[test]
+    fn boards_split_the_window_and_route_by_length() {
+        let n = 3;
+        let shape = PostShape {
+            slots: 5,
+            slot_bytes: 100,
+            bulk_slots: 2,
+            bulk_slot_bytes: 1000,
+        };
+        let words: Vec<AtomicU64> = (0..Boards::<AtomicU64>::words_needed(n, &shape))
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        let boards = Boards::new(&words, n, &shape);
+        let bulk = boards.bulk.as_ref().expect("bulk slots");
+        let small_words = Board::<AtomicU64>::words_needed(n, 5, 100);
+        assert_eq!(small_words % 8, 0, "the bulk board starts on a line");
+        assert_eq!(
+            small_words + Board::<AtomicU64>::words_needed(n, 2, 1000),
+            words.len()
+        );
+        assert!(std::ptr::eq(boards.small.words.as_ptr(), words.as_ptr()));
+        assert!(std::ptr::eq(bulk.words.as_ptr(), &words[small_words]));
+        let cap = boards.small.capacity();
+        assert_eq!((cap, bulk.capacity()), (112, 1008));
+        for (bytes, want) in [(0, 0), (cap, 0), (cap + 1, 1), (5000, 1)] {
+            assert_eq!(boards.route(bytes).1, want, "{bytes} bytes");
+        }
+        let none = Boards::new(
+            &words,
+            n,
+            &PostShape {
+                bulk_slots: 0,
+                ..shape
+            },
+        );
+        assert_eq!(none.route(5000).1, 0);
+        assert_eq!(
+            Boards::<AtomicU64>::words_needed(
+                n,
+                &PostShape {
+                    bulk_slots: 0,
+                    ..shape
+                }
+            ),
+            small_words
+        );
     }
 
     /// The board's arithmetic without threads: slots hold at least what was asked in whole
@@ -1012,7 +1467,7 @@ mod tests {
                 let mut least = 0;
                 for e in 1..=slots as u64 {
                     assert_eq!(board.room(0, e, &mut least), Ok(()));
-                    board.write(0, e, 8, &[e as u8; 8]);
+                    board.write(0, e, 8, &[e as u8; 8], &mut Stores::default());
                     board.done(0, e);
                 }
                 let next = slots as u64 + 1;

@@ -1097,6 +1097,22 @@ impl Drop for Post {
     }
 }
 
+/// A shape in the tests: `slots` small slots of `slot_bytes`, `bulk_slots` of `bulk_slot_bytes`.
+#[cfg(test)]
+const fn shape(
+    slots: usize,
+    slot_bytes: usize,
+    bulk_slots: usize,
+    bulk_slot_bytes: usize,
+) -> PostShape {
+    PostShape {
+        slots,
+        slot_bytes,
+        bulk_slots,
+        bulk_slot_bytes,
+    }
+}
+
 /// A posted collective in the tests: a broadcast of `bytes` bytes from `root`, or an allreduce
 /// of `elements` elements.
 #[cfg(test)]
@@ -1166,12 +1182,7 @@ mod loom_tests {
     /// `n` ranks make `calls` on a board of `slots` slots of 8 bytes (a slot holds 48: 6
     /// elements) and no bulk board; every rank checks every result.
     fn model(n: usize, slots: usize, calls: &[Call]) {
-        let shape = PostShape {
-            slots,
-            slot_bytes: 8,
-            bulk_slots: 0,
-            bulk_slot_bytes: 8,
-        };
+        let shape = shape(slots, 8, 0, 8);
         model_shape(n, shape, calls);
     }
 
@@ -1236,12 +1247,7 @@ mod loom_tests {
     /// small one (one slot of 48): each board's slot is reused with its own epochs.
     #[test]
     fn loom_post_bulk_board_between_small_messages() {
-        let shape = PostShape {
-            slots: 1,
-            slot_bytes: 8,
-            bulk_slots: 1,
-            bulk_slot_bytes: 100,
-        };
+        let shape = shape(1, 8, 1, 100);
         model_shape(2, shape, &[bcast(0, 8), bcast(1, 100), bcast(0, 60)]);
     }
 
@@ -1305,12 +1311,7 @@ mod tests {
 
     #[test]
     fn threads_three_ranks() {
-        let small = PostShape {
-            slots: 4,
-            slot_bytes: 16,
-            bulk_slots: 0,
-            bulk_slot_bytes: 0,
-        };
+        let small = shape(4, 16, 0, 0);
         threads(3, small, 600);
         let bulk = PostShape {
             bulk_slots: 2,
@@ -1322,12 +1323,7 @@ mod tests {
 
     #[test]
     fn threads_five_ranks_more_than_cpus() {
-        let shape = PostShape {
-            slots: 16,
-            slot_bytes: 112,
-            bulk_slots: 3,
-            bulk_slot_bytes: 1000,
-        };
+        let shape = shape(16, 112, 3, 1000);
         threads(5, shape, 300);
     }
 
@@ -1403,12 +1399,7 @@ mod tests {
     #[test]
     fn boards_split_the_window_and_route_by_length() {
         let n = 3;
-        let shape = PostShape {
-            slots: 5,
-            slot_bytes: 100,
-            bulk_slots: 2,
-            bulk_slot_bytes: 1000,
-        };
+        let shape = shape(5, 100, 2, 1000);
         let words: Vec<AtomicU64> = (0..Boards::<AtomicU64>::words_needed(n, &shape))
             .map(|_| AtomicU64::new(0))
             .collect();

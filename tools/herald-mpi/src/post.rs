@@ -195,7 +195,7 @@ const STREAM_FROM: usize = 16 << 10;
 /// more than [`STREAM_RATIO`] times streamed (deciding again after every chunk), and tries
 /// the way it does not use after `every` chunks: 8 after a change, doubling each time the
 /// choice holds, up to 1024.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stores {
     /// The last two costs of plain stores and of streamed ones, ns per 64 KiB (0: none yet).
     plain: [u64; 2],
@@ -210,6 +210,19 @@ pub(crate) struct Stores {
 /// A root streams where its plain stores cost more than this many times its streamed ones.
 pub(crate) const STREAM_RATIO: u64 = 3;
 
+impl Default for Stores {
+    /// Plain, nothing measured yet, streaming first tried after [`Stores::FIRST_TRY`] chunks.
+    fn default() -> Stores {
+        Stores {
+            plain: [0; 2],
+            streamed: [0; 2],
+            streaming: false,
+            since: 0,
+            every: Stores::FIRST_TRY,
+        }
+    }
+}
+
 impl Stores {
     const FIRST_TRY: u32 = 8;
     const LAST_TRY: u32 = 1024;
@@ -217,12 +230,7 @@ impl Stores {
     /// Whether to stream the next chunk: the current way, or the other once `every` chunks
     /// have gone since it was last tried.
     pub(crate) fn next(&self) -> bool {
-        let every = if self.every == 0 {
-            Self::FIRST_TRY
-        } else {
-            self.every
-        };
-        self.streaming ^ (self.since >= every)
+        self.streaming ^ (self.since >= self.every)
     }
 
     /// Records that a chunk stored the way [`next`](Self::next) said took `cost` ns per
@@ -245,7 +253,7 @@ impl Stores {
         } else if streamed != self.streaming {
             // the other way was tried, and lost again: try it less often
             self.since = 0;
-            self.every = (self.every.max(Self::FIRST_TRY) * 2).min(Self::LAST_TRY);
+            self.every = (self.every * 2).min(Self::LAST_TRY);
         } else {
             self.since += 1;
         }
@@ -820,7 +828,15 @@ impl Post {
         // A line of slack to align the words to a line.
         let len = slots
             .checked_mul(slot_bytes + 64)
-            .and_then(|b| b.checked_add(bulk_slots.checked_mul(bulk_slot_bytes + 64)?))
+            .and_then(|b| {
+                // `bulk_slot_bytes` is checked above only where there are bulk slots
+                let bulk = if bulk_slots == 0 {
+                    0
+                } else {
+                    bulk_slots.checked_mul(bulk_slot_bytes + 64)?
+                };
+                b.checked_add(bulk)
+            })
             .and_then(|b| b.checked_mul(n))
             .map(|_| Boards::<AtomicU64>::words_needed(n, &shape) + 8)
             .ok_or_else(|| P2pErrorKind::Invalid("the window is too large".into()))?;

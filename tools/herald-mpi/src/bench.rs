@@ -778,8 +778,14 @@ pub fn bench(
                 scratch: CombineScratch::default(),
             };
             for &variant in &opts.variants {
+                // A round, the library's blocking collectives in it included, runs under the
+                // watchdog (`World::bounded`): a rank that stops answering inside the library's
+                // side ends the job rather than hanging it. Armed once a round, outside its
+                // clock; the round's own time may add to the deadline.
+                let limit = world.timeout() + crate::SLACK + 4 * opts.target;
+                let what = format!("a bench round ({coll:?}, {bytes} bytes, {variant:?})");
                 // One side's round, checked. `herald` selects the side.
-                let mut side = |herald: bool, k: usize, seed: u64| -> Result<f64, Error> {
+                let mut side_round = |herald: bool, k: usize, seed: u64| -> Result<f64, Error> {
                     let round = Round {
                         coll,
                         variant,
@@ -810,6 +816,9 @@ pub fn bench(
                         .all_reduce_into(&t, &mut worst, SystemOperation::max());
                     Ok(worst)
                 };
+                let mut side = |herald: bool, k: usize, seed: u64| -> Result<f64, Error> {
+                    crate::bounded(me, limit, &what, || side_round(herald, k, seed))
+                };
                 // Warm-up: rounds of 4, 16, 64, … collectives on each side until one takes an
                 // eighth of the target; then K for the target round time, the same on both.
                 // The time per collective is the least of three warm-up rounds at the last
@@ -833,7 +842,9 @@ pub fn bench(
                     k = (k * 4).min(max_k);
                 };
                 let mut k = ((target / per).round() as usize).clamp(MIN_K, max_k);
-                world.comm().process_at_rank(0).broadcast_into(&mut k);
+                world.bounded("MPI_Bcast (the bench's count)", |c| {
+                    c.process_at_rank(0).broadcast_into(&mut k)
+                });
                 let (mut h, mut m) = (Vec::new(), Vec::new());
                 for round in 0..opts.rounds {
                     seed += 1;

@@ -731,11 +731,13 @@ pub fn calibrate(
             u8::from(mine.clone().all(|p| p.samples.len() >= 2)),
         ];
         let mut all = [0u8; 2];
-        world.comm().all_reduce_into(
-            &flags[..],
-            &mut all[..],
-            mpi::collective::SystemOperation::min(),
-        );
+        world.bounded("MPI_Allreduce (the calibration's progress)", |c| {
+            c.all_reduce_into(
+                &flags[..],
+                &mut all[..],
+                mpi::collective::SystemOperation::min(),
+            )
+        });
         let (all_settled, all_sampled) = (all[0] == 1, all[1] == 1);
         let elapsed = start.elapsed();
         // At least a warm-up round, and two measured slices per level: past the budget if
@@ -745,7 +747,9 @@ pub fn calibrate(
                 && all_sampled
                 && (elapsed >= opts.probe.budget
                     || (elapsed >= opts.probe.min_time && all_settled)));
-        world.comm().process_at_rank(0).broadcast_into(&mut stop);
+        world.bounded("MPI_Bcast (whether the calibration stops)", |c| {
+            c.process_at_rank(0).broadcast_into(&mut stop)
+        });
         progress(&Progress {
             elapsed,
             budget: opts.probe.budget,
@@ -897,10 +901,12 @@ pub fn share_profile(world: &World, profile: Option<&Profile>) -> Result<Profile
         .map(|p| p.to_json().into_bytes())
         .unwrap_or_default();
     let mut len = text.len() as u64;
-    let root = world.comm().process_at_rank(0);
-    root.broadcast_into(&mut len);
-    text.resize(len as usize, 0);
-    root.broadcast_into(&mut text[..]);
+    world.bounded("MPI_Bcast (the profile)", |c| {
+        let root = c.process_at_rank(0);
+        root.broadcast_into(&mut len);
+        text.resize(len as usize, 0);
+        root.broadcast_into(&mut text[..]);
+    });
     Profile::from_json(&String::from_utf8_lossy(&text)).map_err(Error::herald)
 }
 
@@ -1035,11 +1041,13 @@ fn compare(
         }
     }
     let mut slowest = vec![0f64; 2 * reps];
-    world.comm().all_reduce_into(
-        &times[..],
-        &mut slowest[..],
-        mpi::collective::SystemOperation::max(),
-    );
+    world.bounded("MPI_Allreduce (the slowest rank's times)", |c| {
+        c.all_reduce_into(
+            &times[..],
+            &mut slowest[..],
+            mpi::collective::SystemOperation::max(),
+        )
+    });
     let side = |s: usize| {
         let samples: Vec<(f64, f64)> = (0..reps).map(|r| (slowest[2 * r + s], r as f64)).collect();
         let mut d = distribution(&samples);

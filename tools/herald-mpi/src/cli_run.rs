@@ -386,11 +386,13 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
     // Every rank learns whether any rank saw a wrong byte; each reports its own.
     let mine_bad = u8::from(bad.is_some());
     let mut any_bad = 0u8;
-    world.comm().all_reduce_into(
-        &mine_bad,
-        &mut any_bad,
-        mpi::collective::SystemOperation::max(),
-    );
+    world.bounded("MPI_Allreduce (whether any rank saw a wrong byte)", |c| {
+        c.all_reduce_into(
+            &mine_bad,
+            &mut any_bad,
+            mpi::collective::SystemOperation::max(),
+        )
+    });
     if let Some(b) = &bad {
         return Err(Failure::Everywhere(Error::Verify(b.clone())));
     }
@@ -572,11 +574,13 @@ fn run_hier(world: &World, a: &RunArgs) -> Result<(), Failure> {
     .map_err(Failure::Here)?;
     let mine_bad = u8::from(!ok);
     let mut any_bad = 0u8;
-    world.comm().all_reduce_into(
-        &mine_bad,
-        &mut any_bad,
-        mpi::collective::SystemOperation::max(),
-    );
+    world.bounded("MPI_Allreduce (whether any rank saw a wrong byte)", |c| {
+        c.all_reduce_into(
+            &mine_bad,
+            &mut any_bad,
+            mpi::collective::SystemOperation::max(),
+        )
+    });
     if any_bad != 0 {
         return Err(Failure::Everywhere(Error::Verify(format!(
             "a rank received wrong bytes (this process: {})",
@@ -681,10 +685,12 @@ pub(crate) fn digest(s: &Schedule) -> String {
 pub(crate) fn max_over_ranks(world: &World, times: &[Duration]) -> Vec<Duration> {
     let mine: Vec<f64> = times.iter().map(Duration::as_secs_f64).collect();
     let mut all = vec![0f64; mine.len()];
-    world.comm().all_reduce_into(
-        &mine[..],
-        &mut all[..],
-        mpi::collective::SystemOperation::max(),
-    );
+    world.bounded("MPI_Allreduce (the slowest rank's times)", |c| {
+        c.all_reduce_into(
+            &mine[..],
+            &mut all[..],
+            mpi::collective::SystemOperation::max(),
+        )
+    });
     all.into_iter().map(Duration::from_secs_f64).collect()
 }

@@ -44,6 +44,10 @@ pub(crate) struct SelftestArgs {
     /// victim) or allreduces (`--posted allreduce`: every rank waits for the victim's part).
     #[arg(long, value_name = "COLL", num_args = 0..=1, default_missing_value = "bcast")]
     posted: Option<String>,
+    /// With --die or --stall: the rank dies or stops answering instead of joining a collective
+    /// of the MPI library (`MPI_Barrier`), which the others are waiting in.
+    #[arg(long, conflicts_with = "posted")]
+    in_library: bool,
 }
 
 fn fail(what: String) -> Failure {
@@ -581,6 +585,20 @@ fn failing(
     Ok(())
 }
 
+/// A barrier of the library that rank `victim` never joins: it dies or stalls first.
+fn failing_in_library(world: &World, victim: usize, die: bool) -> Result<(), Failure> {
+    if world.rank() == victim {
+        if die {
+            eprintln!("herald-mpi: rank {victim}: selftest --die: exiting now");
+            std::process::exit(9);
+        }
+        eprintln!("herald-mpi: rank {victim}: selftest --stall: sleeping");
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+    world.barrier();
+    Ok(())
+}
+
 /// Runs `herald-mpi selftest`.
 pub(crate) fn run(world: &World, a: &SelftestArgs) -> Result<(), Failure> {
     if world.size() < 2 {
@@ -602,10 +620,15 @@ pub(crate) fn run(world: &World, a: &SelftestArgs) -> Result<(), Failure> {
                 return Err(Error::Usage(format!("--posted {c:?}: bcast or allreduce")).into())
             }
         };
+        if a.in_library {
+            return failing_in_library(world, v, a.die.is_some());
+        }
         return failing(world, &chan, v, a.die.is_some(), posted);
     }
-    if a.posted.is_some() {
-        return Err(Error::Usage("--posted applies with --die or --stall".into()).into());
+    if a.posted.is_some() || a.in_library {
+        return Err(
+            Error::Usage("--posted and --in-library apply with --die or --stall".into()).into(),
+        );
     }
     let cluster = Cluster::gather(world)?;
     let mut report = Vec::new();
@@ -638,9 +661,9 @@ pub(crate) fn run(world: &World, a: &SelftestArgs) -> Result<(), Failure> {
     }
     // every rank passed (a failing rank aborted the job above)
     let mut total = 0u32;
-    world
-        .comm()
-        .all_reduce_into(&1u32, &mut total, mpi::collective::SystemOperation::sum());
+    world.bounded("MPI_Allreduce (the count of ranks that passed)", |c| {
+        c.all_reduce_into(&1u32, &mut total, mpi::collective::SystemOperation::sum())
+    });
     if world.rank() == 0 {
         println!(
             "selftest passed on {total} ranks ({}): {}",

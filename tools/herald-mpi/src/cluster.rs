@@ -167,7 +167,9 @@ impl Cluster {
         let text = serde_json::to_vec(&mine).map_err(Error::herald)?;
         let len = i32::try_from(text.len()).map_err(Error::herald)?;
         let mut lens = vec![0i32; world.size()];
-        world.comm().all_gather_into(&len, &mut lens[..]);
+        world.bounded("MPI_Allgather (the topologies' lengths)", |c| {
+            c.all_gather_into(&len, &mut lens[..])
+        });
         let displs: Vec<i32> = lens
             .iter()
             .scan(0i32, |at, &l| {
@@ -180,7 +182,9 @@ impl Cluster {
         let mut all = vec![0u8; total];
         {
             let mut part = PartitionMut::new(&mut all[..], &lens[..], &displs[..]);
-            world.comm().all_gather_varcount_into(&text[..], &mut part);
+            world.bounded("MPI_Allgatherv (the hosts' topologies)", |c| {
+                c.all_gather_varcount_into(&text[..], &mut part)
+            });
         }
         let mut machines: Vec<Hierarchy> = Vec::new();
         let mut hosts: Vec<&str> = Vec::new();

@@ -53,6 +53,7 @@ mod halving;
 pub mod hier;
 mod p2p;
 pub mod post;
+mod watch;
 mod world;
 
 pub use cluster::Cluster;
@@ -64,6 +65,7 @@ pub use exec::{
 pub use halving::{HalvingAllreduce, MessageGroup};
 pub use p2p::{abort_world, Channel, P2pError, P2pErrorKind, Pieces, RecvReq, SendReq};
 pub use post::Post;
+pub use watch::{bounded, SLACK};
 pub use world::{library_line, InitOptions, RankPlace, World};
 
 /// A payload that differs per iteration and per byte (xorshift), for verifying every byte.

@@ -279,7 +279,12 @@ impl Channel {
             ))
             .into());
         }
-        let comm = world.duplicate();
+        let comm = crate::bounded(
+            world.rank() as usize,
+            timeout + crate::SLACK,
+            "MPI_Comm_dup (a channel's creation)",
+            || world.duplicate(),
+        );
         // SAFETY: `comm` is a valid communicator (just duplicated) and MPI_ERRORS_RETURN a
         // predefined error handler.
         let rc = unsafe { ffi::MPI_Comm_set_errhandler(comm.as_raw(), ffi::RSMPI_ERRORS_RETURN) };

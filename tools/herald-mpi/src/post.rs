@@ -791,6 +791,17 @@ impl Post {
     /// small slots, slots of no bytes, or makes a window too large to address;
     /// [`P2pErrorKind::Mpi`] if MPI fails.
     pub fn new(chan: &Channel, shape: PostShape) -> Result<Post, P2pError> {
+        // collective calls of the library: a rank that never comes ends the job (`bounded`)
+        crate::bounded(
+            chan.rank(),
+            chan.timeout() + crate::SLACK,
+            "MPI_Comm_split_type, MPI_Win_allocate_shared (a shared window's creation)",
+            || Post::create(chan, shape),
+        )
+    }
+
+    /// [`Post::new`] without the watchdog.
+    fn create(chan: &Channel, shape: PostShape) -> Result<Post, P2pError> {
         use mpi::ffi;
         use mpi::raw::AsRaw;
         use mpi::topology::Communicator;

@@ -58,8 +58,8 @@ pub struct RankPlace {
 
 /// The MPI world of this process.
 pub struct World {
-    /// Finalizes MPI when dropped (after `comm`).
-    _universe: Universe,
+    /// Finalizes MPI when dropped (under the watchdog, after `comm`).
+    universe: Option<Universe>,
     comm: SimpleCommunicator,
     rank: usize,
     size: usize,
@@ -155,7 +155,7 @@ impl World {
             .map_or(allowed.len(), |h| h.pu_count());
         Ok(World {
             oversubscribed: local_size > host_cpus.max(1),
-            _universe: universe,
+            universe: Some(universe),
             comm,
             rank,
             size,
@@ -191,6 +191,11 @@ impl World {
     /// The CPU this process runs on, if one.
     pub fn cpu(&self) -> Option<usize> {
         self.cpu
+    }
+
+    /// How long herald's waits may make no progress before they fail (`--timeout`).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// The MPI library (first line of `MPI_Get_library_version`).
@@ -238,7 +243,9 @@ impl World {
     pub fn agree(&self, what: &str) -> Result<(), Error> {
         let mine = record(what);
         let mut all = vec![0u8; RECORD * self.size];
-        self.comm.all_gather_into(&mine[..], &mut all[..]);
+        self.bounded("MPI_Allgather (agreeing on arguments or outcomes)", |c| {
+            c.all_gather_into(&mine[..], &mut all[..]);
+        });
         let text = |r: usize| unrecord(&all[r * RECORD..(r + 1) * RECORD]);
         let first = text(0);
         match (1..self.size).find(|&r| text(r) != first) {
@@ -272,7 +279,9 @@ impl World {
         let cpu = self.cpu.map_or(-1i64, |c| c as i64);
         let mine = record(&format!("{cpu} {} {host}", self.local_rank));
         let mut all = vec![0u8; RECORD * self.size];
-        self.comm.all_gather_into(&mine[..], &mut all[..]);
+        self.bounded("MPI_Allgather (the ranks' placements)", |c| {
+            c.all_gather_into(&mine[..], &mut all[..]);
+        });
         (0..self.size)
             .map(|r| {
                 let text = unrecord(&all[r * RECORD..(r + 1) * RECORD]);
@@ -288,15 +297,52 @@ impl World {
             .collect()
     }
 
-    /// A barrier (the library's).
+    /// A barrier (the library's), under the watchdog ([`World::bounded`]).
     pub fn barrier(&self) {
-        self.comm.barrier();
+        self.bounded("MPI_Barrier", |c| c.barrier());
+    }
+
+    /// Runs `call`, which makes a blocking collective call of the MPI library on the world
+    /// communicator it is given (`what` names it), under the process's watchdog: if the call
+    /// has not returned after the timeout plus [`SLACK`](crate::SLACK), this rank prints what
+    /// it waited in and ends the job with `MPI_Abort` (see [`bounded`](crate::bounded)). The
+    /// library's collectives cannot be polled with a deadline as herald's waits are; this is
+    /// what keeps a rank that stops answering from hanging the others inside one.
+    ///
+    /// ```no_run
+    /// use mpi::collective::{CommunicatorCollectives, SystemOperation};
+    /// let world = herald_mpi::World::init(Default::default())?;
+    /// let mut total = 0u64;
+    /// world.bounded("MPI_Allreduce (a count)", |c| {
+    ///     c.all_reduce_into(&1u64, &mut total, SystemOperation::sum())
+    /// });
+    /// assert_eq!(total, world.size() as u64);
+    /// # Ok::<(), herald_mpi::Error>(())
+    /// ```
+    pub fn bounded<T>(&self, what: &str, call: impl FnOnce(&SimpleCommunicator) -> T) -> T {
+        crate::bounded(self.rank, self.timeout + crate::SLACK, what, || {
+            call(&self.comm)
+        })
     }
 
     /// Ends every process of the job with `code` (`MPI_Abort`): for failures no rank can
     /// report to the others.
     pub fn abort(&self, code: i32) -> ! {
         self.comm.abort(code)
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        // MPI_Finalize waits for the other ranks (Open MPI's ends with a fence): a rank that
+        // stopped answering after the others finished would hang them there.
+        let universe = self.universe.take();
+        crate::bounded(
+            self.rank,
+            self.timeout + crate::SLACK,
+            "MPI_Finalize",
+            || drop(universe),
+        );
     }
 }
 

@@ -287,6 +287,22 @@ fn a_rank_that_stops_answering_a_posted_allreduce_is_named_by_the_others() {
     }
 }
 
+#[test]
+fn a_rank_that_stops_answering_inside_a_library_collective_ends_the_job() {
+    let out = mpirun(
+        3,
+        &["--timeout", "3", "selftest", "--stall", "1", "--in-library"],
+        Duration::from_secs(60),
+    );
+    assert!(out.code != Some(0), "{out:?}");
+    // ranks 0 and 2 wait in MPI_Barrier, which cannot be polled: their watchdogs end the job
+    // after the timeout and a second; the first to fire says so (the abort may end the other
+    // before it can)
+    let told = |r| said(&out, r, "waited 4 s in MPI_Barrier");
+    assert!(told(0) || told(2), "{out:?}");
+    assert!(!said(&out, 1, "waited"), "{out:?}");
+}
+
 /// Whether rank `rank` wrote a line of stderr containing `what`.
 fn said(out: &Out, rank: usize, what: &str) -> bool {
     out.stderr

@@ -199,8 +199,10 @@ impl RuntimeLevel {
     /// What a single copy of a `bytes`-byte payload costs its reader beyond
     /// [`copy_ps`](Self::copy_ps) when another PU holds the reader's buffer, ps; 0 where not
     /// measured. The runtime streams such copies (non-temporal stores) inside a window of
-    /// sizes (32 KiB – 2 MiB) and copies plainly outside it, so the calibrated points of each
-    /// kind price their own sizes:
+    /// sizes (32 KiB – 2 MiB); outside it each communicator copies the way its own timings
+    /// find cheaper (plainly in the host's fast latency mode, streamed in its slow one), so
+    /// the points outside the window price what the runtime did in the calibration's mode.
+    /// The calibrated points of each kind price their own sizes:
     /// - inside the window: linear from nothing at 0 bytes through the points inside it;
     /// - below it: linear from nothing through the points below it, and beyond the last such
     ///   point on the slope of its last segment;

@@ -202,6 +202,8 @@ pub(crate) struct Scratch {
     /// Single copy: the buffer (address, length) this rank lent in its last single-copy call
     /// to a reader on another CPU, which then holds its lines (`collective/direct.rs`).
     pub(crate) lent_across: Option<(usize, usize)>,
+    /// Single copy: this rank's count of its copies into such a buffer, per size class.
+    pub(crate) held_calls: crate::runtime::collective::HeldCalls,
 }
 
 /// One rank's execution of a program.

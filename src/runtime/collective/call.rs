@@ -201,6 +201,8 @@ pub(crate) struct Core {
     pub(crate) small: Slots,
     /// The slots of the posted broadcasts (`posted.rs`).
     pub(crate) posts: Posts,
+    /// The ways of single copies into buffers another CPU holds (`held.rs`).
+    pub(crate) held: super::held::HeldWays,
 }
 
 impl Core {
@@ -224,6 +226,7 @@ impl Core {
             cause: Mutex::new(None),
             small: Slots::new(size, small_bytes),
             posts: Posts::new(size, posted_bytes),
+            held: super::held::HeldWays::default(),
         }
     }
 

@@ -49,6 +49,7 @@
 
 use super::call::{Core, PRESENT};
 use super::error::{CollectiveError, PoisonCause};
+use super::held::{HELD_FROM, PLAIN};
 use super::rank::{execute, CommLinks};
 use crate::runtime::exec::{Exec, Framing, Refused, Scratch};
 use crate::runtime::fault;
@@ -56,6 +57,7 @@ use crate::runtime::line::Line;
 use crate::runtime::program::{Program, RankProgram};
 use crate::runtime::sync::{fence, AtomicBool, Ordering};
 use crate::runtime::wait::{thread_aborted, thread_cpu, NO_CPU};
+use std::cell::Cell;
 use std::time::Duration;
 
 /// Words of a descriptor: header, call number, source address, offset, length, source length.
@@ -79,19 +81,24 @@ pub(crate) struct DirectFraming<'a> {
     chunk: usize,
     /// The communicator's poison flag (rule 3).
     poisoned: &'a AtomicBool,
-    /// Copy with non-temporal stores: another CPU holds this rank's buffer ([`held`]).
+    /// Copy with non-temporal stores: another CPU holds this rank's buffer ([`held`]) and
+    /// the size or the rank's timings say streaming is cheaper (`held.rs`).
     streaming: bool,
+    /// Where this call's copies add their time ([`clock`] ticks) and bytes, if the call is
+    /// timed (`held.rs`).
+    timer: Option<&'a Cell<(u64, u64)>>,
 }
 
 impl<'a> DirectFraming<'a> {
     /// The framing of `buf` in `blocks` blocks of `chunk`-byte chunks for call `(seq, header)`,
-    /// copied into with non-temporal stores if `streaming`.
+    /// copied into with non-temporal stores if `streaming`, each copy's time and bytes added
+    /// to `timer` if given.
     fn new(
         (seq, header): (u64, u64),
         buf: &mut [u8],
         (blocks, chunk): (u32, usize),
         poisoned: &'a AtomicBool,
-        streaming: bool,
+        (streaming, timer): (bool, Option<&'a Cell<(u64, u64)>>),
     ) -> DirectFraming<'a> {
         let bytes = buf.len();
         DirectFraming {
@@ -102,6 +109,7 @@ impl<'a> DirectFraming<'a> {
             chunk: chunk.max(1),
             poisoned,
             streaming,
+            timer,
         }
     }
 
@@ -155,6 +163,7 @@ impl<'a> DirectFraming<'a> {
         }
         fault::reach(fault::Point::CopyChunk);
         let src = std::ptr::with_exposed_provenance::<u8>(src as usize);
+        let start = self.timer.map(|_| clock());
         // SAFETY: the descriptor carries this call's header and number, so its sender is in
         // this call and keeps `src[off..off + len]` written and unchanged until this rank
         // marks its reads done (rules 1 and 4); the sender's buffer has `self.bytes` bytes
@@ -162,7 +171,31 @@ impl<'a> DirectFraming<'a> {
         // read stays inside it; `base[off..off + len]` lies in this rank's buffer, which no
         // other thread touches before this rank forwards a descriptor of it.
         unsafe { copy_chunk(src.add(off), self.base.add(off), len, self.streaming) };
+        if let (Some(timer), Some(start)) = (self.timer, start) {
+            let (ticks, bytes) = timer.get();
+            let took = clock().saturating_sub(start);
+            timer.set((ticks.saturating_add(took), bytes + len as u64));
+        }
         Ok(())
+    }
+}
+
+/// A cheap clock for timing copies against each other (`held.rs`): the time-stamp counter on
+/// x86-64 (about 10 ns a read here, against about 25 for `Instant::now`), elsewhere (and
+/// under loom or Miri) nanoseconds since the first call. Only differences of one thread's
+/// reads are used, and only to compare copies with each other.
+fn clock() -> u64 {
+    #[cfg(all(target_arch = "x86_64", not(herald_loom), not(miri)))]
+    {
+        // SAFETY: RDTSC has no preconditions on x86-64 (it reads the time-stamp counter and
+        // touches no memory).
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(herald_loom), not(miri))))]
+    {
+        static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        let start = *START.get_or_init(std::time::Instant::now);
+        u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 }
 
@@ -187,8 +220,16 @@ pub(crate) fn broadcast(
     buf: &mut [u8],
 ) -> Result<(), CollectiveError> {
     let geometry = (program.blocks(), chunk);
-    let streaming = held(scratch.lent_across, buf);
-    let framing = DirectFraming::new(id, buf, geometry, core.poison_flag(), streaming);
+    // Into a buffer another CPU holds: plainly or streaming, by size and by this rank's
+    // timings (`held.rs`); anywhere else plainly.
+    let pick = if held(scratch.lent_across, buf) {
+        core.held.pick(&mut scratch.held_calls, buf.len())
+    } else {
+        PLAIN
+    };
+    let timer = Cell::new((0u64, 0u64));
+    let way = (pick.streaming, pick.timed.then_some(&timer));
+    let framing = DirectFraming::new(id, buf, geometry, core.poison_flag(), way);
     let lent_buf = (buf.as_ptr() as usize, buf.len());
     // Rule 4: armed before anything is published; its drop waits for this rank's readers.
     let mut lent = Lent {
@@ -218,10 +259,13 @@ pub(crate) fn broadcast(
     };
     lent.succeeded = result.is_ok();
     drop(lent);
+    if pick.timed && result.is_ok() {
+        core.held.record(lent_buf.1, pick.streaming, timer.get());
+    }
     // Every reader is done: whether one ran on another CPU, whose cache now holds this
-    // buffer's lines (asked only of a buffer whose size streams: no other is ever [`held`]).
+    // buffer's lines (asked only of a buffer long enough to be [`held`]).
     let mine = thread_cpu();
-    let across = STREAMING.contains(&lent_buf.1)
+    let across = lent_buf.1 >= HELD_FROM
         && mine != NO_CPU
         && prog.sends.iter().any(|&(to, _)| {
             let theirs = core.ranks[to as usize].progress.cpu.load(Ordering::Relaxed);
@@ -246,18 +290,21 @@ pub(crate) fn broadcast(
 /// | 4 MiB | 145–155 against 188–199 | |
 ///
 /// Streaming is nearly blind to the host's latency mode (its stores go to memory), a plain
-/// copy is not. The window is where streaming wins in both modes, so that no size is slower
-/// than a plain copy in either; below and above it the slow mode's gain is given up.
+/// copy is not. The window is where streaming wins in both modes, so every such copy streams;
+/// below and above it (from [`HELD_FROM`] bytes) each rank times its copies and picks the
+/// cheaper way per size class (`held.rs`), so the slow mode's gain there is taken where the
+/// rank measures it.
 pub(crate) const STREAMING: std::ops::RangeInclusive<usize> = (32 << 10)..=(2 << 20);
 
-/// Whether a single copy into `buf` should stream (non-temporal stores): `buf` is the buffer
-/// this rank lent to a reader on another CPU in its last single-copy call (`lent_across`),
-/// so that CPU's cache holds its lines, and its length is in [`STREAMING`]. An ordinary copy
-/// would first take each line back from that cache; a streaming one only invalidates it, and
-/// the next reader reads the bytes from memory. Into a buffer no other CPU holds, streaming
-/// is slower (3.5 µs against 2.6 for a plain copy of 64 KiB), so it is kept for this case.
+/// Whether another CPU holds `buf`: it is the buffer this rank lent to a reader on another
+/// CPU in its last single-copy call (`lent_across`), so that CPU's cache holds its lines. An
+/// ordinary copy into it would first take each line back from that cache; a streaming one
+/// only invalidates it, and the next reader reads the bytes from memory. Such copies stream
+/// inside [`STREAMING`] and where the rank's timings say so (`held.rs`). Into a buffer no
+/// other CPU holds, streaming is slower (3.5 µs against 2.6 for a plain copy of 64 KiB), so
+/// it is kept for this case.
 fn held(lent_across: Option<(usize, usize)>, buf: &[u8]) -> bool {
-    STREAMING.contains(&buf.len()) && lent_across == Some((buf.as_ptr() as usize, buf.len()))
+    buf.len() >= HELD_FROM && lent_across == Some((buf.as_ptr() as usize, buf.len()))
 }
 
 /// Copies `len` bytes from `src` to `dst`; if `streaming` (and the target has them), with
@@ -684,7 +731,7 @@ mod stress {
 
 #[cfg(all(test, not(herald_loom)))]
 mod copy_tests {
-    use super::{copy_chunk, held, STREAMING};
+    use super::{copy_chunk, held, HELD_FROM};
 
     #[test]
     fn a_streaming_copy_moves_every_byte_at_every_alignment_and_length() {
@@ -711,24 +758,19 @@ mod copy_tests {
     }
 
     #[test]
-    fn only_the_buffer_lent_across_cpus_inside_the_window_streams() {
-        let buf = vec![0u8; *STREAMING.start()];
+    fn only_the_buffer_lent_across_cpus_is_held() {
+        let buf = vec![0u8; HELD_FROM];
         let at = (buf.as_ptr() as usize, buf.len());
         assert!(held(Some(at), &buf));
         assert!(!held(None, &buf));
         // Another buffer, or the same address with another length: not held.
         assert!(!held(Some((at.0 + 64, at.1)), &buf));
         assert!(!held(Some((at.0, at.1 + 1)), &buf));
-        // Both ends of the window stream; one byte outside either does not.
-        for len in [
-            *STREAMING.start() - 1,
-            *STREAMING.start(),
-            *STREAMING.end(),
-            *STREAMING.end() + 1,
-        ] {
+        // From `HELD_FROM` bytes on (shorter copies are never worth streaming).
+        for len in [HELD_FROM - 1, HELD_FROM, 4 << 20] {
             let b = vec![0u8; len];
             let lent = Some((b.as_ptr() as usize, b.len()));
-            assert_eq!(held(lent, &b), STREAMING.contains(&len), "{len} bytes");
+            assert_eq!(held(lent, &b), len >= HELD_FROM, "{len} bytes");
         }
     }
 }

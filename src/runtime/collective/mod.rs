@@ -61,6 +61,7 @@ mod combine;
 mod comm;
 mod direct;
 mod error;
+mod held;
 mod posted;
 mod rank;
 mod scatter;
@@ -75,3 +76,4 @@ pub use rank::CommRank;
 
 pub use direct::{copy_streaming, copy_streaming_words};
 pub(crate) use direct::{DirectFraming, STREAMING};
+pub(crate) use held::HeldCalls;

@@ -82,7 +82,7 @@ pub(crate) struct DirectFraming<'a> {
     /// The communicator's poison flag (rule 3).
     poisoned: &'a AtomicBool,
     /// Copy with non-temporal stores: another CPU holds this rank's buffer ([`held`]) and
-    /// the size or the rank's timings say streaming is cheaper (`held.rs`).
+    /// the size or the communicator's timings say streaming is cheaper (`held.rs`).
     streaming: bool,
     /// Where this call's copies add their time ([`clock`] ticks) and bytes, if the call is
     /// timed (`held.rs`).
@@ -220,8 +220,8 @@ pub(crate) fn broadcast(
     buf: &mut [u8],
 ) -> Result<(), CollectiveError> {
     let geometry = (program.blocks(), chunk);
-    // Into a buffer another CPU holds: plainly or streaming, by size and by this rank's
-    // timings (`held.rs`); anywhere else plainly.
+    // Into a buffer another CPU holds: plainly or streaming, by size and by the
+    // communicator's timings (`held.rs`); anywhere else plainly.
     let pick = if held(scratch.lent_across, buf) {
         core.held.pick(&mut scratch.held_calls, buf.len())
     } else {
@@ -291,16 +291,16 @@ pub(crate) fn broadcast(
 ///
 /// Streaming is nearly blind to the host's latency mode (its stores go to memory), a plain
 /// copy is not. The window is where streaming wins in both modes, so every such copy streams;
-/// below and above it (from [`HELD_FROM`] bytes) each rank times its copies and picks the
-/// cheaper way per size class (`held.rs`), so the slow mode's gain there is taken where the
-/// rank measures it.
+/// below and above it (from [`HELD_FROM`] bytes) the communicator times its ranks' copies and
+/// picks the cheaper way per size class for all of them (`held.rs`), so the slow mode's gain
+/// there is taken where it is measured.
 pub(crate) const STREAMING: std::ops::RangeInclusive<usize> = (32 << 10)..=(2 << 20);
 
 /// Whether another CPU holds `buf`: it is the buffer this rank lent to a reader on another
 /// CPU in its last single-copy call (`lent_across`), so that CPU's cache holds its lines. An
 /// ordinary copy into it would first take each line back from that cache; a streaming one
 /// only invalidates it, and the next reader reads the bytes from memory. Such copies stream
-/// inside [`STREAMING`] and where the rank's timings say so (`held.rs`). Into a buffer no
+/// inside [`STREAMING`] and where the communicator's timings say so (`held.rs`). Into a buffer no
 /// other CPU holds, streaming is slower (3.5 µs against 2.6 for a plain copy of 64 KiB), so
 /// it is kept for this case.
 fn held(lent_across: Option<(usize, usize)>, buf: &[u8]) -> bool {

@@ -384,19 +384,11 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
         }
     }
     // Every rank learns whether any rank saw a wrong byte; each reports its own.
-    let mine_bad = u8::from(bad.is_some());
-    let mut any_bad = 0u8;
-    world.bounded("MPI_Allreduce (whether any rank saw a wrong byte)", |c| {
-        c.all_reduce_into(
-            &mine_bad,
-            &mut any_bad,
-            mpi::collective::SystemOperation::max(),
-        )
-    });
+    let any_bad = any_rank(world, bad.is_some());
     if let Some(b) = &bad {
         return Err(Failure::Everywhere(Error::Verify(b.clone())));
     }
-    if any_bad != 0 {
+    if any_bad {
         return Err(Failure::Everywhere(Error::Verify(
             "another rank received wrong bytes".into(),
         )));
@@ -572,16 +564,7 @@ fn run_hier(world: &World, a: &RunArgs) -> Result<(), Failure> {
         },
     )
     .map_err(Failure::Here)?;
-    let mine_bad = u8::from(!ok);
-    let mut any_bad = 0u8;
-    world.bounded("MPI_Allreduce (whether any rank saw a wrong byte)", |c| {
-        c.all_reduce_into(
-            &mine_bad,
-            &mut any_bad,
-            mpi::collective::SystemOperation::max(),
-        )
-    });
-    if any_bad != 0 {
+    if any_rank(world, !ok) {
         return Err(Failure::Everywhere(Error::Verify(format!(
             "a rank received wrong bytes (this process: {})",
             if ok { "all right" } else { "wrong" }
@@ -679,6 +662,19 @@ pub(crate) fn digest(s: &Schedule) -> String {
         eat(u64::from(x.what));
     }
     format!("{:016x}/{}", h, s.len())
+}
+
+/// Whether any rank saw a wrong byte, `mine` this rank's answer (collective).
+fn any_rank(world: &World, mine: bool) -> bool {
+    let mut any = 0u8;
+    world.bounded("MPI_Allreduce (whether any rank saw a wrong byte)", |c| {
+        c.all_reduce_into(
+            &u8::from(mine),
+            &mut any,
+            mpi::collective::SystemOperation::max(),
+        )
+    });
+    any != 0
 }
 
 /// Per iteration, the largest of the ranks' own times (collective).

@@ -537,6 +537,20 @@ fn benches(
     Ok(rows)
 }
 
+/// On rank `victim`: exits abruptly (`die`) or stops answering (sleeps an hour); elsewhere
+/// nothing.
+fn fall(world: &World, victim: usize, die: bool) {
+    if world.rank() != victim {
+        return;
+    }
+    if die {
+        eprintln!("herald-mpi: rank {victim}: selftest --die: exiting now");
+        std::process::exit(9);
+    }
+    eprintln!("herald-mpi: rank {victim}: selftest --stall: sleeping");
+    std::thread::sleep(Duration::from_secs(3600));
+}
+
 /// A broadcast (posted: a broadcast or an allreduce) during which rank `victim` dies or stalls.
 fn failing(
     world: &World,
@@ -546,13 +560,8 @@ fn failing(
     posted: Option<&str>,
 ) -> Result<(), Failure> {
     let stop = |i: usize| {
-        if i == 10 && world.rank() == victim {
-            if die {
-                eprintln!("herald-mpi: rank {victim}: selftest --die: exiting now");
-                std::process::exit(9);
-            }
-            eprintln!("herald-mpi: rank {victim}: selftest --stall: sleeping");
-            std::thread::sleep(Duration::from_secs(3600));
+        if i == 10 {
+            fall(world, victim, die);
         }
     };
     if let Some(coll) = posted {
@@ -587,14 +596,7 @@ fn failing(
 
 /// A barrier of the library that rank `victim` never joins: it dies or stalls first.
 fn failing_in_library(world: &World, victim: usize, die: bool) -> Result<(), Failure> {
-    if world.rank() == victim {
-        if die {
-            eprintln!("herald-mpi: rank {victim}: selftest --die: exiting now");
-            std::process::exit(9);
-        }
-        eprintln!("herald-mpi: rank {victim}: selftest --stall: sleeping");
-        std::thread::sleep(Duration::from_secs(3600));
-    }
+    fall(world, victim, die);
     world.barrier();
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! into a slot of its own, in memory every process of the node maps, and every other rank
 //! reads it there; in an allreduce every rank posts its value so and adds the others'. The
 //! second module with `unsafe` (beside `p2p`): it wraps the window handle and the memory MPI
-//! maps for it, and streams long chunks into that memory.
+//! maps for it, and copies chunks into and out of that memory.
 //!
 //! # Why
 //!
@@ -50,17 +50,22 @@
 //! writes it again only once every other rank's progress (stored after its loads of that
 //! epoch, `Release`, read by the root with `Acquire`) is at least `e − S`. So no slot is
 //! written while a rank still reads it for an earlier epoch, and a reader waiting for `e` sees
-//! an earlier epoch's tag (not yet) or `e`, never a later one. Every access to the window is
-//! atomic (payload words `Relaxed`, ordered by the tags), so the protocol itself needs no
-//! `unsafe`; the `loom_` tests model-check it with roots that change, allreduces among
-//! broadcasts and both boards.
+//! an earlier epoch's tag (not yet) or `e`, never a later one. The tags, headers, progress
+//! words and a slot's first line are accessed atomically (payload words `Relaxed`, ordered by
+//! the tags); the `loom_` tests model-check the protocol so, with roots that change,
+//! allreduces among broadcasts and both boards.
 //!
-//! **Streamed chunks.** One exception to "atomic": a root may write a chunk of 16 KiB or more
-//! with non-temporal stores ([`herald::runtime::copy_streaming`], the one other `unsafe` here),
-//! which end in a store fence before the tag's `Release`. No other process touches the slot
-//! between the root's room check and its tag, so nothing races with those stores. The root
-//! streams where it measures its plain stores dearer than streamed ones (`Stores`): where the
-//! reader's cache still holds the slot's lines and taking them back from it is slow.
+//! **Copied lines.** A broadcast's further lines are copied whole (`memcpy`, the one other
+//! `unsafe` here): the root's stores into its slot between its room check and its tag, the
+//! reader's loads between the tag it acquired and the progress it releases. The protocol above
+//! gives each copy the slot alone, so nothing races with it. Word-by-word atomic loads and
+//! stores, which loom can model, took 1.4–1.9× as long: 2 processes of Open MPI on this
+//! machine's 2 CPUs, `barrier` rows, 32 KiB in 2.96 µs against 1.75, 256 KiB 14.0 against 8.6,
+//! 1 MiB 47.3 against 32.6 (docs/mpi.md, "Thirty-fourth session"). A root may also write a
+//! chunk of 16 KiB or more with non-temporal stores ([`herald::runtime::copy_streaming`]),
+//! which end in a store fence before the tag's `Release`; it streams where it measures its
+//! plain stores dearer than streamed ones (`Stores`): where the reader's cache still holds
+//! the slot's lines and taking them back from it is slow.
 //!
 //! **Never waiting forever.** Every wait polls as the channel's waits do ([`Channel`]): it
 //! spins (a broadcast's waits; an allreduce's do not, `ALLREDUCE_SPINS`), then yields the CPU
@@ -96,6 +101,11 @@ pub(crate) trait Word: Sized {
         let _ = how;
         store_words(words, bytes);
     }
+    /// Loads `out.len()` bytes from a slot's further lines `words`, as [`load_words`] does;
+    /// a word type in memory no one writes meanwhile may copy them whole.
+    fn load_lines(words: &[Self], out: &mut [u8]) {
+        load_words(words, out);
+    }
     /// Stores `elements` into a slot's further lines `words`, one a word, likewise.
     fn store_element_lines(words: &[Self], elements: &[u64], how: &mut Stores) {
         let _ = how;
@@ -112,7 +122,39 @@ impl Word for AtomicU64 {
     fn store(&self, value: u64, order: Ordering) {
         AtomicU64::store(self, value, order);
     }
+    fn load_lines(words: &[Self], out: &mut [u8]) {
+        assert!(out.len() <= 8 * words.len(), "a chunk longer than its slot");
+        // SAFETY: the words span at least `out.len()` bytes (checked), apart from `out` (the
+        // caller's buffer, not the window). They are the further lines of a slot whose tag
+        // this rank loaded (`Acquire`) as the epoch it reads: the root's stores of the chunk
+        // happen before, and the root writes the slot again only after this rank's progress
+        // (`Release`, after this copy) says it is done. So no thread or process writes these
+        // bytes during the copy (the protocol the `loom_post_*` models check), and reading
+        // an `AtomicU64`'s bytes without a race is sound. `memcpy` reads the lines whole
+        // where the word-by-word atomic loads took 1.4–1.9× as long (module docs).
+        unsafe {
+            std::ptr::copy_nonoverlapping(words.as_ptr().cast::<u8>(), out.as_mut_ptr(), out.len());
+        }
+    }
     fn store_lines(words: &[Self], bytes: &[u8], how: &mut Stores) {
+        let plain = || {
+            assert!(
+                bytes.len() <= 8 * words.len(),
+                "a chunk longer than its slot"
+            );
+            // SAFETY: as for the streamed copy below, with plain stores: `words` span at
+            // least `bytes.len()` bytes (checked), apart from `bytes`, and no other thread or
+            // process accesses them between the root's room check and its tag (`Release`,
+            // after this copy). `AtomicU64` is an `UnsafeCell<u64>`: its words may be
+            // written through a pointer made from a shared reference.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    words.as_ptr().cast::<u8>().cast_mut(),
+                    bytes.len(),
+                );
+            }
+        };
         let streamed = || {
             assert!(
                 bytes.len() <= 8 * words.len(),
@@ -130,7 +172,7 @@ impl Word for AtomicU64 {
                 herald::runtime::copy_streaming(bytes, words.as_ptr().cast::<u8>().cast_mut());
             }
         };
-        store_timed(bytes.len(), how, || store_words(words, bytes), streamed);
+        store_timed(bytes.len(), how, plain, streamed);
     }
     fn store_element_lines(words: &[Self], elements: &[u64], how: &mut Stores) {
         let streamed = || {
@@ -496,7 +538,7 @@ impl<'w, W: Word> Board<'w, W> {
         let first = out.len().min(HEAD_BYTES);
         let (a, b) = out.split_at_mut(first);
         load_words(&head[2..], a);
-        load_words(more, b);
+        W::load_lines(more, b);
         Ok(())
     }
 

@@ -39,10 +39,10 @@
 //! eight atomic words: a tag (the low 32 bits of the epoch and the high 32 bits of the
 //! digest of the poster's calls so far, this one included), the call's header, and six
 //! payload words (48 bytes); its further lines (16, or as many as the communicator's largest
-//! post needs) hold eight payload words each, and a payload uses as many as it needs. Every
-//! access is atomic; payload words are written and read `Relaxed`, ordered by the first
-//! line's tag (`Release` store, `Acquire` load, the further lines written before the
-//! first), so the protocol needs no `unsafe`.
+//! post needs) hold eight payload words each, and a payload uses as many as it needs. Payload
+//! words are written `Relaxed` and read `Relaxed` or, a reader's further lines, copied whole
+//! (the one `unsafe` here: the reader has the slot alone then), ordered by the first line's
+//! tag (`Release` store, `Acquire` load, the further lines written before the first).
 //!
 //! 1. Every rank, at the start of its epoch `e`, stores `e` in its progress word (`Release`):
 //!    it has finished reading every earlier epoch. It notifies every other rank (a root may
@@ -168,9 +168,10 @@ struct Head {
     words: [AtomicU64; HEAD_WORDS],
 }
 
-/// A slot's further line: eight payload words.
+/// A slot's further line: eight payload words (`repr(C)`: a slot's further lines are
+/// contiguous bytes, which a reader copies whole).
 #[derive(Debug)]
-#[repr(align(64))]
+#[repr(C, align(64))]
 struct More {
     words: [AtomicU64; 8],
 }
@@ -207,9 +208,29 @@ fn store_more(more: &[More], bytes: &[u8]) {
     }
 }
 
-/// Loads `out.len()` bytes from a slot's further lines.
+/// Loads `out.len()` bytes from a slot's further lines: copied whole (`memcpy`), or word by
+/// word under loom (whose atomics are not plain memory).
 #[inline(never)]
 fn load_more(more: &[More], out: &mut [u8]) {
+    #[cfg(not(herald_loom))]
+    {
+        assert!(
+            out.len() <= std::mem::size_of_val(more),
+            "a payload longer than its slot"
+        );
+        // SAFETY: `More` is `repr(C)`, eight `AtomicU64`s (the size and layout of `u64`s)
+        // and no padding, so `more` spans `size_of_val(more)` contiguous bytes, at least
+        // `out.len()` (checked); `out` is the caller's buffer, apart from the slot. The
+        // reader loaded the slot's tag (`Acquire`) as this epoch's, after the root's stores
+        // of these lines (before its `Release` of the tag), and the root writes the slot again
+        // only after this rank's next progress (`Release`, after this copy): nothing writes
+        // these bytes during the copy (the protocol the `loom_` models check), and reading an
+        // atomic's bytes without a race is sound.
+        unsafe {
+            std::ptr::copy_nonoverlapping(more.as_ptr().cast::<u8>(), out.as_mut_ptr(), out.len());
+        }
+    }
+    #[cfg(herald_loom)]
     for (line, out) in more.iter().zip(out.chunks_mut(64)) {
         load_words(&line.words, out);
     }

@@ -115,9 +115,7 @@ pub(crate) trait Word: Sized {
     /// Adds (wrapping) the elements of a slot's further lines `words` into `acc`, one a word;
     /// a word type in memory no one writes meanwhile may read them as plain `u64`s.
     fn add_lines(words: &[Self], acc: &mut [u64]) {
-        for (x, w) in acc.iter_mut().zip(words) {
-            *x = x.wrapping_add(w.load(Ordering::Relaxed));
-        }
+        add_words(words, acc);
     }
 }
 
@@ -145,11 +143,11 @@ impl Word for AtomicU64 {
         }
     }
     fn store_lines(words: &[Self], bytes: &[u8], how: &mut Stores) {
+        assert!(
+            bytes.len() <= 8 * words.len(),
+            "a chunk longer than its slot"
+        );
         let plain = || {
-            assert!(
-                bytes.len() <= 8 * words.len(),
-                "a chunk longer than its slot"
-            );
             // SAFETY: as for the streamed copy below, with plain stores: `words` span at
             // least `bytes.len()` bytes (checked), apart from `bytes`, and no other thread or
             // process accesses them between the root's room check and its tag (`Release`,
@@ -164,10 +162,6 @@ impl Word for AtomicU64 {
             }
         };
         let streamed = || {
-            assert!(
-                bytes.len() <= 8 * words.len(),
-                "a chunk longer than its slot"
-            );
             // SAFETY: the words span at least `bytes.len()` bytes (checked), apart from
             // `bytes` (the caller's buffer, not the window). They are the further lines of a
             // slot its root writes after `Board::room` said yes: every other rank has
@@ -196,11 +190,11 @@ impl Word for AtomicU64 {
         }
     }
     fn store_element_lines(words: &[Self], elements: &[u64], how: &mut Stores) {
+        assert!(
+            elements.len() <= words.len(),
+            "a chunk longer than its slot"
+        );
         let plain = || {
-            assert!(
-                elements.len() <= words.len(),
-                "a chunk longer than its slot"
-            );
             // SAFETY: as for the plain copy in `store_lines`: `elements.len()` words
             // (checked) of a slot this rank writes between its room check and its tag, which
             // no other thread or process touches meanwhile; `elements` is the caller's value,
@@ -215,10 +209,6 @@ impl Word for AtomicU64 {
             }
         };
         let streamed = || {
-            assert!(
-                elements.len() <= words.len(),
-                "a chunk longer than its slot"
-            );
             // SAFETY: as in `store_lines`: `elements.len()` words of a slot its root (here
             // every rank of an allreduce, in its own slots) writes between its room check and
             // its tag, which no other process touches meanwhile; `elements` is the caller's
@@ -593,9 +583,7 @@ impl<'w, W: Word> Board<'w, W> {
         }
         let first = acc.len().min(HEAD_BYTES / 8);
         let (a, b) = acc.split_at_mut(first);
-        for (x, w) in a.iter_mut().zip(&head[2..]) {
-            *x = x.wrapping_add(w.load(Ordering::Relaxed));
-        }
+        add_words(&head[2..], a);
         W::add_lines(more, b);
         Ok(())
     }
@@ -666,6 +654,13 @@ fn store_words<W: Word>(words: &[W], bytes: &[u8]) {
 fn store_elements<W: Word>(words: &[W], elements: &[u64]) {
     for (w, &v) in words.iter().zip(elements) {
         w.store(v, Ordering::Relaxed);
+    }
+}
+
+/// Adds (wrapping) `words` (at least `acc.len()`), one element a word, into `acc`.
+fn add_words<W: Word>(words: &[W], acc: &mut [u64]) {
+    for (x, w) in acc.iter_mut().zip(words) {
+        *x = x.wrapping_add(w.load(Ordering::Relaxed));
     }
 }
 

@@ -550,6 +550,37 @@ fn only_the_first_reader_of_a_pu_reads_a_post_across_pus() {
 }
 
 #[test]
+fn a_shared_pu_cycle_phase_is_averaged_as_a_continuous_one() {
+    // 4 ranks on 2 PUs, one line each: ranks 1 and 3 share PU 1 and were yielding when the
+    // call began, the first turn ending at a phase `φ ∈ (0, b)` of a bare switch `b` unknown to
+    // the call. The root sends to 1, 2 and 3 a gap apart; a line arrives a line and a hop after
+    // its send. If the thread that takes PU 1 first finds its line there, it reads and returns
+    // after the handoff, and the other follows a turn later: PU 1 is done at `φ + 2S − b`. If
+    // its line is not there yet, it yields once more and the other reads first: `φ + 2S`. Over
+    // a phase uniform in (0, b) the mean is `b/2 + 2S − b + (chance of the miss) · b`, the
+    // chance being the later thread's arrival over `b` (which thread is first is equally
+    // likely). The model takes 16 phases, at `(2i + 1)/32 · b`.
+    let (call, s_ps) = shared_costs();
+    let b = SWITCH_PS;
+    let arrival = |sends_before: u64| sends_before * GAP_PS + 9_500 + HOP_PS;
+    let (to_1, to_3) = (arrival(0), arrival(2));
+    let phases: Vec<u64> = (0..16).map(|i| b * (2 * i + 1) / 32).collect();
+    let misses =
+        phases.iter().filter(|&&p| p < to_3).count() + phases.iter().filter(|&&p| p < to_1).count();
+    let expected = call + b / 2 + 2 * s_ps - b + b * misses as u64 / 32;
+    // PU 0 is done long before: the root's three sends, then rank 2 after one handoff.
+    assert!(call + 2 * GAP_PS + 9_500 + s_ps < call + 2 * s_ps - b);
+    assert_eq!(shared_star(2, 4, 48, Transport::Stream), expected);
+    // …within half a nanosecond of the continuous mean (2 phases, at b/4 and 3b/4, missed
+    // both arrivals and priced the star 125 ns lower).
+    let continuous = (call + b / 2 + 2 * s_ps - b) as f64 + (to_1 + to_3) as f64 / 2.0;
+    assert!(
+        (expected as f64 - continuous).abs() <= 500.0,
+        "{expected} against {continuous}"
+    );
+}
+
+#[test]
 fn on_shared_pus_depth_costs_turns() {
     // 4 ranks on 2 PUs (0 and 2 on PU 0, 1 and 3 on PU 1), one line. A flat tree reaches both
     // ranks of PU 1 with the root's first writes; a chain 0 → 1 → 2 → 3 needs each rank to

@@ -69,10 +69,11 @@
 //!   lacks it). A sender's separate messages are `gap` apart, as above. A stream writes one
 //!   ring's worth ahead of its reader's start on the previous one. A rank alone on its PU never
 //!   yields (the runtime spins there). Where a non-root PU's cycle stands when the call starts
-//!   is unknown: the prediction is the mean over starting ranks and phases. Before, each
-//!   message waited an average `(k − 1)/2` turns: a flat tree of 16 ranks on 2 PUs was
-//!   predicted at 3× its time, and deeper trees no dearer than flat ones (docs/fidelity.md,
-//!   run R).
+//!   is unknown: the prediction is the mean over starting ranks and 16 phases of a switch
+//!   (thirty-fifth session; 2 before, whose steps ranked block counts: docs/fidelity.md, run
+//!   AF). Before the simulation, each message waited an average `(k − 1)/2` turns: a flat tree
+//!   of 16 ranks on 2 PUs was predicted at 3× its time, and deeper trees no dearer than flat
+//!   ones (docs/fidelity.md, run R).
 //!
 //! Where a level has no runtime measurement of its own, its runtime parameters are those of the
 //! level the hierarchical model assumed its LogGP parameters from, times the same factor

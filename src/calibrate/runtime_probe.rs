@@ -479,6 +479,9 @@ impl RuntimeProbe {
                 call(c, &mut buf)?;
                 ends.push(Instant::now());
             }
+            // Both ranks are done with the last timed call before either checks its bytes
+            // (on one PU, a rank that returned first would check while the other still copies).
+            c.barrier()?;
             let mut want = vec![0; bytes];
             fill(&mut want, reps - 1);
             Ok::<_, crate::runtime::CollectiveError>((starts, ends, buf == want))

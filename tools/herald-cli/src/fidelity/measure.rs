@@ -134,6 +134,12 @@ fn measure(
             ends.push(Instant::now());
             ok &= stamped(&buf, seed, i);
         }
+        // Every rank is done with the last timed call before any checks its bytes: a rank
+        // that returned early would otherwise build and compare its expected payload (a few
+        // hundred µs at 256 KiB) on a CPU whose other ranks are still in that call. Without
+        // this the last repetition of 8 ranks on 2 CPUs at 256 KiB took 200–310 µs against
+        // 35–40 (docs/fidelity.md, run AF).
+        c.barrier()?;
         let mut want = pattern(bytes, seed);
         fresh(&mut want, seed, k - 1);
         stamp(&mut want, seed, k - 1);

@@ -558,8 +558,8 @@ fn a_shared_pu_cycle_phase_is_averaged_as_a_continuous_one() {
     // after the handoff, and the other follows a turn later: PU 1 is done at `φ + 2S − b`. If
     // its line is not there yet, it yields once more and the other reads first: `φ + 2S`. Over
     // a phase uniform in (0, b) the mean is `b/2 + 2S − b + (chance of the miss) · b`, the
-    // chance being the later thread's arrival over `b` (which thread is first is equally
-    // likely). The model takes 16 phases, at `(2i + 1)/32 · b`.
+    // chance being that thread's line's arrival over `b`, averaged over which of ranks 1 and 3
+    // it is (equally likely). The model takes 16 phases, at `(2i + 1)/32 · b`.
     let (call, s_ps) = shared_costs();
     let b = SWITCH_PS;
     let arrival = |sends_before: u64| sends_before * GAP_PS + 9_500 + HOP_PS;

@@ -138,7 +138,7 @@ fn measure(
         // that returned early would otherwise build and compare its expected payload (a few
         // hundred µs at 256 KiB) on a CPU whose other ranks are still in that call. Without
         // this the last repetition of 8 ranks on 2 CPUs at 256 KiB took 200–310 µs against
-        // 35–40 (docs/fidelity.md, run AF).
+        // 35–40 (docs/fidelity.md, run AG).
         c.barrier()?;
         let mut want = pattern(bytes, seed);
         fresh(&mut want, seed, k - 1);

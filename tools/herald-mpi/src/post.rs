@@ -190,37 +190,9 @@ impl Word for AtomicU64 {
         }
     }
     fn store_element_lines(words: &[Self], elements: &[u64], how: &mut Stores) {
-        assert!(
-            elements.len() <= words.len(),
-            "a chunk longer than its slot"
-        );
-        let plain = || {
-            // SAFETY: as for the plain copy in `store_lines`: `elements.len()` words
-            // (checked) of a slot this rank writes between its room check and its tag, which
-            // no other thread or process touches meanwhile; `elements` is the caller's value,
-            // not the window. `AtomicU64` has the size and alignment of `u64` and is an
-            // `UnsafeCell`, writable through a pointer made from a shared reference.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    elements.as_ptr(),
-                    words.as_ptr().cast::<u64>().cast_mut(),
-                    elements.len(),
-                );
-            }
-        };
-        let streamed = || {
-            // SAFETY: as in `store_lines`: `elements.len()` words of a slot its root (here
-            // every rank of an allreduce, in its own slots) writes between its room check and
-            // its tag, which no other process touches meanwhile; `elements` is the caller's
-            // value, not the window. `AtomicU64` has the size and alignment of `u64`.
-            unsafe {
-                herald::runtime::copy_streaming_words(
-                    elements,
-                    words.as_ptr().cast::<u64>().cast_mut(),
-                );
-            }
-        };
-        store_timed(8 * elements.len(), how, plain, streamed);
+        // The elements' bytes, copied as a broadcast's are: each element lands in one word
+        // (the slot is the rank's own here, written between its room check and its tag).
+        Self::store_lines(words, bytemuck::cast_slice(elements), how);
     }
 }
 

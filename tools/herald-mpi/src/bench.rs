@@ -36,8 +36,9 @@
 //! # The loops (identical on both sides)
 //!
 //! * `loop` — a barrier, then `K` collectives back to back from root 0; a rank's sample is its
-//!   elapsed time / `K`. Broadcasts may overlap (a root starts the next while leaves still
-//!   receive), as in any MPI loop benchmark.
+//!   elapsed time / `K`, then an untimed barrier, so no rank checks its result (below) while
+//!   another on its CPU still times. Broadcasts may overlap (a root starts the next while
+//!   leaves still receive), as in any MPI loop benchmark.
 //! * `pingpong` — the same, with the root alternating between rank 0 and rank `N − 1`: the next
 //!   root must have received the previous broadcast before it can send, so every broadcast's
 //!   latency is exposed (for allreduce, each result is the next input: every allreduce depends
@@ -373,7 +374,13 @@ fn time_calls<C, E>(
             for i in 0..k {
                 one(ctx, i)?;
             }
-            Ok(Timed::Mean(t0.elapsed().as_secs_f64() / k as f64))
+            let t = t0.elapsed().as_secs_f64() / k as f64;
+            // Untimed: every rank stops its clock before any rank checks its result. A rank
+            // that returned first would otherwise build and compare its expected bytes on a
+            // CPU whose other ranks are still timing their last calls (`herald fidelity` had
+            // this order until its run AG; a 4 MiB check takes milliseconds).
+            barrier(ctx)?;
+            Ok(Timed::Mean(t))
         }
         Variant::Barrier => {
             let mut times = Vec::with_capacity(k);

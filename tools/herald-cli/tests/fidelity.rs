@@ -86,6 +86,8 @@ fn tiny_run_has_the_documented_shape_and_invariants() {
             "blocks",
             "samples",
             "measured_over_predicted",
+            "mean_ns",
+            "mean_over_predicted",
             "planner_rank",
         ] {
             assert!(r.get(key).is_some(), "row lacks {key}: {r}");
@@ -100,6 +102,11 @@ fn tiny_run_has_the_documented_shape_and_invariants() {
         let m = &r["measured_ns"];
         let (p10, median, p90) = (f(&m["p10"]), f(&m["median"]), f(&m["p90"]));
         assert!(0.0 < p10 && p10 <= median && median <= p90, "{r}");
+        let m = &r["mean_ns"];
+        let (p10, mean, p90) = (f(&m["p10"]), f(&m["median"]), f(&m["p90"]));
+        assert!(0.0 < p10 && p10 <= mean && mean <= p90, "{r}");
+        let ratio = f(&r["mean_over_predicted"]);
+        assert!((ratio - mean / predicted).abs() <= 1e-9 * ratio, "{r}");
         assert!(r["samples"].as_u64().unwrap() >= 1);
         // --transport auto: the planner's transport per case. This profile has no runtime
         // measurements, so the runtime model falls back to LogGP, which knows no single copy
@@ -135,6 +142,22 @@ fn tiny_run_has_the_documented_shape_and_invariants() {
         assert_eq!(g["pick"], pick["candidate"], "{g}");
         let want = f(&pick["measured_ns"]["median"]) / f(&best["measured_ns"]["median"]) - 1.0;
         assert!((regret - want).abs() <= 1e-9 * want.abs().max(1.0), "{g}");
+        // The same by the means of repetitions.
+        let mean = |r: &Value| f(&r["mean_ns"]["median"]);
+        let by_mean = group
+            .iter()
+            .find(|r| {
+                r["candidate"] == g["best_by_mean"] && r["transport"] == g["best_by_mean_transport"]
+            })
+            .expect("best_by_mean is one of the rows");
+        let fastest = group.iter().map(|r| mean(r)).fold(f64::INFINITY, f64::min);
+        assert_eq!(mean(by_mean), fastest, "{g}");
+        let want = mean(pick) / fastest - 1.0;
+        let got = f(&g["regret_mean"]);
+        assert!(
+            got >= 0.0 && (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+            "{g}"
+        );
         // At most --top planner candidates, the rest baselines.
         let plain = group.iter().filter(|r| r["baseline"].is_null()).count();
         assert!(plain <= 2, "{g}");

@@ -42,8 +42,20 @@ pub(crate) struct Case {
     pub(crate) program: Program,
     /// Predicted ns per regime, in [`PICKS`] order.
     pub(crate) predicted: [f64; 3],
-    /// Per measurement: the raw hop just before it (ns) and the broadcast's median (ns).
-    pub(crate) measured: Vec<(f64, f64)>,
+    /// One entry per measurement, in slice order.
+    pub(crate) measured: Vec<Measured>,
+}
+
+/// One measurement of a case: many repetitions of barrier-then-one-broadcast.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Measured {
+    /// The raw hop just before it, ns (names its latency mode).
+    pub(crate) raw: f64,
+    /// The median of its repetitions, ns.
+    pub(crate) median: f64,
+    /// The mean of its repetitions, ns: the statistic the model predicts where ranks share
+    /// CPUs (an average over the phases of the other ranks' turns, `herald::sim`).
+    pub(crate) mean: f64,
 }
 
 /// Whether a planned candidate is of a baseline's kind.

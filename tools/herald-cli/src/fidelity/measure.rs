@@ -1,6 +1,6 @@
 //! Timing one case: barrier then one broadcast, repeated; interleaved slices over all cases.
 
-use super::cases::Case;
+use super::cases::{Case, Measured};
 use crate::CliError;
 use herald::model::Transport;
 use herald::runtime::CollectiveError;
@@ -231,7 +231,8 @@ pub(crate) fn run_slices(
             let team = teams.get_mut(&c.n).expect("team");
             let (times, _) = measure(team, &mut ends[slot(c)], c, reps[j], seed, clock)?;
             let median = herald::stats::Summary::of_f64(&times).map_or(f64::NAN, |s| s.median);
-            all[j].measured.push((raw, median));
+            let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+            all[j].measured.push(Measured { raw, median, mean });
         }
     }
     Ok(())

@@ -17,14 +17,15 @@
 //!    `broadcast_with`, every rank reads it when its call returns; the broadcast takes from the
 //!    root's start to the latest return, less one clock read (measured at the start, as
 //!    `herald calibrate` measures and subtracts it). A measurement repeats this about a
-//!    millisecond's worth (at least 3 times) and keeps the median; it checks every received
-//!    byte once (and a stamp per repetition).
+//!    millisecond's worth (at least 3 times) and keeps the median and the mean of its
+//!    repetitions; it checks every received byte once (and a stamp per repetition).
 //! 3. **Slices**: every slice runs every case once, in a rotating order, each measurement
 //!    preceded by a short raw core-to-core hop on CPUs 0 and 1 that names the latency mode it
 //!    ran in ([`herald::calibrate::find_modes`]).
 //! 4. **Report** ([`report`]): per mode, each case's median over its measurements in that mode
-//!    with p10–p90, its prediction for the profile's regime nearest the mode, and per
-//!    `(n, bytes, mode)` the regret `measured(pick) / measured(best) − 1`.
+//!    with p10–p90 (and the same of its means), its prediction for the profile's regime
+//!    nearest the mode, and per `(n, bytes, mode)` the regret `measured(pick) / measured(best)
+//!    − 1`, by medians and by means.
 
 mod cases;
 mod measure;

@@ -231,7 +231,8 @@ pub(crate) fn run_slices(
             let team = teams.get_mut(&c.n).expect("team");
             let (times, _) = measure(team, &mut ends[slot(c)], c, reps[j], seed, clock)?;
             let median = herald::stats::Summary::of_f64(&times).map_or(f64::NAN, |s| s.median);
-            let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+            // (NaN without repetitions, like the median; a measurement has at least MIN_REPS)
+            let mean = times.iter().sum::<f64>() / times.len() as f64;
             all[j].measured.push(Measured { raw, median, mean });
         }
     }

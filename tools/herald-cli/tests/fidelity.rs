@@ -72,6 +72,31 @@ fn tiny_run_has_the_documented_shape_and_invariants() {
     assert_eq!(v["method"], "barrier-then-one");
     let modes = v["modes"].as_array().expect("modes");
     assert!(!modes.is_empty());
+    // Each mode names the value of its regime in the profile: one of the centers of the
+    // measured level's one-way modes, or its median (the fastest and slowest regimes are
+    // taken no further out than the median; the test profile has one-way times).
+    let prof: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).expect("profile")).expect("json");
+    let one_way = prof["levels"]
+        .as_array()
+        .expect("levels")
+        .iter()
+        .find_map(|l| l.get("one_way_ns").filter(|d| !d.is_null()))
+        .expect("the test profile has a one-way time");
+    let centers: Vec<f64> = one_way["modes"]
+        .as_array()
+        .expect("one-way modes")
+        .iter()
+        .map(|m| f(&m["center"]))
+        .chain([f(&one_way["median"])])
+        .collect();
+    for m in modes {
+        let reference = f(&m["regime_reference_ns"]);
+        assert!(
+            centers.iter().any(|&c| (c - reference).abs() < 1e-9),
+            "{m}: not one of the profile's one-way modes {centers:?}"
+        );
+    }
     let rows = v["rows"].as_array().expect("rows");
     let regret = v["regret"].as_array().expect("regret");
     for r in rows {

@@ -42,6 +42,11 @@ pub(crate) struct ModeJson {
     /// dominant one among equally near ones): the predictions compared for `n ≤ pus` (more
     /// ranks: always the dominant one).
     pub(crate) regime: &'static str,
+    /// That regime's reference in the profile, ns (`mode_reference`: the channel's one-way
+    /// time, or the raw hop; `None` for a profile with neither): a mode far from it (the ratio
+    /// the text prints) ran in a state the calibration did not see, and is predicted in the
+    /// nearest regime all the same.
+    pub(crate) regime_reference_ns: Option<f64>,
 }
 
 /// Median, p10 and p90, ns.
@@ -279,6 +284,7 @@ pub(crate) fn build(
                 share: m.share,
                 measurements: m.samples,
                 regime: PICKS[regime(m.center)].1,
+                regime_reference_ns: hop.as_ref().map(|d| d.pick(PICKS[regime(m.center)].0)),
             })
             .collect(),
         rows,
@@ -301,13 +307,20 @@ fn ns(t: f64) -> String {
 pub(crate) fn table(v: &FidelityJson) -> String {
     let mut out = String::new();
     for (m, mode) in v.modes.iter().enumerate() {
+        let reference = mode.regime_reference_ns.map_or(String::new(), |r| {
+            format!(
+                "the profile's {r:.0} ns there, this mode {:.2}× that; ",
+                mode.raw_hop_ns / r
+            )
+        });
         out.push_str(&format!(
             "mode {m}: raw hop {:.0} ns, {:.0}% of {} measurements; predictions for the {} regime \
-             (n ≤ {} PUs; more ranks: the dominant one)\n",
+             ({}n ≤ {} PUs; more ranks: the dominant one)\n",
             mode.raw_hop_ns,
             100.0 * mode.share,
             mode.measurements,
             mode.regime,
+            reference,
             v.pus,
         ));
         out.push_str(&format!(

@@ -199,10 +199,11 @@ impl RuntimeLevel {
 
     /// What a single copy of a `bytes`-byte payload costs its reader beyond
     /// [`copy_ps`](Self::copy_ps) when another PU holds the reader's buffer, ps; 0 where not
-    /// measured. The runtime streams such copies (non-temporal stores) inside a window of
-    /// sizes (32 KiB – 2 MiB); outside it each communicator copies the way its own timings
-    /// find cheaper (plainly in the host's fast latency mode, streamed in its slow one), so
-    /// the points outside the window price what the runtime did in the calibration's mode.
+    /// measured. Each communicator copies such buffers the way its own timings find cheaper,
+    /// starting streamed (non-temporal stores) inside a window of sizes (32 KiB – 2 MiB) and
+    /// plainly outside it: outside the window plainly in the host's fast latency mode and
+    /// streamed in its slow one, inside it streamed in both and plainly where the two CPUs
+    /// share a cache. So every point prices what the runtime did in the calibration's mode.
     /// The calibrated points of each kind price their own sizes:
     /// - inside the window: linear from nothing at 0 bytes through the points inside it;
     /// - below it: linear from nothing through the points below it, and beyond the last such

@@ -290,17 +290,19 @@ pub(crate) fn broadcast(
 /// | 4 MiB | 145–155 against 188–199 | |
 ///
 /// Streaming is nearly blind to the host's latency mode (its stores go to memory), a plain
-/// copy is not. The window is where streaming wins in both modes, so every such copy streams;
-/// below and above it (from [`HELD_FROM`] bytes) the communicator times its ranks' copies and
-/// picks the cheaper way per size class for all of them (`held.rs`), so the slow mode's gain
-/// there is taken where it is measured.
+/// copy is not. The window is where streaming wins in both modes, so its size classes start
+/// streamed and the others (from [`HELD_FROM`] bytes) plain; the communicator then times its
+/// ranks' copies and picks the cheaper way per size class for all of them (`held.rs`), so the
+/// slow mode's gain outside the window is taken where it is measured, and a third mode in which
+/// the CPUs share a cache (where plain copies win inside the window too) is followed as well.
 pub(crate) const STREAMING: std::ops::RangeInclusive<usize> = (32 << 10)..=(2 << 20);
 
 /// Whether another CPU holds `buf`: it is the buffer this rank lent to a reader on another
 /// CPU in its last single-copy call (`lent_across`), so that CPU's cache holds its lines. An
 /// ordinary copy into it would first take each line back from that cache; a streaming one
 /// only invalidates it, and the next reader reads the bytes from memory. Such copies stream
-/// inside [`STREAMING`] and where the communicator's timings say so (`held.rs`). Into a buffer no
+/// where the communicator's timings say so, from the start inside [`STREAMING`] (`held.rs`).
+/// Into a buffer no
 /// other CPU holds, streaming is slower (3.5 µs against 2.6 for a plain copy of 64 KiB), so
 /// it is kept for this case.
 fn held(lent_across: Option<(usize, usize)>, buf: &[u8]) -> bool {
@@ -333,7 +335,8 @@ unsafe fn copy_chunk(src: *const u8, dst: *mut u8, len: usize, streaming: bool) 
 /// Into a buffer whose lines another CPU holds in its cache (one it read last), a plain copy
 /// first takes every line back from that CPU; non-temporal stores only invalidate them and
 /// write to memory, where the next reader reads them. herald's single-copy protocol streams
-/// such copies of 32 KiB – 2 MiB (docs/runtime.md, "The streaming window"); herald-mpi's
+/// such copies where its timings find that cheaper, from the start at 32 KiB – 2 MiB
+/// (docs/runtime.md, "The streaming window"); herald-mpi's
 /// posted broadcasts stream their long chunks where the root measures that cheaper. Into a
 /// buffer no other CPU holds, a plain copy is faster.
 ///

@@ -1,5 +1,4 @@
-//! The choice between a plain and a streaming copy into a buffer another CPU holds, outside
-//! the sizes where streaming always wins.
+//! The choice between a plain and a streaming copy into a buffer another CPU holds.
 //!
 //! A single copy into a buffer whose lines another CPU's cache holds (the reader's own buffer,
 //! which that CPU read in the call before: `direct.rs`, `held`) either takes every line back
@@ -15,9 +14,14 @@
 //! | 32 KiB – 2 MiB | | streaming wins in both | | |
 //! | 4 MiB | 145–155 | 188–199 | | 223 |
 //!
-//! Inside [`STREAMING`] every such copy streams. Outside it, from [`HELD_FROM`] bytes, the
-//! communicator chooses per size class (lengths within a factor of 2), for all its ranks at
-//! once, from timings of the copies themselves:
+//! A third mode, in which the two CPUs share a cache (a raw hop of about 31 ns), reverses the
+//! window: there a plain 256 KiB copy into a held buffer took 4.8 µs and herald's streamed
+//! broadcast 17.7 (docs/runtime.md, "The streaming window in a shared cache").
+//!
+//! From [`HELD_FROM`] bytes the communicator chooses per size class (lengths within a factor
+//! of 2), for all its ranks at once, from timings of the copies themselves. A class starts
+//! streamed if its shortest length lies in [`STREAMING`] (where streaming won in the fast and
+//! the slow mode alike), plain otherwise:
 //!
 //! * **One way for every rank.** One rank's way changes what the others' copies cost: a
 //!   streamed buffer is read from memory by its next reader, a plainly copied one from the
@@ -105,11 +109,12 @@ struct Epochs {
     every: u32,
 }
 
-impl Default for Epochs {
-    fn default() -> Epochs {
+impl Epochs {
+    /// A class's epochs before any timing: `streaming` chosen.
+    fn starting(streaming: bool) -> Epochs {
         Epochs {
-            way: false,
-            chosen: false,
+            way: streaming,
+            chosen: streaming,
             samples: [0; EPOCH],
             taken: 0,
             cost: [None; 2],
@@ -117,9 +122,7 @@ impl Default for Epochs {
             every: FIRST_TRY,
         }
     }
-}
 
-impl Epochs {
     /// Adds a timing of `way`; returns the way to use from now on.
     fn add(&mut self, way: bool, ps_per_byte: u64) -> bool {
         if way != self.way {
@@ -179,11 +182,21 @@ pub(crate) struct HeldWays {
     epochs: [Mutex<Epochs>; CLASSES],
 }
 
+/// Whether class `k` starts streamed: its shortest length lies in [`STREAMING`].
+fn starts_streamed(k: usize) -> bool {
+    u32::try_from(k)
+        .ok()
+        .and_then(|k| 1usize.checked_shl(k))
+        .is_some_and(|shortest| STREAMING.contains(&shortest))
+}
+
 impl Default for HeldWays {
     fn default() -> HeldWays {
         HeldWays {
-            way: std::array::from_fn(|_| AtomicU8::new(0)),
-            epochs: std::array::from_fn(|_| Mutex::new(Epochs::default())),
+            way: std::array::from_fn(|k| {
+                AtomicU8::new(if starts_streamed(k) { STREAMS } else { 0 })
+            }),
+            epochs: std::array::from_fn(|k| Mutex::new(Epochs::starting(starts_streamed(k)))),
         }
     }
 }
@@ -216,12 +229,6 @@ fn class_of(len: usize) -> usize {
 impl HeldWays {
     /// How a rank whose counts are `calls` copies `len` bytes into a held buffer in this call.
     pub(crate) fn pick(&self, calls: &mut HeldCalls, len: usize) -> Pick {
-        if STREAMING.contains(&len) {
-            return Pick {
-                streaming: true,
-                timed: false,
-            };
-        }
         if len < HELD_FROM {
             return PLAIN;
         }
@@ -240,7 +247,7 @@ impl HeldWays {
     /// `copied` bytes in `ns` nanoseconds. A call that copied nothing (a root's) is no timing;
     /// nor is one that finds another rank recording (it is dropped rather than waited for).
     pub(crate) fn record(&self, len: usize, streaming: bool, (ns, copied): (u64, u64)) {
-        if len < HELD_FROM || STREAMING.contains(&len) || copied == 0 {
+        if len < HELD_FROM || copied == 0 {
             return;
         }
         let class = class_of(len);
@@ -303,23 +310,66 @@ mod tests {
     }
 
     #[test]
-    fn the_window_always_streams_and_short_copies_are_plain_and_untimed() {
+    fn classes_start_streamed_in_the_window_and_short_copies_are_plain_and_untimed() {
         let w = HeldWays::default();
         let mut c = HeldCalls::default();
-        for len in [*STREAMING.start(), 1 << 20, *STREAMING.end()] {
-            for _ in 0..100 {
-                let want = Pick {
-                    streaming: true,
-                    timed: false,
-                };
-                assert_eq!(w.pick(&mut c, len), want);
-            }
+        // A class starts streamed iff its shortest length lies in the window.
+        let window = [*STREAMING.start(), 1 << 20, *STREAMING.end(), 3 << 20];
+        for len in window {
+            assert!(w.pick(&mut c, len).streaming, "{len}");
+            assert!(w.chosen(len), "{len}");
+        }
+        for len in [HELD_FROM, 4096, *STREAMING.start() - 1, 4 << 20] {
+            assert!(!w.pick(&mut c, len).streaming, "{len}");
+            assert!(!w.chosen(len), "{len}");
         }
         for len in [1, 64, HELD_FROM - 1] {
             for _ in 0..100 {
                 assert_eq!(w.pick(&mut c, len), PLAIN);
             }
         }
+    }
+
+    #[test]
+    fn a_window_class_leaves_streaming_only_where_plain_copies_are_cheaper() {
+        let len = 256 << 10;
+        let per_epoch = SAMPLE * EPOCH as u32;
+        // The fast and the slow mode (docs/runtime.md, "The streaming window": 13.7 µs
+        // streamed against 30.6 plain, and 15.0 against 163; ps per byte): streaming stays,
+        // the tries of plain copies come ever less often, and in the slow mode each ends at
+        // its first call (plain costs more than GIVE_UP times streaming).
+        for (streamed, plain) in [(52, 117), (57, 622)] {
+            let w = HeldWays::default();
+            let mut ranks = vec![HeldCalls::default(); 2];
+            let tries = drive(&w, &mut ranks, len, 200_000, |s| {
+                if s {
+                    streamed
+                } else {
+                    plain
+                }
+            });
+            assert!(w.chosen(len), "{streamed} {plain}");
+            // The first try follows the first epoch (plain has no cost yet).
+            assert_eq!(tries.first(), Some(&per_epoch));
+            let gaps: Vec<u32> = tries.windows(2).map(|t| t[1] - t[0]).collect();
+            assert!(gaps.windows(2).all(|g| g[1] >= g[0]), "{gaps:?}");
+            assert!(
+                gaps.last()
+                    .is_some_and(|&g| g + EPOCH as u32 >= MAX_TRY * per_epoch),
+                "{gaps:?}"
+            );
+        }
+        // The shared-cache mode (4.8 µs plain against 17.7 streamed): plain after the first
+        // try, and it stays.
+        let w = HeldWays::default();
+        let mut ranks = vec![HeldCalls::default(); 2];
+        let cost = |s: bool| if s { 68 } else { 18 };
+        drive(&w, &mut ranks, len, 2 * per_epoch, cost);
+        assert!(!w.chosen(len));
+        drive(&w, &mut ranks, len, 100_000, cost);
+        assert!(!w.chosen(len));
+        // Other classes have not moved.
+        assert!(w.chosen(64 << 10) && !w.chosen(4096));
     }
 
     #[test]

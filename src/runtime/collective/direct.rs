@@ -302,9 +302,8 @@ pub(crate) const STREAMING: std::ops::RangeInclusive<usize> = (32 << 10)..=(2 <<
 /// ordinary copy into it would first take each line back from that cache; a streaming one
 /// only invalidates it, and the next reader reads the bytes from memory. Such copies stream
 /// where the communicator's timings say so, from the start inside [`STREAMING`] (`held.rs`).
-/// Into a buffer no
-/// other CPU holds, streaming is slower (3.5 µs against 2.6 for a plain copy of 64 KiB), so
-/// it is kept for this case.
+/// Into a buffer no other CPU holds, streaming is slower (3.5 µs against 2.6 for a plain copy
+/// of 64 KiB), so it is kept for this case.
 fn held(lent_across: Option<(usize, usize)>, buf: &[u8]) -> bool {
     buf.len() >= HELD_FROM && lent_across == Some((buf.as_ptr() as usize, buf.len()))
 }
@@ -336,9 +335,9 @@ unsafe fn copy_chunk(src: *const u8, dst: *mut u8, len: usize, streaming: bool) 
 /// first takes every line back from that CPU; non-temporal stores only invalidate them and
 /// write to memory, where the next reader reads them. herald's single-copy protocol streams
 /// such copies where its timings find that cheaper, from the start at 32 KiB – 2 MiB
-/// (docs/runtime.md, "The streaming window"); herald-mpi's
-/// posted broadcasts stream their long chunks where the root measures that cheaper. Into a
-/// buffer no other CPU holds, a plain copy is faster.
+/// (docs/runtime.md, "The streaming window"); herald-mpi's posted broadcasts stream their long
+/// chunks where the root measures that cheaper. Into a buffer no other CPU holds, a plain copy
+/// is faster.
 ///
 /// The fence orders the copy's stores before every later store of this thread: a flag
 /// released after the call publishes the bytes.

@@ -123,10 +123,17 @@ impl Epochs {
         }
     }
 
-    /// Adds a timing of `way`; returns the way to use from now on.
-    fn add(&mut self, way: bool, ps_per_byte: u64) -> bool {
+    /// The class's [`HeldWays`] bits: the way in use ([`STREAMS`]), and whether it is a try
+    /// ([`TRYING`]).
+    fn bits(&self) -> u8 {
+        (if self.way { STREAMS } else { 0 }) | if self.way != self.chosen { TRYING } else { 0 }
+    }
+
+    /// Adds a timing of `way` (dropped unless `way` is the one in use); `self.way` is then
+    /// the way to use from now on.
+    fn add(&mut self, way: bool, ps_per_byte: u64) {
         if way != self.way {
-            return self.way;
+            return;
         }
         self.samples[self.taken] = ps_per_byte;
         self.taken += 1;
@@ -141,10 +148,10 @@ impl Epochs {
             self.every = (self.every * 2).min(MAX_TRY);
             self.since_try = 0;
             self.way = self.chosen;
-            return self.way;
+            return;
         }
         if self.taken < EPOCH {
-            return self.way;
+            return;
         }
         self.taken = 0;
         let mut sorted = self.samples;
@@ -168,7 +175,6 @@ impl Epochs {
                 self.way = !self.chosen;
             }
         }
-        self.way
     }
 }
 
@@ -192,11 +198,11 @@ fn starts_streamed(k: usize) -> bool {
 
 impl Default for HeldWays {
     fn default() -> HeldWays {
+        let epochs: [Epochs; CLASSES] =
+            std::array::from_fn(|k| Epochs::starting(starts_streamed(k)));
         HeldWays {
-            way: std::array::from_fn(|k| {
-                AtomicU8::new(if starts_streamed(k) { STREAMS } else { 0 })
-            }),
-            epochs: std::array::from_fn(|k| Mutex::new(Epochs::starting(starts_streamed(k)))),
+            way: std::array::from_fn(|k| AtomicU8::new(epochs[k].bits())),
+            epochs: epochs.map(Mutex::new),
         }
     }
 }
@@ -255,9 +261,8 @@ impl HeldWays {
             return;
         };
         let ps_per_byte = (ns.saturating_mul(1000) / copied).max(1);
-        let way = epochs.add(streaming, ps_per_byte);
-        let bits = if way { STREAMS } else { 0 } | if way != epochs.chosen { TRYING } else { 0 };
-        self.way[class].store(bits, Ordering::Relaxed);
+        epochs.add(streaming, ps_per_byte);
+        self.way[class].store(epochs.bits(), Ordering::Relaxed);
     }
 
     /// The way chosen now for `len`-byte copies (not the one in use during a try).

@@ -279,12 +279,15 @@ pub(crate) fn build(
         wall_s,
         modes: modes
             .iter()
-            .map(|m| ModeJson {
-                raw_hop_ns: m.center,
-                share: m.share,
-                measurements: m.samples,
-                regime: PICKS[regime(m.center)].1,
-                regime_reference_ns: hop.as_ref().map(|d| d.pick(PICKS[regime(m.center)].0)),
+            .map(|m| {
+                let (pick, name) = PICKS[regime(m.center)];
+                ModeJson {
+                    raw_hop_ns: m.center,
+                    share: m.share,
+                    measurements: m.samples,
+                    regime: name,
+                    regime_reference_ns: hop.as_ref().map(|d| d.pick(pick)),
+                }
             })
             .collect(),
         rows,

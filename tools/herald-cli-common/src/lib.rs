@@ -93,8 +93,25 @@ fn first_paragraph(text: &str) -> String {
 /// assert_eq!(code, std::process::ExitCode::from(FAILED));
 /// ```
 pub fn fail(who: &str, text: &str, usage: bool) -> ExitCode {
-    eprintln!("{who}: {}", text.replace('\n', " "));
+    say(&format!("{who}: {}", text.replace('\n', " ")));
     ExitCode::from(if usage { USAGE } else { FAILED })
+}
+
+/// Writes `line` and a newline to stderr in one write, so the lines of processes that share
+/// a terminal or a pipe (the ranks of an MPI job) do not interleave within a line, as
+/// `eprintln!`'s separate writes of each formatted piece did (`herald-mpi: rank 0herald-mpi:
+/// rank 1: …`).
+///
+/// ```
+/// herald_cli_common::say("herald: one line");
+/// ```
+pub fn say(line: &str) {
+    use std::io::Write;
+    let mut text = String::with_capacity(line.len() + 1);
+    text.push_str(line);
+    text.push('\n');
+    // Nothing to do if stderr is gone.
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 #[cfg(test)]

@@ -23,7 +23,8 @@
 //!   (`--allreduce` fixes one).
 //!   Where every rank is on one host, a broadcast or an allreduce is posted in a shared window
 //!   instead ([`Post`]) at the sizes where the profile measured posting faster than the
-//!   planner's tree or the predicted allreduce ([`PostChoice`], `--post`).
+//!   planner's tree or the predicted allreduce ([`PostChoice`], `--post`), or, with `--post
+//!   adapt`, where timing both ways as the bench runs finds it faster ([`crate::adapt`]).
 //! * `inproc` — herald's in-process collectives ([`herald::Comm`]): `N` threads of rank 0's
 //!   process, pinned to the CPUs of the `N` MPI processes (thread `r` on rank `r`'s CPU), using
 //!   herald's default schedule (its planner's choice when `herald calibrate` has written a
@@ -56,6 +57,7 @@
 //! The payload of the in-process allreduce is the same `u64` array as the library's, on the heap,
 //! reduced in place with herald's `CommRank::allreduce_slice`.
 
+use crate::adapt::{Chooser, Kind, Way};
 use crate::allreduce::{AllreduceChoice, AllreducePlans, AllreduceRun};
 use crate::cluster::Cluster;
 use crate::error::Error;
@@ -164,6 +166,10 @@ pub enum PostChoice {
     /// `allreduce` set, never for allreduces.
     #[default]
     Auto,
+    /// As [`PostChoice::Auto`] where the faster way takes less than
+    /// [`FLOOR_NS`](crate::adapt::FLOOR_NS) by the profile; from there by timing both ways
+    /// as the bench runs, starting on the profile's choice ([`Chooser`]).
+    Adapt,
     /// Always, with slots of this shape (every rank must be on one node).
     Always(PostShape),
     /// Never: the planner's trees only.
@@ -267,6 +273,9 @@ enum OverMpi {
     /// Posted in the shared window (the bench's [`Post`]).
     Posted,
     Allreduce(AllreduceRun),
+    /// Posted or the plan over MPI, whichever the bench's [`Chooser`] finds faster, starting
+    /// on the profile's choice: `(posted, over MPI)` ns by the profile.
+    Adaptive(Box<OverMpi>, (f64, f64)),
 }
 
 /// One timed round: `k` collectives of `bytes` in a row, timed as `variant` says, on data made
@@ -286,7 +295,7 @@ fn mpi_round(
     chan: &Channel,
     round: Round,
     herald: Option<&OverMpi>,
-    post: Option<&Post>,
+    (post, chooser): (Option<&Post>, &Chooser),
     b: &mut Buffers,
 ) -> Result<f64, Error> {
     let Round {
@@ -304,25 +313,24 @@ fn mpi_round(
                 comm.process_at_rank(root_of(i) as i32)
                     .broadcast_into(&mut b.bytes[..]);
             }
-            (Collective::Bcast, Some(OverMpi::Bcast(plans))) => {
-                plans[usize::from(root_of(i) != 0)].run(chan, &mut b.bytes)?;
-            }
-            (Collective::Bcast, Some(OverMpi::Posted)) => {
-                post.ok_or_else(|| Error::Usage("no shared window".into()))?
-                    .broadcast(chan, &mut b.bytes, root_of(i))?;
-            }
             (Collective::Allreduce, None) => {
                 comm.all_reduce_into(&b.value[..], &mut b.result[..], SystemOperation::sum());
                 std::mem::swap(&mut b.value, &mut b.result);
             }
-            (Collective::Allreduce, Some(OverMpi::Allreduce(run))) => {
-                run.run(chan, &mut b.scratch, &mut b.value)?;
+            (_, Some(OverMpi::Adaptive(over, times))) => {
+                let post = post.ok_or_else(|| Error::Usage("no shared window".into()))?;
+                let kind = match coll {
+                    Collective::Bcast => Kind::Broadcast,
+                    Collective::Allreduce => Kind::Allreduce,
+                };
+                chooser.call((kind, round.bytes), *times, (post, chan), |way| match way {
+                    Way::Posted => {
+                        herald_call(coll, &OverMpi::Posted, Some(post), chan, b, root_of(i))
+                    }
+                    Way::OverMpi => herald_call(coll, over, Some(post), chan, b, root_of(i)),
+                })?;
             }
-            (Collective::Allreduce, Some(OverMpi::Posted)) => {
-                post.ok_or_else(|| Error::Usage("no shared window".into()))?
-                    .allreduce(chan, &mut b.value)?;
-            }
-            _ => unreachable!("plans match their collective"),
+            (_, Some(over)) => herald_call(coll, over, post, chan, b, root_of(i))?,
         }
         Ok(())
     };
@@ -340,6 +348,30 @@ fn mpi_round(
             Ok(all[(k - 1) / 2])
         }
     }
+}
+
+/// One call of herald over MPI, `over`'s way (not [`OverMpi::Adaptive`]), from `root`.
+fn herald_call(
+    coll: Collective,
+    over: &OverMpi,
+    post: Option<&Post>,
+    chan: &Channel,
+    b: &mut Buffers,
+    root: usize,
+) -> Result<(), Error> {
+    let post = || post.ok_or_else(|| Error::Usage("no shared window".into()));
+    match (coll, over) {
+        (Collective::Bcast, OverMpi::Bcast(plans)) => {
+            plans[usize::from(root != 0)].run(chan, &mut b.bytes)?;
+        }
+        (Collective::Bcast, OverMpi::Posted) => post()?.broadcast(chan, &mut b.bytes, root)?,
+        (Collective::Allreduce, OverMpi::Allreduce(run)) => {
+            run.run(chan, &mut b.scratch, &mut b.value)?;
+        }
+        (Collective::Allreduce, OverMpi::Posted) => post()?.allreduce(chan, &mut b.value)?,
+        _ => unreachable!("plans match their collective, and do not nest"),
+    }
+    Ok(())
 }
 
 /// The fewest collectives in a round (`K`), whatever the target time. At `K = 1` the `pingpong`
@@ -452,15 +484,40 @@ fn posts(
     match (opts.post, coll) {
         (PostChoice::Always(_), _) => true,
         (PostChoice::Never, _) => false,
-        (PostChoice::Auto, Collective::Bcast) => {
+        (PostChoice::Auto | PostChoice::Adapt, Collective::Bcast) => {
             opts.algo.is_none() && cluster.posts(profile, bytes as u64)
         }
-        (PostChoice::Auto, Collective::Allreduce) => {
+        (PostChoice::Auto | PostChoice::Adapt, Collective::Allreduce) => {
             opts.algo.is_none()
                 && opts.allreduce.is_none()
                 && cluster.posts_allreduce(profile, bytes as u64)
         }
     }
+}
+
+/// Where herald over MPI chooses `coll` of `bytes` by timing ([`PostChoice::Adapt`]): the
+/// profile's `(posted, over MPI)` times, if the faster is at least
+/// [`FLOOR_NS`](crate::adapt::FLOOR_NS).
+fn adapts(
+    opts: &BenchOptions,
+    cluster: &Cluster,
+    profile: &Profile,
+    coll: Collective,
+    bytes: usize,
+) -> Option<(f64, f64)> {
+    let ranks = cluster.ranks() as u32;
+    let times = match coll {
+        Collective::Bcast => profile.posted_ns(ranks, bytes as u64),
+        Collective::Allreduce if opts.allreduce.is_none() => {
+            profile.posted_allreduce_ns(ranks, bytes as u64)
+        }
+        Collective::Allreduce => None,
+    }?;
+    (opts.post == PostChoice::Adapt
+        && opts.algo.is_none()
+        && cluster.hosts().len() == 1
+        && times.0.min(times.1) >= crate::adapt::FLOOR_NS)
+        .then_some(times)
 }
 
 /// herald over MPI for one (collective, size): plans and their label (collective: each rank
@@ -473,6 +530,17 @@ fn over_mpi(
     coll: Collective,
     bytes: usize,
 ) -> Result<(OverMpi, String), Error> {
+    if let Some(times) = adapts(opts, cluster, profile, coll, bytes) {
+        let fixed = BenchOptions {
+            post: PostChoice::Never,
+            ..opts.clone()
+        };
+        let (over, label) = over_mpi(world, cluster, profile, &fixed, coll, bytes)?;
+        return Ok((
+            OverMpi::Adaptive(Box::new(over), times),
+            format!("posted in a shared window or {label}, by timing"),
+        ));
+    }
     let n = world.size() as u32;
     let (what, label) = match coll {
         _ if posts(opts, cluster, profile, coll, bytes) => (
@@ -717,8 +785,9 @@ pub fn bench(
     // decides alike from the same options and profile).
     let wanted = opts.collectives.iter().any(|&c| {
         opts.sizes.iter().any(|&b| {
-            profile.is_some_and(|p| posts(opts, cluster, p, c, b))
-                || matches!(opts.post, PostChoice::Always(_))
+            profile.is_some_and(|p| {
+                posts(opts, cluster, p, c, b) || adapts(opts, cluster, p, c, b).is_some()
+            }) || matches!(opts.post, PostChoice::Always(_))
         })
     });
     let post = match (opts.herald, opts.post) {
@@ -734,7 +803,7 @@ pub fn bench(
             )))
         }
         (HeraldSide::Mpi, PostChoice::Always(shape)) if wanted => Some(Post::new(chan, shape)?),
-        (HeraldSide::Mpi, PostChoice::Auto) if wanted => {
+        (HeraldSide::Mpi, PostChoice::Auto | PostChoice::Adapt) if wanted => {
             Some(Post::new(chan, PostShape::for_ranks(chan.size()))?)
         }
         _ => None,
@@ -762,6 +831,11 @@ pub fn bench(
         let comm = comm_store.insert(Comm::with_options(n, options).map_err(Error::herald)?);
         inproc = Some(InProc::new(team, comm));
     }
+    // Chooses by timing where the options ask for it ([`PostChoice::Adapt`]).
+    let chooser = profile.map_or_else(
+        || Chooser::new(f64::INFINITY),
+        |p| Chooser::for_profile(p, n as u32),
+    );
     let nap = Duration::from_millis(1);
     let mut rows = Vec::new();
     let mut seed = 1u64;
@@ -810,7 +884,8 @@ pub fn bench(
                         t
                     } else {
                         let over = if herald { plans.as_ref() } else { None };
-                        let t = mpi_round(world, chan, round, over, post.as_ref(), &mut b)?;
+                        let t =
+                            mpi_round(world, chan, round, over, (post.as_ref(), &chooser), &mut b)?;
                         if let Err(e) = check(&b, round, n) {
                             let who = if herald { "herald over MPI" } else { "MPI" };
                             return Err(Error::Verify(format!("{who}, rank {me}: {e}")));
@@ -870,7 +945,15 @@ pub fn bench(
                     collective: coll,
                     variant,
                     herald: opts.herald,
-                    algorithm: label.clone(),
+                    algorithm: match (&plans, coll) {
+                        (Some(OverMpi::Adaptive(..)), Collective::Bcast) => chooser
+                            .describe(Kind::Broadcast, bytes)
+                            .map_or(label.clone(), |d| format!("{label}: {d}")),
+                        (Some(OverMpi::Adaptive(..)), Collective::Allreduce) => chooser
+                            .describe(Kind::Allreduce, bytes)
+                            .map_or(label.clone(), |d| format!("{label}: {d}")),
+                        _ => label.clone(),
+                    },
                     herald_us: hu,
                     mpi_us: mu,
                     ratio: if mu.median > 0.0 {

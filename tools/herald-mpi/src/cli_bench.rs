@@ -38,8 +38,10 @@ pub(crate) struct BenchArgs {
     /// herald over MPI: when to post broadcasts and allreduces in an MPI shared window
     /// instead of the planner's trees and allreduces: `auto` (where the profile measured it
     /// faster: `herald-mpi calibrate` with every rank on one node; never with --algo, nor for
-    /// allreduces with --allreduce), `never`, or always with slots of `default` (4144) or this
-    /// many bytes (every rank must be on one node).
+    /// allreduces with --allreduce), `adapt` (as `auto`, but where the faster way takes 25
+    /// µs or more by the profile, by timing both ways as the bench runs, starting on the
+    /// profile's choice), `never`, or always with slots of `default` (4144) or this many bytes
+    /// (every rank must be on one node).
     #[arg(long, value_name = "WHEN", default_value = "auto")]
     post: String,
     /// With --post: slots per rank (how far a root may run ahead of its slowest reader).
@@ -130,6 +132,7 @@ impl BenchArgs {
             allreduce,
             post: match self.post.as_str() {
                 "auto" => PostChoice::Auto,
+                "adapt" => PostChoice::Adapt,
                 "never" => PostChoice::Never,
                 b => {
                     let bulk_slot_bytes = size(&self.post_bulk_bytes).map_err(|_| {
@@ -142,7 +145,7 @@ impl BenchArgs {
                         "default" => herald_mpi::post::DEFAULT_SLOT_BYTES,
                         b => size(b).map_err(|_| {
                             Error::Usage(format!(
-                                "--post {b:?}: auto, never, default or a slot size"
+                                "--post {b:?}: auto, adapt, never, default or a slot size"
                             ))
                         })?,
                     };

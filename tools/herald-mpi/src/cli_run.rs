@@ -8,6 +8,7 @@ use herald::{
     runtime::Spread,
     Algorithm, Collective, LogP, Model, Postal, Profile, Ratio, Request, Schedule,
 };
+use herald_mpi::adapt::{Chooser, Kind, Way};
 use herald_mpi::allreduce::{AllreduceChoice, AllreducePlans};
 use herald_mpi::{
     contribution, payload, post::PostShape, sum_of_contributions, BroadcastPlan, Cluster,
@@ -125,6 +126,11 @@ pub(crate) struct RunArgs {
     /// Accept a profile of other hosts.
     #[arg(long)]
     force: bool,
+    /// With --algo auto, a broadcast and every rank on one node: choose between posting in a
+    /// shared window and the planner's tree by timing both as the run goes, starting on the
+    /// profile's choice (where the faster takes 25 µs or more by the profile; herald_mpi::adapt).
+    #[arg(long)]
+    adapt: bool,
     /// The number of MPI processes expected (fails clearly when mpirun started another number).
     #[arg(short = 'n')]
     n: Option<usize>,
@@ -143,7 +149,7 @@ impl RunArgs {
     fn canonical(&self) -> String {
         format!(
             "run algo={} model={:?} m={} radix={} root={} bytes={} iters={} verify={} profile={:?} \
-             threads={} thread_profile={:?}",
+             threads={} thread_profile={:?} adapt={}",
             self.algo,
             self.model,
             self.blocks,
@@ -154,7 +160,8 @@ impl RunArgs {
             self.verify,
             self.profile,
             self.threads,
-            self.thread_profile
+            self.thread_profile,
+            self.adapt
         )
     }
 }
@@ -314,7 +321,29 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
         && with_profile
             .as_ref()
             .is_some_and(|(p, c)| c.posts(p, a.bytes as u64));
-    let post = if posts {
+    // --adapt: the profile's (posted, tree) times, where the choice goes by timing
+    let adapt = match &with_profile {
+        Some((p, c)) if a.adapt && a.algo == "auto" && c.hosts().len() == 1 => match &chosen {
+            Chosen::Broadcast(_) => p.posted_ns(world.size() as u32, a.bytes as u64),
+            Chosen::Combine(_) => None,
+        },
+        _ => None,
+    };
+    if a.adapt && adapt.is_none() {
+        return Err(Error::Usage(
+            "--adapt chooses between posting and the planner's tree: it needs --algo auto, a \
+             broadcast, every rank on one node and a profile that timed posting there \
+             (herald-mpi calibrate)"
+                .into(),
+        )
+        .into());
+    }
+    let chooser = with_profile
+        .as_ref()
+        .filter(|_| adapt.is_some())
+        .map(|(p, _)| Chooser::for_profile(p, world.size() as u32));
+    let posts = posts && adapt.is_none();
+    let post = if posts || adapt.is_some() {
         Some(Post::new(&chan, PostShape::for_ranks(chan.size())).map_err(Error::from)?)
     } else {
         None
@@ -347,11 +376,22 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
                 }
                 chan.barrier().map_err(Error::from)?;
                 let t0 = Instant::now();
-                match &post {
-                    Some(post) => post
+                match (&post, &chooser, adapt) {
+                    (Some(post), Some(chooser), Some(times)) => {
+                        let (root, buf) = (a.root as usize, &mut buf);
+                        chooser.call((Kind::Broadcast, a.bytes), times, (post, &chan), |way| {
+                            match way {
+                                Way::Posted => {
+                                    post.broadcast(&chan, buf, root).map_err(Error::from)
+                                }
+                                Way::OverMpi => plan.run(&chan, buf),
+                            }
+                        })?;
+                    }
+                    (Some(post), _, _) => post
                         .broadcast(&chan, &mut buf, a.root as usize)
                         .map_err(Error::from)?,
-                    None => plan.run(&chan, &mut buf)?,
+                    (None, _, _) => plan.run(&chan, &mut buf)?,
                 }
                 times.push(t0.elapsed());
                 if a.verify && me != plan.root() && bad.is_none() {
@@ -383,6 +423,32 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
             }
         }
     }
+    // --adapt: the way the choice settled on (the profile's where the class was not timed),
+    // its label and the profile's time for it
+    let (label, predicted) = match (&chooser, adapt) {
+        (Some(c), Some((posted_ns, tree_ns))) => {
+            let settled = c
+                .report()
+                .first()
+                .map(|r| r.3)
+                .unwrap_or(if posted_ns <= tree_ns {
+                    Way::Posted
+                } else {
+                    Way::OverMpi
+                });
+            let how = c
+                .describe(Kind::Broadcast, a.bytes)
+                .unwrap_or_else(|| "the profile's choice (too short to time)".into());
+            (
+                format!("posted in a shared window or {label}, {how}"),
+                Some(match settled {
+                    Way::Posted => posted_ns,
+                    Way::OverMpi => tree_ns,
+                }),
+            )
+        }
+        _ => (label, predicted),
+    };
     // Every rank learns whether any rank saw a wrong byte; each reports its own.
     let any_bad = any_rank(world, bad.is_some());
     if let Some(b) = &bad {
@@ -429,7 +495,7 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
             a.bytes,
             world.library(),
             world.size(),
-            if posts {
+            if posts || adapt.is_some() {
                 String::new()
             } else {
                 format!(" ({} sends)", schedule.len())

@@ -544,10 +544,14 @@ fn fall(world: &World, victim: usize, die: bool) {
         return;
     }
     if die {
-        eprintln!("herald-mpi: rank {victim}: selftest --die: exiting now");
+        herald_cli_common::say(&format!(
+            "herald-mpi: rank {victim}: selftest --die: exiting now"
+        ));
         std::process::exit(9);
     }
-    eprintln!("herald-mpi: rank {victim}: selftest --stall: sleeping");
+    herald_cli_common::say(&format!(
+        "herald-mpi: rank {victim}: selftest --stall: sleeping"
+    ));
     std::thread::sleep(Duration::from_secs(3600));
 }
 

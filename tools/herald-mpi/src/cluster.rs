@@ -210,6 +210,11 @@ impl Cluster {
         &self.hosts
     }
 
+    /// The job's ranks.
+    pub fn ranks(&self) -> usize {
+        self.rank_pus.len()
+    }
+
     /// Each rank's host index.
     pub fn host_of(&self) -> &[usize] {
         &self.host_of

@@ -43,6 +43,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations)]
 
+pub mod adapt;
 pub mod allreduce;
 pub mod bench;
 pub mod calibrate;

@@ -75,7 +75,9 @@ fn main() -> ExitCode {
     let rank = world.rank();
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        eprintln!("herald-mpi: rank {rank}: internal error (a bug); aborting the job");
+        herald_cli_common::say(&format!(
+            "herald-mpi: rank {rank}: internal error (a bug); aborting the job"
+        ));
         default_hook(info);
         herald_mpi::abort_world(101);
     }));

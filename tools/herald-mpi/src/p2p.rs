@@ -944,12 +944,12 @@ impl RawReq<'_> {
         if !done {
             // MPI may still read or write the request's buffer, which Rust is about to free.
             let why = failed.or_else(|| self.chan.failed.borrow().clone());
-            eprintln!(
+            herald_cli_common::say(&format!(
                 "herald-mpi: rank {}: {}; {} cannot be completed: aborting the job (MPI_Abort)",
                 self.chan.rank,
                 why.unwrap_or_else(|| "a request failed".into()),
                 self.describe()
-            );
+            ));
             std::thread::sleep(Duration::from_millis(300));
             self.chan.comm.abort(1);
         }

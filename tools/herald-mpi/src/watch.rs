@@ -74,11 +74,11 @@ fn watch() -> &'static Watch {
     static WATCH: OnceLock<&'static Watch> = OnceLock::new();
     WATCH.get_or_init(|| {
         start(Box::new(|rank, what, limit| {
-            eprintln!(
+            herald_cli_common::say(&format!(
                 "herald-mpi: rank {rank}: waited {} s in {what}, which every rank must join: a \
                  rank stopped answering; aborting the job",
                 limit.as_secs_f64().round()
-            );
+            ));
             crate::p2p::abort_world(1)
         }))
     })

@@ -431,7 +431,71 @@ fn calibration_writes_a_profile_herald_and_run_read() {
         ],
         Duration::from_secs(120),
     );
+    // `run --adapt` and `bench --post adapt` time posting against the planner's tree at 4 MiB
+    // (a broadcast there takes more than the 25 µs the choice is timed from on any machine:
+    // 160 GB/s) and take both ways: the class's first try comes after its 16th call
+    let adapt = mpirun(
+        2,
+        &[
+            "run",
+            "--profile",
+            p,
+            "--adapt",
+            "--bytes",
+            "4194304",
+            "--iters",
+            "40",
+            "--verify",
+            "--json",
+        ],
+        Duration::from_secs(120),
+    );
+    let bench = mpirun(
+        2,
+        &[
+            "bench",
+            "--profile",
+            p,
+            "--post",
+            "adapt",
+            "--collectives",
+            "bcast,allreduce",
+            "--sizes",
+            "4M",
+            "--variants",
+            "pingpong",
+            "--rounds",
+            "2",
+            "--json",
+        ],
+        Duration::from_secs(120),
+    );
     let _ = std::fs::remove_file(&path);
+    assert_eq!(adapt.code, Some(0), "{adapt:?}");
+    let v: serde_json::Value = serde_json::from_str(adapt.stdout.trim()).expect("one JSON object");
+    assert_eq!(v["verified"], true, "{v}");
+    let algorithm = v["algorithm"].as_str().unwrap_or_default();
+    let tries = algorithm
+        .split(" of ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse::<u32>().ok());
+    assert!(
+        algorithm.contains("chosen by timing") && tries.is_some_and(|t| t >= 1),
+        "{v}"
+    );
+    assert_eq!(bench.code, Some(0), "{bench:?}");
+    let v: serde_json::Value = serde_json::from_str(bench.stdout.trim()).expect("one JSON object");
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 2, "{v}");
+    for row in rows {
+        assert!(
+            row["algorithm"]
+                .as_str()
+                .is_some_and(|a| a.contains("chosen by timing")),
+            "{row}"
+        );
+    }
     assert_eq!(flat.code, Some(0), "{flat:?}");
     let v: serde_json::Value = serde_json::from_str(flat.stdout.trim()).expect("one JSON object");
     assert_eq!(

@@ -15,63 +15,70 @@
 //! # How
 //!
 //! A [`Chooser`] keeps one [`Class`] per collective and power-of-two size class. A class
-//! starts on the profile's choice and times every call of the way it is on. Every *epoch* of
-//! calls the ranks agree on the slowest rank's time of the epoch, and only agreed figures
-//! decide, so every rank takes the same way in every call:
+//! starts on the profile's choice and times every call of the way it is on. At the end of
+//! every *epoch* of calls the ranks agree on the slowest rank's time of it, and only agreed
+//! figures decide, so every rank takes the same way in every call:
 //!
 //! - A class's first epoch warms it up and is not compared.
-//! - After its second epoch, and then after 2, 4, … up to [`MAX_BACKOFF`] epochs, a class *tries*
-//!   the other way for a shorter epoch (half, at least [`MIN_TRY`] calls).
+//! - Once an epoch after it is settled, and then after 2, 4, … up to [`MAX_BACKOFF`] epochs, a
+//!   class *tries* the other way for an epoch (at least [`MIN_TRY`] calls).
 //! - A try that is more than 5 % faster per call than the fastest of the last [`RECENT`]
-//!   epochs before it switches the class to that way (and its tries start again after one
-//!   epoch); one that is not doubles the epochs to the next try.
+//!   epochs on the settled way switches the class to that way (and its tries start again
+//!   after one epoch); one that is not doubles the epochs to the next try.
 //!
 //! The first call on a way after calls on the other pays that way's warm-up (lines of its
 //! buffers, or of the window, that left the caches meanwhile) and is not counted; later calls
-//! of a short try may still pay some of it, so tries lean against switching: a class leaves
-//! its way for a clearly faster one, not for one within the spread.
+//! of a try may still pay some of it, so tries lean against switching: a class leaves its way
+//! for a clearly faster one, not for one within the spread.
 //!
-//! Agreeing is a posted allreduce of one word per rank (each rank's epoch time in its own word),
-//! so its cost is the profile's posted allreduce of that many bytes. An epoch is long enough
-//! that its calls take about 100 agreements ([`Class::epoch_calls`]), and at least
-//! [`MIN_EPOCH`] calls. A class whose faster way the profile puts below [`FLOOR_NS`] is not
-//! timed: it takes the profile's choice.
+//! **Agreements do not wait** ([`Post::agree`]): at the end of an epoch each rank publishes
+//! its time in the shared window and reads every rank's time of the agreement two before,
+//! waiting only for a rank that has not got that far. A posted broadcast loop is fastest when
+//! its root runs many calls ahead of its readers; an agreement that made the ranks wait for
+//! each other (a posted allreduce, the first version of this session) took that lead away:
+//! with the class held on posting and such an agreement every 8 calls, a 2-rank `loop` of
+//! 256 KiB broadcasts took 0.55–1.56 of `MPI_Bcast` where the same loop without agreements
+//! took 0.32–1.03, and the tries of the tree won against the slowed posting. So a class's
+//! epochs are planned from times two agreements old ([`Class::begin`]).
 //!
-//! # Limits (measured; docs/mpi.md, "Thirty-eighth session")
+//! An epoch is long enough that its calls take about 100 agreements' time (priced as the
+//! profile's posted allreduce of a word per rank, [`Class::epoch_calls`]), and at least
+//! [`MIN_EPOCH`] calls. A class is timed only where both the profile's times are long and
+//! close ([`timed`]): the faster at least [`FLOOR_NS`], the slower at most [`BAND`] times it;
+//! elsewhere it takes the profile's choice.
 //!
-//! The choice is opt-in (`herald-mpi bench --post adapt`, `herald-mpi run --adapt`), not the
-//! default, because an agreement is a point where the ranks wait for each other:
+//! # Measured, and why it is opt-in (docs/mpi.md, "Thirty-eighth session")
 //!
-//! - A posted broadcast loop is fastest when its root runs many calls ahead of its readers.
-//!   The agreement every epoch takes that lead away. With the way held on posting and an
-//!   agreement every 8 calls, a 2-rank `loop` of 256 KiB broadcasts took 0.55–1.56 of
-//!   `MPI_Bcast` where the same loop without agreements took 0.32–1.03 (six passes each).
-//! - So at 256 KiB the tries of the tree win against a slowed posting: with the stale profile
-//!   of figures AS1, the 256 KiB rows switched to the tree in 3 to 6 passes of 10 and measured
-//!   0.98–1.02 of `MPI_Bcast` (medians over the passes) against 0.24–0.53 with the profile's
-//!   choice (posting).
-//! - From 1 MiB it pays where the profile is stale: with the same profile (which chose the
-//!   tree there) the 1 and 4 MiB broadcast rows measured 0.39–0.77 of `MPI_Bcast` against
-//!   0.96–1.05.
-//! - Where the profile is right it costs: with the profile of figures AS2 the 1 MiB broadcast
-//!   rows measured 0.36–0.90 against 0.34–0.65, and the 1 MiB allreduces 0.46–0.57 against
-//!   0.42–0.51 (a try of the tree, and in 3 of 10 passes a switch to it).
+//! `herald-mpi bench --post adapt` and `herald-mpi run --adapt` use it; the bench's default is
+//! still the profile's choice. Ten passes of 2 processes against `--post auto`
+//! (`docs/data/mpi-adapt-2026-12-01.txt`, run 6):
 //!
-//! An agreement that does not wait (each rank publishes its epoch's time in the window and
-//! reads the others' one epoch later) would keep the lead; it is not built.
+//! - With the stale profile of figures AS1 (the tree at 1 MiB), the 1 and 4 MiB broadcast
+//!   rows measured 0.47–0.94 of `MPI_Bcast` (medians over the passes) against 0.99–1.02.
+//!   The 4 MiB `loop`, the first row of its class in the bench, mostly ended before the class
+//!   switched (9 of 10 passes).
+//! - With the profile of figures AS2 (posting, right), the class never switched, but its tries
+//!   of the tree cost: the 256 KiB to 4 MiB broadcasts measured 0.24–0.97 against 0.24–0.61.
+//!   Some of that is the host: in four passes of 4 processes, where the chooser timed no
+//!   broadcast (the profile's two ways lie more than 2× apart there), the same posted
+//!   broadcast rows differed by up to 2.2× between the two sides of the A/B (1 MiB `barrier`:
+//!   0.11 against 0.25 of `MPI_Bcast`).
+//!
+//! So it is worth it where a profile may be stale and calls are long; it is not yet shown to
+//! cost nothing where the profile is right.
 //!
 //! [`Profile::posted_wins`]: herald::Profile::posted_wins
 
 use crate::{Channel, P2pError, Post};
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
 
 /// A class's calls between two agreements: at least this many.
 pub const MIN_EPOCH: u32 = 8;
 /// A class's calls between two agreements: at most this many.
 pub const MAX_EPOCH: u32 = 1 << 14;
-/// Calls of a try: at least this many (else half an epoch).
+/// Calls of a try: at least this many (else an epoch's).
 pub const MIN_TRY: u32 = 4;
 /// A try is compared with the fastest of this many last epochs on the settled way.
 pub const RECENT: usize = 4;
@@ -80,8 +87,17 @@ pub const MAX_BACKOFF: u32 = 64;
 /// The least predicted time per call (of the faster way) at which a class is timed, ns: at
 /// 5 µs the 64 KiB broadcasts of the stale profile of figures AS1 (posting, calibrated at
 /// 8.4 µs) were timed too and switched to the tree in 6–8 of 10 passes, measuring 1.00–1.03
-/// of `MPI_Bcast` against 0.37–1.11 with the profile's choice (module docs, "Limits").
+/// of `MPI_Bcast` against 0.37–1.11 with the profile's choice (the first version, whose
+/// agreements waited: docs/data/mpi-adapt-2026-12-01.txt, run 1).
 pub const FLOOR_NS: f64 = 25_000.0;
+/// A class is timed only where the profile's slower way takes at most this many times the
+/// faster's: where one way is far faster, a try of the other costs more than the choice is
+/// likely to win back. (4 processes on 2 CPUs, where posting took 0.03–0.3 of the tree's
+/// time: timing both ways, the 256 KiB allreduce measured 0.71–0.73 of `MPI_Allreduce`
+/// against 0.36–0.40 and the 1 MiB broadcast 0.20–0.32 of `MPI_Bcast` against 0.11–0.17, the
+/// class staying on posting, in four passes; the host's spread between the two sides of such
+/// an A/B reaches 2× too, docs/data/mpi-adapt-2026-12-01.txt, runs 5b and 7.)
+pub const BAND: f64 = 2.0;
 /// An epoch's calls take about this many agreements' time.
 const AGREEMENTS_PER_EPOCH: f64 = 100.0;
 
@@ -121,31 +137,36 @@ pub enum Kind {
     Allreduce,
 }
 
-/// The choice of one class: which way it is on, and when it tries the other. Only the agreed
-/// epoch times ([`Class::settle`]) move it, so ranks that record the same calls and settle
-/// the same figures choose alike.
+/// The choice of one class: which way it is on, and when it tries the other.
+///
+/// Only agreed epoch times move it ([`Class::settle`]), so ranks that record the same calls
+/// and settle the same figures choose alike. Times may come back late: the [`Chooser`]'s
+/// agreements do not wait ([`Post::agree`]), so an epoch's time is settled while later
+/// epochs run, and each epoch is planned ([`Class::begin`]) from the times settled so far.
 ///
 /// ```
 /// use herald_mpi::adapt::{Class, Way};
 /// let mut c = Class::new(Way::OverMpi, 8);
-/// // the first epoch (the warm-up), then the second: 8 calls over MPI each, the slowest
-/// // rank took 800 µs in all
+/// // the first epoch (the warm-up), then the second: 8 calls over MPI each, 100 µs a call on
+/// // the slowest rank, each epoch's time settled at once
 /// for _ in 0..2 {
 ///     for _ in 0..7 {
 ///         assert_eq!(c.took(100_000), None);
 ///     }
-///     assert_eq!(c.took(100_000), Some(800_000));
-///     c.settle(800_000);
+///     assert_eq!(c.took(100_000), Some(100_000));
+///     c.settle(100_000);
+///     c.begin();
 /// }
-/// // then a try of 4 calls posted, 50 µs each, after one uncounted (its warm-up): the
+/// // then a try of 8 calls posted, 50 µs each, after one uncounted (its warm-up): the
 /// // class switches
 /// assert_eq!(c.way(), Way::Posted);
 /// assert_eq!(c.took(900_000), None);
-/// for _ in 0..3 {
+/// for _ in 0..7 {
 ///     assert_eq!(c.took(50_000), None);
 /// }
-/// assert_eq!(c.took(50_000), Some(200_000));
-/// c.settle(200_000);
+/// assert_eq!(c.took(50_000), Some(50_000));
+/// c.settle(50_000);
+/// c.begin();
 /// assert_eq!((c.settled(), c.switches()), (Way::Posted, 1));
 /// ```
 #[derive(Debug, Clone)]
@@ -154,14 +175,14 @@ pub struct Class {
     way: Way,
     /// Calls of such an epoch.
     epoch: u32,
-    /// Whether the current epoch is a try of the other way.
-    trying: bool,
-    /// Whether the current epoch is the class's first (its warm-up, not compared).
-    first: bool,
+    /// The epoch being run.
+    now: Epoch,
+    /// Epochs run whose agreed times have not been settled, oldest first.
+    pending: VecDeque<Epoch>,
     /// Whether the next call is the first on its way after calls on the other: it is made but
     /// not counted (its warm-up).
     warming: bool,
-    /// Calls recorded in the current epoch.
+    /// Calls counted in the current epoch.
     calls: u32,
     /// This rank's time of them, ns.
     mine_ns: u64,
@@ -175,21 +196,34 @@ pub struct Class {
     switches: u32,
 }
 
+/// An epoch of a [`Class`]: its way, whether it is a try, whether it is the class's first
+/// (its warm-up, not compared).
+#[derive(Debug, Clone, Copy)]
+struct Epoch {
+    way: Way,
+    trying: bool,
+    first: bool,
+}
+
 impl Class {
     /// A class on `start`, `epoch` calls (at least 1) between agreements; it tries the other
-    /// way after its second epoch (its first is its warm-up).
+    /// way once an epoch after its first (its warm-up) is settled.
     pub fn new(start: Way, epoch: u32) -> Class {
         Class {
             way: start,
             epoch: epoch.max(1),
-            trying: false,
-            first: true,
+            now: Epoch {
+                way: start,
+                trying: false,
+                first: true,
+            },
+            pending: VecDeque::new(),
             warming: false,
             calls: 0,
             mine_ns: 0,
             held_ns: Vec::with_capacity(RECENT),
             backoff: 1,
-            until_try: 1,
+            until_try: 0,
             tries: 0,
             switches: 0,
         }
@@ -216,11 +250,7 @@ impl Class {
 
     /// The way of the next call.
     pub fn way(&self) -> Way {
-        if self.trying {
-            self.way.other()
-        } else {
-            self.way
-        }
+        self.now.way
     }
 
     /// The way of the epochs that are not tries.
@@ -228,7 +258,7 @@ impl Class {
         self.way
     }
 
-    /// Tries so far.
+    /// Tries settled so far.
     pub fn tries(&self) -> u32 {
         self.tries
     }
@@ -238,18 +268,11 @@ impl Class {
         self.switches
     }
 
-    fn epoch_len(&self) -> u32 {
-        if self.trying {
-            (self.epoch / 2).max(MIN_TRY)
-        } else {
-            self.epoch
-        }
-    }
-
-    /// Records this rank's time of a call made [`way`](Self::way); at the epoch's last call,
-    /// this rank's time of the epoch, which the ranks then agree on (the slowest rank's) and
-    /// pass to [`settle`](Self::settle) before the next call. The first call on a way after
-    /// calls on the other is not counted: it pays that way's warm-up (the lines of its
+    /// Records this rank's time of a call made [`way`](Self::way). At the epoch's last call,
+    /// returns this rank's time per call of the epoch, which the ranks then agree on (the
+    /// slowest rank's goes to [`settle`](Self::settle), now or later), and the epoch is over:
+    /// [`begin`](Self::begin) plans the next before the next call. The first call on a way
+    /// after calls on the other is not counted: it pays that way's warm-up (the lines of its
     /// buffers, or of the window, that left the caches meanwhile).
     pub fn took(&mut self, ns: u64) -> Option<u64> {
         if std::mem::take(&mut self.warming) {
@@ -257,50 +280,91 @@ impl Class {
         }
         self.calls += 1;
         self.mine_ns = self.mine_ns.saturating_add(ns);
-        (self.calls >= self.epoch_len()).then_some(self.mine_ns)
+        let len = if self.now.trying {
+            self.epoch.max(MIN_TRY)
+        } else {
+            self.epoch
+        };
+        if self.calls < len {
+            return None;
+        }
+        let per_call = self.mine_ns / u64::from(self.calls);
+        (self.calls, self.mine_ns) = (0, 0);
+        self.pending.push_back(self.now);
+        Some(per_call)
     }
 
-    /// Ends the epoch with its agreed time (the slowest rank's, ns): after a try, switches if
-    /// the try was more than 5 % faster per call than the fastest of the last [`RECENT`]
-    /// epochs before it (an epoch's time has a long upper tail: a slow one alone must not
-    /// make a try look faster).
+    /// Settles the oldest epoch not yet settled with its agreed time per call (the slowest
+    /// rank's, ns): after a try, switches if the try was more than 5 % faster than the
+    /// fastest of the last [`RECENT`] epochs on the settled way (an epoch's time has a long
+    /// upper tail: a slow one alone must not make a try look faster).
     pub fn settle(&mut self, agreed_ns: u64) {
-        let per_call = agreed_ns / u64::from(self.calls.max(1));
-        self.calls = 0;
-        self.mine_ns = 0;
-        let before = self.way();
-        if self.trying {
-            self.trying = false;
+        let Some(e) = self.pending.pop_front() else {
+            return;
+        };
+        if e.first {
+            // the class's first epoch warms it up (the bench's first epoch of 1 MiB posted
+            // allreduces took 460–540 µs a call, its later ones 100–370): not a measurement
+        } else if e.trying {
             self.tries += 1;
             match self.held_ns.iter().min() {
-                Some(&held) if u128::from(per_call) * 21 < u128::from(held) * 20 => {
-                    self.way = self.way.other();
+                Some(&held) if u128::from(agreed_ns) * 21 < u128::from(held) * 20 => {
+                    self.way = e.way;
                     self.held_ns.clear();
-                    self.held_ns.push(per_call);
+                    self.held_ns.push(agreed_ns);
                     self.switches += 1;
                     self.backoff = 1;
                 }
                 _ => self.backoff = (self.backoff * 2).min(MAX_BACKOFF),
             }
             self.until_try = self.backoff;
-        } else if std::mem::take(&mut self.first) {
-            // the class's first epoch warms it up (the bench's first epoch of 1 MiB posted
-            // allreduces took 460–540 µs a call, its later ones 100–370): not a measurement
-        } else {
+        } else if e.way == self.way {
             if self.held_ns.len() == RECENT {
                 self.held_ns.remove(0);
             }
-            self.held_ns.push(per_call);
-            self.until_try = self.until_try.saturating_sub(1);
-            self.trying = self.until_try == 0;
+            self.held_ns.push(agreed_ns);
         }
-        self.warming = self.way() != before;
+    }
+
+    /// Plans the next epoch, after [`took`](Self::took) ended one (and after the settling
+    /// its agreement brought): a try of the other way once the epochs before the next try
+    /// have run, no try is waiting to be settled and an epoch on the settled way is; else an
+    /// epoch on the settled way.
+    pub fn begin(&mut self) {
+        let before = self.now.way;
+        let try_out = self.pending.iter().any(|e| e.trying);
+        let trying = !try_out && !self.held_ns.is_empty() && self.until_try == 0;
+        if !try_out && !self.held_ns.is_empty() && !trying {
+            self.until_try -= 1;
+        }
+        self.now = Epoch {
+            way: if trying { self.way.other() } else { self.way },
+            trying,
+            first: false,
+        };
+        self.warming = self.now.way != before;
     }
 }
 
 /// A class's state as reported: `(kind, bytes of the first call, start, now, tries,
 /// switches)`.
 pub type ClassReport = (Kind, usize, Way, Way, u32, u32);
+
+/// Whether a [`Chooser`] times a class whose ways the profile prices at `(posted, over MPI)`
+/// ns a call: the faster at least [`FLOOR_NS`], the slower at most [`BAND`] times the faster.
+///
+/// ```
+/// use herald_mpi::adapt::timed;
+/// assert!(timed((142_000.0, 133_000.0))); // AS1's 2-rank 1 MiB broadcast
+/// assert!(!timed((8_400.0, 11_000.0))); // its 64 KiB: too short to time
+/// assert!(!timed((30_000.0, 100_000.0))); // posting far faster
+/// assert!(!timed((f64::NAN, 100_000.0)));
+/// ```
+pub fn timed((posted_ns, over_ns): (f64, f64)) -> bool {
+    let (fast, slow) = (posted_ns.min(over_ns), posted_ns.max(over_ns));
+    // (`min` and `max` pass over a NaN)
+    !posted_ns.is_nan() && !over_ns.is_nan() && fast >= FLOOR_NS && slow <= BAND * fast
+}
 
 /// A timed class of a [`Chooser`], with the size of its first call and the way it started on.
 type Entry = (Class, usize, Way);
@@ -314,19 +378,23 @@ pub struct Chooser {
     agree_ns: f64,
     /// Per `(kind, log2 of the size class)`: the class, the size and way it started with.
     classes: RefCell<BTreeMap<(Kind, u32), Entry>>,
+    /// The classes of the agreements whose times have not come back, oldest first.
+    order: RefCell<VecDeque<(Kind, u32)>>,
 }
 
 impl Chooser {
-    /// A chooser whose agreement (a posted allreduce of one word per rank) takes `agree_ns`.
+    /// A chooser whose agreement takes `agree_ns` (epochs are about 100 agreements long).
     pub fn new(agree_ns: f64) -> Chooser {
         Chooser {
             agree_ns,
             classes: RefCell::new(BTreeMap::new()),
+            order: RefCell::new(VecDeque::new()),
         }
     }
 
     /// A chooser for `ranks` ranks, its agreement priced by `profile`'s posted allreduce of
-    /// `8 · ranks` bytes (10 µs where the profile has none).
+    /// `8 · ranks` bytes (10 µs where the profile has none): an agreement ([`Post::agree`])
+    /// writes a word and reads one per rank, as that allreduce does, without its wait.
     pub fn for_profile(profile: &herald::Profile, ranks: u32) -> Chooser {
         let agree = profile
             .posted_allreduce_ns(ranks, 8 * u64::from(ranks))
@@ -335,9 +403,10 @@ impl Chooser {
     }
 
     /// Runs one collective of `kind` and `bytes` with `call`, the way chosen for its class:
-    /// the faster of `posted_ns` and `over_ns` (the profile's times) where that is below
-    /// [`FLOOR_NS`], else the class's way (its first call starts it on the faster). At an
-    /// epoch's end the ranks agree through `post` on `chan`. Returns the way taken.
+    /// the faster of `posted_ns` and `over_ns` (the profile's times) where the class is not
+    /// [`timed`], else the class's way (its first call starts it on the faster). At an
+    /// epoch's end the ranks agree through `post` on `chan` ([`Post::agree`]: it brings the
+    /// times of the agreement two before). Returns the way taken.
     ///
     /// # Errors
     /// `call`'s error, or the agreement's.
@@ -353,11 +422,11 @@ impl Chooser {
         } else {
             Way::OverMpi
         };
-        let fastest = posted_ns.min(over_ns);
-        if fastest.is_nan() || fastest < FLOOR_NS {
+        if !timed((posted_ns, over_ns)) {
             call(start)?;
             return Ok(start);
         }
+        let fastest = posted_ns.min(over_ns);
         let key = (kind, bytes.max(1).next_power_of_two().trailing_zeros());
         let way = self
             .classes
@@ -378,13 +447,20 @@ impl Chooser {
             .get_mut(&key)
             .and_then(|c| c.0.took(ns));
         if let Some(mine) = mine {
-            let (n, me) = (chan.size(), chan.rank());
-            let mut words = vec![0u64; n];
-            words[me] = mine;
-            post.allreduce(chan, &mut words)?;
-            let slowest = words.iter().copied().max().unwrap_or(mine);
-            if let Some(c) = self.classes.borrow_mut().get_mut(&key) {
-                c.0.settle(slowest);
+            // agreement k is this class's; it brings every rank's time of agreement k − 2,
+            // whichever class that was
+            self.order.borrow_mut().push_back(key);
+            let mut earlier = vec![0u64; chan.size()];
+            let mut classes = self.classes.borrow_mut();
+            if post.agree(chan, mine, &mut earlier)? {
+                let slowest = earlier.iter().copied().max().unwrap_or(mine);
+                let old = self.order.borrow_mut().pop_front();
+                if let Some(c) = old.and_then(|old| classes.get_mut(&old)) {
+                    c.0.settle(slowest);
+                }
+            }
+            if let Some(c) = classes.get_mut(&key) {
+                c.0.begin();
             }
         }
         Ok(way)
@@ -420,44 +496,87 @@ impl Chooser {
 mod tests {
     use super::*;
 
-    /// Runs `epochs` epochs of `class` with per-call costs `cost(way)`, the same on every
-    /// rank; returns the way of every call.
-    fn run(class: &mut Class, epochs: usize, cost: impl Fn(Way) -> u64) -> Vec<Way> {
-        let mut ways = Vec::new();
-        let mut done = 0;
-        while done < epochs {
-            let way = class.way();
-            ways.push(way);
-            if let Some(sum) = class.took(cost(way)) {
-                class.settle(sum);
-                done += 1;
+    /// Agreements late that an epoch's time is settled, as the [`Chooser`]'s are.
+    const LAG: usize = crate::post::AGREE_LAG as usize;
+
+    /// A class and the times of its epochs not yet settled, driven as a [`Chooser`] drives it.
+    struct Driven {
+        class: Class,
+        times: VecDeque<u64>,
+    }
+
+    impl Driven {
+        fn new(start: Way, epoch: u32) -> Driven {
+            Driven {
+                class: Class::new(start, epoch),
+                times: VecDeque::new(),
             }
         }
-        ways
+
+        /// One call costing `ns` on every rank; whether it ended an epoch.
+        fn call(&mut self, ns: u64) -> bool {
+            let Some(t) = self.class.took(ns) else {
+                return false;
+            };
+            self.times.push_back(t);
+            if self.times.len() > LAG {
+                let t = self.times.pop_front().expect("a time");
+                self.class.settle(t);
+            }
+            self.class.begin();
+            true
+        }
+
+        /// Runs `epochs` epochs with per-call costs `cost(way)`; the way of every call.
+        fn run(&mut self, epochs: usize, cost: impl Fn(Way) -> u64) -> Vec<Way> {
+            let mut ways = Vec::new();
+            let mut done = 0;
+            while done < epochs {
+                let way = self.class.way();
+                ways.push(way);
+                done += usize::from(self.call(cost(way)));
+            }
+            ways
+        }
+
+        /// Makes `calls` calls, the `i`-th (from 1) costing `cost(i, way, way of the call
+        /// before)` (the first call's "before" is its own way).
+        fn drive(&mut self, calls: u64, mut cost: impl FnMut(u64, Way, Way) -> u64) {
+            let mut last = self.class.way();
+            for call in 1..=calls {
+                let way = self.class.way();
+                self.call(cost(call, way, last));
+                last = way;
+            }
+        }
     }
 
     #[test]
     fn a_class_on_the_slower_way_switches_at_its_first_try() {
         // AS1's 1 MiB broadcast: the profile said tree (133 against 142 µs), then posting took
         // 49 µs and the tree 83
-        let mut c = Class::new(Way::OverMpi, 8);
+        let mut d = Driven::new(Way::OverMpi, 8);
         let cost = |w: Way| if w == Way::Posted { 49_000 } else { 83_000 };
-        let ways = run(&mut c, 3, cost);
-        // the warm-up epoch and one to compare with
-        assert_eq!(ways[..16], [Way::OverMpi; 16]);
-        // a try: one warm-up call, then four counted
-        assert_eq!(ways[16..], [Way::Posted; 5]);
+        let ways = d.run(5, cost);
+        // the warm-up epoch, one to compare with, and the two run while its time comes back
+        assert_eq!(ways[..32], [Way::OverMpi; 32]);
+        // a try: one warm-up call, then an epoch's counted
+        assert_eq!(ways[32..], [Way::Posted; 9]);
+        // its time comes back two epochs later
+        d.run(1, cost);
+        assert_eq!((d.class.settled(), d.class.tries()), (Way::OverMpi, 0));
+        d.run(1, cost);
+        let c = &d.class;
         assert_eq!((c.settled(), c.tries(), c.switches()), (Way::Posted, 1, 1));
         // and it stays there: the tries of the tree lose
-        run(&mut c, 200, cost);
-        assert_eq!(c.settled(), Way::Posted);
-        assert_eq!(c.switches(), 1);
+        d.run(200, cost);
+        assert_eq!((d.class.settled(), d.class.switches()), (Way::Posted, 1));
     }
 
     #[test]
     fn tries_of_a_slower_way_come_ever_less_often_up_to_the_cap() {
-        let mut c = Class::new(Way::Posted, 8);
-        let ways = run(&mut c, 400, |w| if w == Way::Posted { 100 } else { 150 });
+        let mut d = Driven::new(Way::Posted, 8);
+        let ways = d.run(600, |w| if w == Way::Posted { 100 } else { 150 });
         // the epochs between tries, from the calls: runs of posted calls / 8 (a run after a
         // try starts with an uncounted call)
         let mut gaps = Vec::new();
@@ -472,44 +591,36 @@ mod tests {
                 Way::OverMpi => {}
             }
         }
-        // the first gap holds the warm-up epoch
-        assert_eq!(gaps[..8], [2, 2, 4, 8, 16, 32, 64, 64]);
-        assert!(ways.iter().filter(|&&w| w == Way::OverMpi).count() < ways.len() / 50);
-        assert_eq!(c.switches(), 0);
+        // the first gap: the warm-up, an epoch to compare with and the two its time takes to
+        // come back; then the backoff (2, 4, … 64) and the two epochs each try's time takes
+        assert_eq!(gaps[..8], [4, 4, 6, 10, 18, 34, 66, 66]);
+        // tries cost 9 calls in 66 epochs of 8 at the cap (1.7 %), more before it
+        assert!(ways.iter().filter(|&&w| w == Way::OverMpi).count() < ways.len() / 33);
+        assert_eq!(d.class.switches(), 0);
     }
 
     #[test]
     fn a_class_follows_a_change_of_the_host() {
         // posting wins at first, then the host changes and the tree wins by 1.5×
-        let mut c = Class::new(Way::Posted, 8);
-        run(&mut c, 20, |w| if w == Way::Posted { 100 } else { 200 });
-        assert_eq!(c.settled(), Way::Posted);
-        run(&mut c, 200, |w| if w == Way::Posted { 300 } else { 200 });
-        assert_eq!(c.settled(), Way::OverMpi);
+        let mut d = Driven::new(Way::Posted, 8);
+        d.run(20, |w| if w == Way::Posted { 100 } else { 200 });
+        assert_eq!(d.class.settled(), Way::Posted);
+        d.run(200, |w| if w == Way::Posted { 300 } else { 200 });
+        assert_eq!(d.class.settled(), Way::OverMpi);
     }
 
     #[test]
     fn one_slow_epoch_does_not_make_a_slower_try_look_faster() {
         // posting takes 50 µs a call, but one epoch in three is slow (a 500 µs call among
         // its eight: 106 µs a call); the tree takes 83
-        let mut c = Class::new(Way::Posted, 8);
-        let mut calls = 0u64;
-        let mut ways = Vec::new();
-        while ways.len() < 20_000 {
-            let way = c.way();
-            ways.push(way);
-            calls += 1;
-            let ns = match way {
-                Way::Posted if calls % 24 == 0 => 500_000,
-                Way::Posted => 50_000,
-                Way::OverMpi => 83_000,
-            };
-            if let Some(sum) = c.took(ns) {
-                c.settle(sum);
-            }
-        }
-        assert_eq!((c.settled(), c.switches()), (Way::Posted, 0));
-        assert!(c.tries() >= 8);
+        let mut d = Driven::new(Way::Posted, 8);
+        d.drive(20_000, |call, way, _| match way {
+            Way::Posted if call % 24 == 0 => 500_000,
+            Way::Posted => 50_000,
+            Way::OverMpi => 83_000,
+        });
+        assert_eq!((d.class.settled(), d.class.switches()), (Way::Posted, 0));
+        assert!(d.class.tries() >= 8);
     }
 
     #[test]
@@ -517,52 +628,34 @@ mod tests {
         // the other way takes 40 µs a call against 50, but its first call after the other
         // way's takes 1 ms (its lines left the caches): counted, it would cost the try
         // (1000 + 3 · 40) / 4 = 280 µs a call
-        let mut c = Class::new(Way::OverMpi, 8);
-        let mut last = Way::OverMpi;
-        let mut ways = Vec::new();
-        while ways.len() < 100 {
-            let way = c.way();
-            let ns = match (way, last) {
-                (Way::Posted, Way::OverMpi) => 1_000_000,
-                (Way::Posted, _) => 40_000,
-                (Way::OverMpi, _) => 50_000,
-            };
-            ways.push(way);
-            last = way;
-            if let Some(sum) = c.took(ns) {
-                c.settle(sum);
-            }
-        }
-        assert_eq!((c.settled(), c.switches()), (Way::Posted, 1));
+        let mut d = Driven::new(Way::OverMpi, 8);
+        d.drive(100, |_, way, last| match (way, last) {
+            (Way::Posted, Way::OverMpi) => 1_000_000,
+            (Way::Posted, _) => 40_000,
+            (Way::OverMpi, _) => 50_000,
+        });
+        assert_eq!((d.class.settled(), d.class.switches()), (Way::Posted, 1));
     }
 
     #[test]
     fn a_cold_first_epoch_is_not_compared() {
         // posting takes 100 µs a call once warm and 500 in its first epoch; the tree 150
-        let mut c = Class::new(Way::Posted, 8);
-        let mut calls = 0;
-        for _ in 0..1000 {
-            let way = c.way();
-            calls += 1;
-            let ns = match way {
-                Way::Posted if calls <= 8 => 500_000,
-                Way::Posted => 100_000,
-                Way::OverMpi => 150_000,
-            };
-            if let Some(sum) = c.took(ns) {
-                c.settle(sum);
-            }
-        }
-        assert_eq!((c.settled(), c.switches()), (Way::Posted, 0));
-        assert!(c.tries() >= 4);
+        let mut d = Driven::new(Way::Posted, 8);
+        d.drive(1000, |call, way, _| match way {
+            Way::Posted if call <= 8 => 500_000,
+            Way::Posted => 100_000,
+            Way::OverMpi => 150_000,
+        });
+        assert_eq!((d.class.settled(), d.class.switches()), (Way::Posted, 0));
+        assert!(d.class.tries() >= 4);
     }
 
     #[test]
     fn a_try_within_five_percent_does_not_switch() {
-        let mut c = Class::new(Way::OverMpi, 8);
-        run(&mut c, 100, |w| if w == Way::Posted { 96 } else { 100 });
-        assert_eq!((c.settled(), c.switches()), (Way::OverMpi, 0));
-        assert!(c.tries() >= 5);
+        let mut d = Driven::new(Way::OverMpi, 8);
+        d.run(100, |w| if w == Way::Posted { 96 } else { 100 });
+        assert_eq!((d.class.settled(), d.class.switches()), (Way::OverMpi, 0));
+        assert!(d.class.tries() >= 5);
     }
 
     #[test]
@@ -571,13 +664,14 @@ mod tests {
         assert_eq!(Class::epoch_calls(10_000.0, 2_000.0), 20);
         assert_eq!(Class::epoch_calls(1.0, 1e9), MAX_EPOCH);
         assert_eq!(Class::epoch_calls(f64::NAN, 1.0), MAX_EPOCH);
-        // a try is half an epoch, at least MIN_TRY calls
-        let mut c = Class::new(Way::Posted, 40);
-        run(&mut c, 2, |_| 1);
-        assert_eq!(c.way(), Way::OverMpi);
-        assert_eq!(run(&mut c, 1, |_| 1).len(), 1 + 20);
-        let mut c = Class::new(Way::Posted, 4);
-        run(&mut c, 2, |_| 1);
-        assert_eq!(run(&mut c, 1, |_| 1).len(), 1 + MIN_TRY as usize);
+        // a try is an epoch long, at least MIN_TRY calls (after the warm-up epoch, one to
+        // compare with and the two its time takes to come back)
+        let mut d = Driven::new(Way::Posted, 40);
+        d.run(4, |_| 1);
+        assert_eq!(d.class.way(), Way::OverMpi);
+        assert_eq!(d.run(1, |_| 1).len(), 1 + 40);
+        let mut d = Driven::new(Way::Posted, 2);
+        d.run(4, |_| 1);
+        assert_eq!(d.run(1, |_| 1).len(), 1 + MIN_TRY as usize);
     }
 }

@@ -166,9 +166,9 @@ pub enum PostChoice {
     /// `allreduce` set, never for allreduces.
     #[default]
     Auto,
-    /// As [`PostChoice::Auto`] where the faster way takes less than
-    /// [`FLOOR_NS`](crate::adapt::FLOOR_NS) by the profile; from there by timing both ways
-    /// as the bench runs, starting on the profile's choice ([`Chooser`]).
+    /// By timing both ways as the bench runs, starting on the profile's choice ([`Chooser`]),
+    /// where the profile's two times are close and long enough
+    /// ([`timed`](crate::adapt::timed)); elsewhere as [`PostChoice::Auto`].
     Adapt,
     /// Always, with slots of this shape (every rank must be on one node).
     Always(PostShape),
@@ -496,8 +496,8 @@ fn posts(
 }
 
 /// Where herald over MPI chooses `coll` of `bytes` by timing ([`PostChoice::Adapt`]): the
-/// profile's `(posted, over MPI)` times, if the faster is at least
-/// [`FLOOR_NS`](crate::adapt::FLOOR_NS).
+/// profile's `(posted, over MPI)` times, if a chooser times such a class
+/// ([`timed`](crate::adapt::timed)).
 fn adapts(
     opts: &BenchOptions,
     cluster: &Cluster,
@@ -516,8 +516,8 @@ fn adapts(
     (opts.post == PostChoice::Adapt
         && opts.algo.is_none()
         && cluster.hosts().len() == 1
-        && times.0.min(times.1) >= crate::adapt::FLOOR_NS)
-        .then_some(times)
+        && crate::adapt::timed(times))
+    .then_some(times)
 }
 
 /// herald over MPI for one (collective, size): plans and their label (collective: each rank

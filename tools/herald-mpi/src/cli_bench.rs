@@ -38,9 +38,9 @@ pub(crate) struct BenchArgs {
     /// herald over MPI: when to post broadcasts and allreduces in an MPI shared window
     /// instead of the planner's trees and allreduces: `auto` (where the profile measured it
     /// faster: `herald-mpi calibrate` with every rank on one node; never with --algo, nor for
-    /// allreduces with --allreduce), `adapt` (as `auto`, but where the faster way takes 25
-    /// µs or more by the profile, by timing both ways as the bench runs, starting on the
-    /// profile's choice), `never`, or always with slots of `default` (4144) or this many bytes
+    /// allreduces with --allreduce), `adapt` (as `auto`, but where the profile's two times are
+    /// within 2× of each other and the faster is 25 µs or more, by timing both ways as the
+    /// bench runs, starting on the profile's choice), `never`, or always with slots of `default` (4144) or this many bytes
     /// (every rank must be on one node).
     #[arg(long, value_name = "WHEN", default_value = "auto")]
     post: String,

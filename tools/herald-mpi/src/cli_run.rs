@@ -128,7 +128,8 @@ pub(crate) struct RunArgs {
     force: bool,
     /// With --algo auto, a broadcast and every rank on one node: choose between posting in a
     /// shared window and the planner's tree by timing both as the run goes, starting on the
-    /// profile's choice (where the faster takes 25 µs or more by the profile; herald_mpi::adapt).
+    /// profile's choice (where the profile's two times are within 2× of each other and the
+    /// faster is 25 µs or more; herald_mpi::adapt).
     #[arg(long)]
     adapt: bool,
     /// The number of MPI processes expected (fails clearly when mpirun started another number).
@@ -436,9 +437,11 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
                 } else {
                     Way::OverMpi
                 });
-            let how = c
-                .describe(Kind::Broadcast, a.bytes)
-                .unwrap_or_else(|| "the profile's choice (too short to time)".into());
+            let how = c.describe(Kind::Broadcast, a.bytes).unwrap_or_else(|| {
+                "the profile's choice (not timed: the profile's two times are more than \
+                     2× apart, or under 25 µs)"
+                    .into()
+            });
             (
                 format!("posted in a shared window or {label}, {how}"),
                 Some(match settled {

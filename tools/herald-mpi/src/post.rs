@@ -604,6 +604,88 @@ impl<'w, W: Word> Boards<'w, W> {
     }
 }
 
+/// Slots per rank of the agreements ([`Agreements`]): one line of (tag, value) pairs.
+pub(crate) const AGREE_SLOTS: u64 = 4;
+/// How many agreements late a rank reads the others' values: `AGREE_SLOTS / 2`, so a rank
+/// overwrites a slot only once every other rank has read it (see [`agree`]).
+pub(crate) const AGREE_LAG: u64 = AGREE_SLOTS / 2;
+
+/// The agreements of a post's ranks, after the boards in the window: per rank one line of
+/// [`AGREE_SLOTS`] slots, each a tag word (agreement `k` is tagged `k + 1`; 0: none yet) and a
+/// value word. Agreement `k` goes in slot `k mod AGREE_SLOTS`.
+#[derive(Debug)]
+pub(crate) struct Agreements<'w, W> {
+    words: &'w [W],
+    n: usize,
+}
+
+impl<'w, W: Word> Agreements<'w, W> {
+    /// The words the agreements of `n` ranks need.
+    pub(crate) fn words_needed(n: usize) -> usize {
+        8 * n
+    }
+
+    /// The agreements of `n` ranks over `words` (at least [`Agreements::words_needed`], zero).
+    pub(crate) fn new(words: &'w [W], n: usize) -> Agreements<'w, W> {
+        Agreements { words, n }
+    }
+
+    fn slot(&self, r: usize, k: u64) -> (&'w W, &'w W) {
+        let at = 8 * r + 2 * (k % AGREE_SLOTS) as usize;
+        (&self.words[at], &self.words[at + 1])
+    }
+
+    /// Rank `r`'s value of agreement `k`, if it has published it.
+    fn published(&self, r: usize, k: u64) -> Option<u64> {
+        let (tag, value) = self.slot(r, k);
+        (tag.load(Ordering::Acquire) == k + 1).then(|| value.load(Ordering::Relaxed))
+    }
+
+    /// Publishes rank `me`'s value of agreement `k`.
+    fn publish(&self, me: usize, k: u64, value: u64) {
+        let (tag, word) = self.slot(me, k);
+        word.store(value, Ordering::Relaxed);
+        tag.store(k + 1, Ordering::Release);
+    }
+}
+
+/// Rank `me`'s agreement `k` on `ag` (the ranks number their agreements alike from 0): reads
+/// every rank's value of agreement `k − AGREE_LAG` into `earlier` (waiting, with `wait`, for a
+/// rank that has not published it yet), then publishes `mine` as its value of agreement `k`.
+/// Returns whether `earlier` was filled (`k ≥ AGREE_LAG`).
+///
+/// No rank waits for another to reach the same agreement, only for one `AGREE_LAG`
+/// agreements behind it: a rank may run that far ahead. Reuse: rank `r` overwrites slot
+/// `k mod AGREE_SLOTS` (agreement `k − AGREE_SLOTS`'s) only after it read every other rank's
+/// `k − AGREE_LAG` (tag `Acquire`), which each published (tag `Release`) after it read `r`'s
+/// `k − 2·AGREE_LAG = k − AGREE_SLOTS`. So a value is read before it is overwritten, and a
+/// reader waiting for agreement `j` sees an earlier tag (not yet) or `j`'s, never a later one.
+pub(crate) fn agree<W: Word, E>(
+    ag: &Agreements<'_, W>,
+    (me, k): (usize, u64),
+    mine: u64,
+    earlier: &mut [u64],
+    wait: &mut impl Wait<E>,
+) -> Result<bool, E> {
+    let filled = k >= AGREE_LAG;
+    if filled {
+        let j = k - AGREE_LAG;
+        for (r, out) in earlier.iter_mut().enumerate().take(ag.n) {
+            let mut got = None;
+            wait(
+                &mut || {
+                    got = ag.published(r, j);
+                    Ok(got.is_some())
+                },
+                &|| format!("rank {r}'s time of an earlier epoch (agreement {j})"),
+            )?;
+            *out = got.unwrap_or_default();
+        }
+    }
+    ag.publish(me, k, mine);
+    Ok(filled)
+}
+
 /// Stores `bytes` (at most `8 × words.len()`) into `words`, little-endian, the last word
 /// zero-padded.
 fn store_words<W: Word>(words: &[W], bytes: &[u8]) {
@@ -798,6 +880,8 @@ pub struct Post {
     shape: PostShape,
     /// This rank's place on each board (small, bulk).
     at: [std::cell::Cell<Cursor>; 2],
+    /// This rank's agreements so far ([`Post::agree`]).
+    agreed: std::cell::Cell<u64>,
     /// A broadcast failed: every later one fails too.
     failed: std::cell::Cell<bool>,
     /// It failed waiting (a timeout or a stop notice): some rank may never come to free the
@@ -890,7 +974,11 @@ impl Post {
                 b.checked_add(bulk)
             })
             .and_then(|b| b.checked_mul(n))
-            .map(|_| Boards::<AtomicU64>::words_needed(n, &shape) + 8)
+            .map(|_| {
+                Boards::<AtomicU64>::words_needed(n, &shape)
+                    + Agreements::<AtomicU64>::words_needed(n)
+                    + 8
+            })
             .ok_or_else(|| P2pErrorKind::Invalid("the window is too large".into()))?;
         let bytes = len
             .checked_mul(8)
@@ -966,6 +1054,7 @@ impl Post {
                     ..Cursor::default()
                 })
             }),
+            agreed: std::cell::Cell::new(0),
             failed: std::cell::Cell::new(false),
             abandoned: std::cell::Cell::new(false),
             timeout: chan.timeout(),
@@ -996,6 +1085,39 @@ impl Post {
 
     fn boards(&self) -> Boards<'_, AtomicU64> {
         Boards::new(self.words(), self.n, &self.shape)
+    }
+
+    fn agreements(&self) -> Agreements<'_, AtomicU64> {
+        let after = Boards::<AtomicU64>::words_needed(self.n, &self.shape);
+        Agreements::new(&self.words()[after..], self.n)
+    }
+
+    /// An agreement among the ranks of `chan` that does not make them wait for each other:
+    /// publishes `mine` as this rank's value of its next agreement and fills `earlier` (one
+    /// value per rank, in rank order) with every rank's value of the agreement two before it,
+    /// waiting only for a rank that has not made that one yet. Returns whether `earlier` was
+    /// filled (not at the first two agreements). Every rank makes the same agreements in the
+    /// same order as its other collectives on the post ([`crate::adapt`] uses it).
+    ///
+    /// # Errors
+    /// [`P2pErrorKind::Invalid`] if `earlier` has not one value per rank, the channel is not
+    /// the post's, or an earlier posted collective failed; a timeout or a stop notice while
+    /// waiting.
+    pub fn agree(&self, chan: &Channel, mine: u64, earlier: &mut [u64]) -> Result<bool, P2pError> {
+        if earlier.len() != self.n {
+            return Err(P2pErrorKind::Invalid(format!(
+                "an agreement of {} ranks into {} values",
+                self.n,
+                earlier.len()
+            ))
+            .into());
+        }
+        self.check(chan, "agreement")?;
+        let k = self.agreed.get();
+        let mut wait = channel_wait(chan, SPIN_POLLS);
+        let out = agree(&self.agreements(), (self.rank, k), mine, earlier, &mut wait);
+        self.agreed.set(k + 1);
+        self.record(out)
     }
 
     /// The payload bytes of a small slot: messages up to it go through the small slots (and
@@ -1076,6 +1198,25 @@ impl Post {
             &dyn Fn(usize, u64) -> P2pError,
         ) -> Result<(), P2pError>,
     ) -> Result<(), P2pError> {
+        self.check(chan, what)?;
+        let boards = self.boards();
+        let (board, k) = boards.route(want);
+        let mut at = self.at[k].get();
+        let mut wait = channel_wait(chan, spins);
+        let length = |peer: usize, got: u64| {
+            P2pError::from(P2pErrorKind::Length {
+                peer,
+                got: usize::try_from(got).unwrap_or(usize::MAX),
+                want,
+            })
+        };
+        let out = side(board, &mut at, &mut wait, &length);
+        self.at[k].set(at);
+        self.record(out)
+    }
+
+    /// Refuses a posted `what` after a failure, or on another channel than the post's.
+    fn check(&self, chan: &Channel, what: &str) -> Result<(), P2pError> {
         if self.failed.get() {
             return Err(P2pErrorKind::Invalid(format!(
                 "a posted {what} after an earlier posted collective failed"
@@ -1090,39 +1231,35 @@ impl Post {
             ))
             .into());
         }
-        let boards = self.boards();
-        let (board, k) = boards.route(want);
-        let mut at = self.at[k].get();
-        let mut wait = |ready: &mut dyn FnMut() -> Result<bool, P2pError>,
-                        waiting: &dyn Fn() -> String| {
-            poll_spinning(
-                chan,
-                spins,
-                || ready().map(|r| r.then_some(())),
-                || chan.idle(),
-                waiting,
-            )
-        };
-        let length = |peer: usize, got: u64| {
-            P2pError::from(P2pErrorKind::Length {
-                peer,
-                got: usize::try_from(got).unwrap_or(usize::MAX),
-                want,
-            })
-        };
-        let out = side(board, &mut at, &mut wait, &length);
-        self.at[k].set(at);
-        match out {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                self.failed.set(true);
-                self.abandoned.set(matches!(
-                    e.kind(),
-                    P2pErrorKind::Timeout { .. } | P2pErrorKind::Stopped { .. }
-                ));
-                Err(e)
-            }
+        Ok(())
+    }
+
+    /// Records a failed collective (every later one fails; after a failed wait the window is
+    /// abandoned, see `Drop`).
+    fn record<T>(&self, out: Result<T, P2pError>) -> Result<T, P2pError> {
+        if let Err(e) = &out {
+            self.failed.set(true);
+            self.abandoned.set(matches!(
+                e.kind(),
+                P2pErrorKind::Timeout { .. } | P2pErrorKind::Stopped { .. }
+            ));
         }
+        out
+    }
+}
+
+/// A wait of a posted collective on `chan`: polls as the channel's waits do (spinning `spins`
+/// polls, then yielding where processes outnumber CPUs), looks for stop notices, and fails
+/// after the channel's timeout naming what it waited for.
+fn channel_wait(chan: &Channel, spins: u32) -> impl Wait<P2pError> + '_ {
+    move |ready: &mut dyn FnMut() -> Result<bool, P2pError>, waiting: &dyn Fn() -> String| {
+        poll_spinning(
+            chan,
+            spins,
+            || ready().map(|r| r.then_some(())),
+            || chan.idle(),
+            waiting,
+        )
     }
 }
 
@@ -1202,8 +1339,21 @@ const fn shape(
 #[cfg(test)]
 #[derive(Debug, Clone, Copy)]
 enum Call {
-    Bcast { root: usize, bytes: usize },
-    Allreduce { elements: usize },
+    Bcast {
+        root: usize,
+        bytes: usize,
+    },
+    Allreduce {
+        elements: usize,
+    },
+    /// An agreement ([`agree`]): rank `r`'s value of its `k`-th is [`agreed_value`]`(r, k)`.
+    Agree,
+}
+
+/// What rank `r` publishes at its agreement `k` in the tests.
+#[cfg(test)]
+fn agreed_value(r: usize, k: u64) -> u64 {
+    (r as u64 + 1) * 1_000_003 + k
 }
 
 /// Rank `me`'s side of `calls` on `boards` of `n` ranks (each call on the board its length
@@ -1212,7 +1362,17 @@ enum Call {
 /// `i`, checked on every rank (bytes, or the sum [`crate::sum_of_contributions`] computes); a
 /// wait calls `pause` between polls and fails the test after 60 s (the watchdog).
 #[cfg(test)]
-fn check_calls<W: Word>(boards: &Boards<'_, W>, me: usize, calls: &[Call], pause: fn()) {
+fn check_calls<W: Word>(
+    words: &[W],
+    n: usize,
+    shape: &PostShape,
+    me: usize,
+    calls: &[Call],
+    pause: fn(),
+) {
+    let boards = Boards::new(words, n, shape);
+    let agreements = Agreements::new(&words[Boards::<W>::words_needed(n, shape)..], n);
+    let mut agreed = 0u64;
     let mut cursors = [0, 1].map(|_| Cursor {
         me,
         ..Cursor::default()
@@ -1252,8 +1412,33 @@ fn check_calls<W: Word>(boards: &Boards<'_, W>, me: usize, calls: &[Call], pause
                 let want = crate::sum_of_contributions(board.n, elements, i as u64);
                 assert!(value == want, "rank {me}, call {i}: {call:?}");
             }
+            Call::Agree => {
+                let k = agreed;
+                agreed += 1;
+                let mut earlier = vec![u64::MAX; n];
+                let mut wait = wait;
+                let filled = agree(
+                    &agreements,
+                    (me, k),
+                    agreed_value(me, k),
+                    &mut earlier,
+                    &mut wait,
+                )
+                .unwrap_or_else(|e| panic!("rank {me}, call {i}: {e}"));
+                assert_eq!(filled, k >= AGREE_LAG, "rank {me}, agreement {k}");
+                if filled {
+                    let want: Vec<u64> = (0..n).map(|r| agreed_value(r, k - AGREE_LAG)).collect();
+                    assert_eq!(earlier, want, "rank {me}, agreement {k}");
+                }
+            }
         }
     }
+}
+
+/// The words of a post of `n` ranks of `shape` in the tests: the boards', then the agreements'.
+#[cfg(test)]
+fn test_words(n: usize, shape: &PostShape) -> usize {
+    Boards::<AtomicU64>::words_needed(n, shape) + Agreements::<AtomicU64>::words_needed(n)
 }
 
 #[cfg(all(test, herald_loom))]
@@ -1276,17 +1461,15 @@ mod loom_tests {
         // 100 000 branches after ten minutes; three and more run on std threads in `tests`.
         let calls: Arc<[Call]> = calls.into();
         loom::model(move || {
-            let words: Arc<Vec<AtomicU64>> = Arc::new(
-                (0..Boards::<AtomicU64>::words_needed(n, &shape))
-                    .map(|_| AtomicU64::new(0))
-                    .collect(),
-            );
+            let len = Boards::<AtomicU64>::words_needed(n, &shape)
+                + Agreements::<AtomicU64>::words_needed(n);
+            let words: Arc<Vec<AtomicU64>> =
+                Arc::new((0..len).map(|_| AtomicU64::new(0)).collect());
             let handles: Vec<_> = (0..n)
                 .map(|me| {
                     let (words, calls) = (Arc::clone(&words), Arc::clone(&calls));
                     thread::spawn(move || {
-                        let boards = Boards::new(&words, n, &shape);
-                        check_calls(&boards, me, &calls, thread::yield_now);
+                        check_calls(&words, n, &shape, me, &calls, thread::yield_now);
                     })
                 })
                 .collect();
@@ -1335,6 +1518,30 @@ mod loom_tests {
         model_shape(2, shape, &[bcast(0, 8), bcast(1, 100), bcast(0, 60)]);
     }
 
+    /// Six agreements: every slot of each rank's line written, and the first two again,
+    /// each read (two agreements late) before it is overwritten.
+    #[test]
+    fn loom_post_agreements_reuse_their_slots() {
+        model(2, 1, &[Call::Agree; 6]);
+    }
+
+    /// Agreements between broadcasts: a rank that runs ahead through its broadcasts waits
+    /// only for an agreement two behind.
+    #[test]
+    fn loom_post_agreements_between_broadcasts() {
+        model(
+            2,
+            2,
+            &[
+                Call::Agree,
+                bcast(0, 8),
+                Call::Agree,
+                Call::Agree,
+                bcast(1, 8),
+            ],
+        );
+    }
+
     /// An allreduce of three chunks (13 elements) on two slots, between broadcasts from
     /// either rank.
     #[test]
@@ -1351,12 +1558,13 @@ mod loom_tests {
 mod tests {
     use super::*;
 
-    /// `n` threads make broadcasts and allreduces on the boards of `shape`: lengths from 0 to
-    /// past three slots of each board, the root changing every call, every third call an
-    /// allreduce, each call's result checked on every thread. With few slots and hundreds of
+    /// `n` threads make broadcasts, allreduces and agreements on the boards of `shape`:
+    /// lengths from 0 to past three slots of each board, the root changing every call, every
+    /// fifth call an agreement and most third calls an allreduce, each call's result checked
+    /// on every thread. With few slots and hundreds of
     /// calls, every slot of every rank is reused many times and ranks wait for the slowest.
     fn threads(n: usize, shape: PostShape, calls: usize) {
-        let words: Vec<AtomicU64> = (0..Boards::<AtomicU64>::words_needed(n, &shape))
+        let words: Vec<AtomicU64> = (0..test_words(n, &shape))
             .map(|_| AtomicU64::new(0))
             .collect();
         let boards = Boards::new(&words, n, &shape);
@@ -1371,11 +1579,12 @@ mod tests {
             for me in 0..n {
                 let words = &words;
                 s.spawn(move || {
-                    let boards = Boards::new(words, n, &shape);
                     let calls: Vec<Call> = (0..calls)
                         .map(|i| {
                             let bytes = lens[i % lens.len()];
-                            if i % 3 == 2 {
+                            if i % 5 == 4 {
+                                Call::Agree
+                            } else if i % 3 == 2 {
                                 Call::Allreduce {
                                     elements: bytes.div_ceil(8),
                                 }
@@ -1387,7 +1596,7 @@ mod tests {
                             }
                         })
                         .collect();
-                    check_calls(&boards, me, &calls, std::thread::yield_now);
+                    check_calls(words, n, &shape, me, &calls, std::thread::yield_now);
                 });
             }
         });
@@ -1487,6 +1696,9 @@ mod tests {
         let words: Vec<AtomicU64> = (0..Boards::<AtomicU64>::words_needed(n, &shape))
             .map(|_| AtomicU64::new(0))
             .collect();
+        // the agreements follow the boards, on a line of their own
+        assert_eq!(words.len() % 8, 0);
+        assert_eq!(test_words(n, &shape), words.len() + 8 * n);
         let boards = Boards::new(&words, n, &shape);
         let bulk = boards.bulk.as_ref().expect("bulk slots");
         let small_words = Board::<AtomicU64>::words_needed(n, 5, 100);

@@ -371,7 +371,9 @@ type Entry = (Class, usize, Way);
 
 /// Chooses, per collective and power-of-two size class, between posting and herald's plan
 /// over MPI by timing (module docs). Every rank of the channel makes the same calls through
-/// it, in the same order, with the same sizes and profile figures.
+/// it, in the same order, with the same sizes and profile figures, and with the same
+/// [`Post`]: a chooser takes every agreement of its post ([`Post::agree`]) for its own, so
+/// one post serves one chooser.
 #[derive(Debug)]
 pub struct Chooser {
     /// One agreement, ns (the profile's posted allreduce of one word per rank).

@@ -171,6 +171,8 @@ pub enum Kind {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Class {
+    /// The way it started on (the profile's choice).
+    start: Way,
     /// The way of the epochs that are not tries.
     way: Way,
     /// Calls of such an epoch.
@@ -210,6 +212,7 @@ impl Class {
     /// way once an epoch after its first (its warm-up) is settled.
     pub fn new(start: Way, epoch: u32) -> Class {
         Class {
+            start,
             way: start,
             epoch: epoch.max(1),
             now: Epoch {
@@ -256,6 +259,11 @@ impl Class {
     /// The way of the epochs that are not tries.
     pub fn settled(&self) -> Way {
         self.way
+    }
+
+    /// The way it started on.
+    pub fn started(&self) -> Way {
+        self.start
     }
 
     /// Tries settled so far.
@@ -346,10 +354,6 @@ impl Class {
     }
 }
 
-/// A class's state as reported: `(kind, bytes of the first call, start, now, tries,
-/// switches)`.
-pub type ClassReport = (Kind, usize, Way, Way, u32, u32);
-
 /// Whether a [`Chooser`] times a class whose ways the profile prices at `(posted, over MPI)`
 /// ns a call: the faster at least [`FLOOR_NS`], the slower at most [`BAND`] times the faster.
 ///
@@ -366,8 +370,19 @@ pub fn timed((posted_ns, over_ns): (f64, f64)) -> bool {
     !posted_ns.is_nan() && !over_ns.is_nan() && fast >= FLOOR_NS && slow <= BAND * fast
 }
 
-/// A timed class of a [`Chooser`], with the size of its first call and the way it started on.
-type Entry = (Class, usize, Way);
+/// The profile's choice between the two ways priced `(posted, over MPI)` ns a call.
+fn faster((posted_ns, over_ns): (f64, f64)) -> Way {
+    if posted_ns <= over_ns {
+        Way::Posted
+    } else {
+        Way::OverMpi
+    }
+}
+
+/// The [`Chooser`]'s key of a collective of `kind` and `bytes`: its power-of-two size class.
+fn key(kind: Kind, bytes: usize) -> (Kind, u32) {
+    (kind, bytes.max(1).next_power_of_two().trailing_zeros())
+}
 
 /// Chooses, per collective and power-of-two size class, between posting and herald's plan
 /// over MPI by timing (module docs). Every rank of the channel makes the same calls through
@@ -378,8 +393,8 @@ type Entry = (Class, usize, Way);
 pub struct Chooser {
     /// One agreement, ns (the profile's posted allreduce of one word per rank).
     agree_ns: f64,
-    /// Per `(kind, log2 of the size class)`: the class, the size and way it started with.
-    classes: RefCell<BTreeMap<(Kind, u32), Entry>>,
+    /// Per `(kind, log2 of the size class)`: the timed classes.
+    classes: RefCell<BTreeMap<(Kind, u32), Class>>,
     /// The classes of the agreements whose times have not come back, oldest first.
     order: RefCell<VecDeque<(Kind, u32)>>,
 }
@@ -419,26 +434,18 @@ impl Chooser {
         (post, chan): (&Post, &Channel),
         call: impl FnOnce(Way) -> Result<(), E>,
     ) -> Result<Way, E> {
-        let start = if posted_ns <= over_ns {
-            Way::Posted
-        } else {
-            Way::OverMpi
-        };
+        let start = faster((posted_ns, over_ns));
         if !timed((posted_ns, over_ns)) {
             call(start)?;
             return Ok(start);
         }
         let fastest = posted_ns.min(over_ns);
-        let key = (kind, bytes.max(1).next_power_of_two().trailing_zeros());
+        let key = key(kind, bytes);
         let way = self
             .classes
             .borrow_mut()
             .entry(key)
-            .or_insert_with(|| {
-                let epoch = Class::epoch_calls(fastest, self.agree_ns);
-                (Class::new(start, epoch), bytes, start)
-            })
-            .0
+            .or_insert_with(|| Class::new(start, Class::epoch_calls(fastest, self.agree_ns)))
             .way();
         let t0 = Instant::now();
         call(way)?;
@@ -447,7 +454,7 @@ impl Chooser {
             .classes
             .borrow_mut()
             .get_mut(&key)
-            .and_then(|c| c.0.took(ns));
+            .and_then(|c| c.took(ns));
         if let Some(mine) = mine {
             // agreement k is this class's; it brings every rank's time of agreement k − 2,
             // whichever class that was
@@ -458,36 +465,34 @@ impl Chooser {
                 let slowest = earlier.iter().copied().max().unwrap_or(mine);
                 let old = self.order.borrow_mut().pop_front();
                 if let Some(c) = old.and_then(|old| classes.get_mut(&old)) {
-                    c.0.settle(slowest);
+                    c.settle(slowest);
                 }
             }
             if let Some(c) = classes.get_mut(&key) {
-                c.0.begin();
+                c.begin();
             }
         }
         Ok(way)
     }
 
-    /// Every timed class so far, in order of kind and size.
-    pub fn report(&self) -> Vec<ClassReport> {
+    /// The way the class of `kind` and `bytes`, priced `times` by the profile, is settled
+    /// on: what [`Chooser::call`] takes there outside a try (the profile's choice where the
+    /// class is not timed).
+    pub fn settled(&self, (kind, bytes): (Kind, usize), times: (f64, f64)) -> Way {
         self.classes
             .borrow()
-            .iter()
-            .map(|(&(kind, _), (c, bytes, start))| {
-                (kind, *bytes, *start, c.settled(), c.tries(), c.switches())
-            })
-            .collect()
+            .get(&key(kind, bytes))
+            .map_or_else(|| faster(times), Class::settled)
     }
 
     /// The report of the class of `kind` and `bytes`, in words (`None` where it was not timed).
     pub fn describe(&self, kind: Kind, bytes: usize) -> Option<String> {
-        let key = (kind, bytes.max(1).next_power_of_two().trailing_zeros());
         let classes = self.classes.borrow();
-        let (c, _, start) = classes.get(&key)?;
+        let c = classes.get(&key(kind, bytes))?;
         Some(format!(
             "chosen by timing: {} (the profile's: {}; {} of {} tries switched)",
             c.settled().name(),
-            start.name(),
+            c.started().name(),
             c.switches(),
             c.tries()
         ))

@@ -319,16 +319,17 @@ fn mpi_round(
             }
             (_, Some(OverMpi::Adaptive(over, times))) => {
                 let post = post.ok_or_else(|| Error::Usage("no shared window".into()))?;
-                let kind = match coll {
-                    Collective::Bcast => Kind::Broadcast,
-                    Collective::Allreduce => Kind::Allreduce,
-                };
-                chooser.call((kind, round.bytes), *times, (post, chan), |way| match way {
-                    Way::Posted => {
-                        herald_call(coll, &OverMpi::Posted, Some(post), chan, b, root_of(i))
-                    }
-                    Way::OverMpi => herald_call(coll, over, Some(post), chan, b, root_of(i)),
-                })?;
+                chooser.call(
+                    (kind(coll), round.bytes),
+                    *times,
+                    (post, chan),
+                    |way| match way {
+                        Way::Posted => {
+                            herald_call(coll, &OverMpi::Posted, Some(post), chan, b, root_of(i))
+                        }
+                        Way::OverMpi => herald_call(coll, over, Some(post), chan, b, root_of(i)),
+                    },
+                )?;
             }
             (_, Some(over)) => herald_call(coll, over, post, chan, b, root_of(i))?,
         }
@@ -347,6 +348,14 @@ fn mpi_round(
             all.sort_by(f64::total_cmp);
             Ok(all[(k - 1) / 2])
         }
+    }
+}
+
+/// The [`Chooser`]'s kind of a collective.
+fn kind(coll: Collective) -> Kind {
+    match coll {
+        Collective::Bcast => Kind::Broadcast,
+        Collective::Allreduce => Kind::Allreduce,
     }
 }
 
@@ -945,12 +954,9 @@ pub fn bench(
                     collective: coll,
                     variant,
                     herald: opts.herald,
-                    algorithm: match (&plans, coll) {
-                        (Some(OverMpi::Adaptive(..)), Collective::Bcast) => chooser
-                            .describe(Kind::Broadcast, bytes)
-                            .map_or(label.clone(), |d| format!("{label}: {d}")),
-                        (Some(OverMpi::Adaptive(..)), Collective::Allreduce) => chooser
-                            .describe(Kind::Allreduce, bytes)
+                    algorithm: match &plans {
+                        Some(OverMpi::Adaptive(..)) => chooser
+                            .describe(kind(coll), bytes)
                             .map_or(label.clone(), |d| format!("{label}: {d}")),
                         _ => label.clone(),
                     },

@@ -428,15 +428,7 @@ pub(crate) fn run(world: &World, a: &RunArgs) -> Result<(), Failure> {
     // its label and the profile's time for it
     let (label, predicted) = match (&chooser, adapt) {
         (Some(c), Some((posted_ns, tree_ns))) => {
-            let settled = c
-                .report()
-                .first()
-                .map(|r| r.3)
-                .unwrap_or(if posted_ns <= tree_ns {
-                    Way::Posted
-                } else {
-                    Way::OverMpi
-                });
+            let settled = c.settled((Kind::Broadcast, a.bytes), (posted_ns, tree_ns));
             let how = c.describe(Kind::Broadcast, a.bytes).unwrap_or_else(|| {
                 "the profile's choice (not timed: the profile's two times are more than \
                      2× apart, or under 25 µs)"

@@ -625,9 +625,13 @@ impl<'w, W: Word> Agreements<'w, W> {
         8 * n
     }
 
-    /// The agreements of `n` ranks over `words` (at least [`Agreements::words_needed`], zero).
-    pub(crate) fn new(words: &'w [W], n: usize) -> Agreements<'w, W> {
-        Agreements { words, n }
+    /// The agreements of `n` ranks of `shape` in a window's `words` (at least
+    /// [`window_words`], zero): after the boards.
+    pub(crate) fn in_window(words: &'w [W], n: usize, shape: &PostShape) -> Agreements<'w, W> {
+        Agreements {
+            words: &words[Boards::<W>::words_needed(n, shape)..],
+            n,
+        }
     }
 
     fn slot(&self, r: usize, k: u64) -> (&'w W, &'w W) {
@@ -647,6 +651,11 @@ impl<'w, W: Word> Agreements<'w, W> {
         word.store(value, Ordering::Relaxed);
         tag.store(k + 1, Ordering::Release);
     }
+}
+
+/// The words of a post's window of `n` ranks of `shape`: the boards', then the agreements'.
+fn window_words(n: usize, shape: &PostShape) -> usize {
+    Boards::<AtomicU64>::words_needed(n, shape) + Agreements::<AtomicU64>::words_needed(n)
 }
 
 /// Rank `me`'s agreement `k` on `ag` (the ranks number their agreements alike from 0): reads
@@ -974,11 +983,7 @@ impl Post {
                 b.checked_add(bulk)
             })
             .and_then(|b| b.checked_mul(n))
-            .map(|_| {
-                Boards::<AtomicU64>::words_needed(n, &shape)
-                    + Agreements::<AtomicU64>::words_needed(n)
-                    + 8
-            })
+            .map(|_| window_words(n, &shape) + 8)
             .ok_or_else(|| P2pErrorKind::Invalid("the window is too large".into()))?;
         let bytes = len
             .checked_mul(8)
@@ -1088,8 +1093,7 @@ impl Post {
     }
 
     fn agreements(&self) -> Agreements<'_, AtomicU64> {
-        let after = Boards::<AtomicU64>::words_needed(self.n, &self.shape);
-        Agreements::new(&self.words()[after..], self.n)
+        Agreements::in_window(self.words(), self.n, &self.shape)
     }
 
     /// An agreement among the ranks of `chan` that does not make them wait for each other:
@@ -1356,8 +1360,8 @@ fn agreed_value(r: usize, k: u64) -> u64 {
     (r as u64 + 1) * 1_000_003 + k
 }
 
-/// Rank `me`'s side of `calls` on `boards` of `n` ranks (each call on the board its length
-/// routes it to, as [`Post`] does): call `i`'s broadcast payload is
+/// Rank `me`'s side of `calls` on the window `words` of `n` ranks of `shape` (each call on the
+/// board its length routes it to, as [`Post`] does; agreements after the boards): call `i`'s broadcast payload is
 /// [`crate::payload`] of seed `i`, an allreduce's contributions [`crate::contribution`] of seed
 /// `i`, checked on every rank (bytes, or the sum [`crate::sum_of_contributions`] computes); a
 /// wait calls `pause` between polls and fails the test after 60 s (the watchdog).
@@ -1371,7 +1375,7 @@ fn check_calls<W: Word>(
     pause: fn(),
 ) {
     let boards = Boards::new(words, n, shape);
-    let agreements = Agreements::new(&words[Boards::<W>::words_needed(n, shape)..], n);
+    let agreements = Agreements::in_window(words, n, shape);
     let mut agreed = 0u64;
     let mut cursors = [0, 1].map(|_| Cursor {
         me,
@@ -1435,12 +1439,6 @@ fn check_calls<W: Word>(
     }
 }
 
-/// The words of a post of `n` ranks of `shape` in the tests: the boards', then the agreements'.
-#[cfg(test)]
-fn test_words(n: usize, shape: &PostShape) -> usize {
-    Boards::<AtomicU64>::words_needed(n, shape) + Agreements::<AtomicU64>::words_needed(n)
-}
-
 #[cfg(all(test, herald_loom))]
 mod loom_tests {
     use super::*;
@@ -1461,10 +1459,11 @@ mod loom_tests {
         // 100 000 branches after ten minutes; three and more run on std threads in `tests`.
         let calls: Arc<[Call]> = calls.into();
         loom::model(move || {
-            let len = Boards::<AtomicU64>::words_needed(n, &shape)
-                + Agreements::<AtomicU64>::words_needed(n);
-            let words: Arc<Vec<AtomicU64>> =
-                Arc::new((0..len).map(|_| AtomicU64::new(0)).collect());
+            let words: Arc<Vec<AtomicU64>> = Arc::new(
+                (0..window_words(n, &shape))
+                    .map(|_| AtomicU64::new(0))
+                    .collect(),
+            );
             let handles: Vec<_> = (0..n)
                 .map(|me| {
                     let (words, calls) = (Arc::clone(&words), Arc::clone(&calls));
@@ -1564,7 +1563,7 @@ mod tests {
     /// on every thread. With few slots and hundreds of
     /// calls, every slot of every rank is reused many times and ranks wait for the slowest.
     fn threads(n: usize, shape: PostShape, calls: usize) {
-        let words: Vec<AtomicU64> = (0..test_words(n, &shape))
+        let words: Vec<AtomicU64> = (0..window_words(n, &shape))
             .map(|_| AtomicU64::new(0))
             .collect();
         let boards = Boards::new(&words, n, &shape);
@@ -1698,7 +1697,7 @@ mod tests {
             .collect();
         // the agreements follow the boards, on a line of their own
         assert_eq!(words.len() % 8, 0);
-        assert_eq!(test_words(n, &shape), words.len() + 8 * n);
+        assert_eq!(window_words(n, &shape), words.len() + 8 * n);
         let boards = Boards::new(&words, n, &shape);
         let bulk = boards.bulk.as_ref().expect("bulk slots");
         let small_words = Board::<AtomicU64>::words_needed(n, 5, 100);

@@ -50,8 +50,8 @@
 use super::call::{Core, PRESENT};
 use super::error::{CollectiveError, PoisonCause};
 use super::held::{HELD_FROM, PLAIN};
-use super::rank::{execute, CommLinks};
-use crate::runtime::exec::{Exec, Framing, Refused, Scratch};
+use super::rank::{execute, recv_wait, send_wait, CommLinks};
+use crate::runtime::exec::{Exec, Framing, Links, Refused, Scratch};
 use crate::runtime::fault;
 use crate::runtime::line::Line;
 use crate::runtime::program::{Program, RankProgram};
@@ -244,18 +244,22 @@ pub(crate) fn broadcast(
         // Rule 3: dropped (reads marked done) before `lent` waits for this rank's readers.
         let _done = ReadsDone { core, me, id, prog };
         let is_root = me == program.root() as usize;
-        let exec = Exec::new(
-            prog,
-            program.blocks(),
-            is_root,
-            Framing::Direct(framing),
-            links,
-            &mut [],
-            &core.signals,
-            me,
-            scratch,
-        );
-        execute(core, me, prog, id, exec)
+        if one_descriptor(program, prog, is_root, &framing) {
+            one_chunk(core, me, prog, id, &framing, links)
+        } else {
+            let exec = Exec::new(
+                prog,
+                program.blocks(),
+                is_root,
+                Framing::Direct(framing),
+                links,
+                &mut [],
+                &core.signals,
+                me,
+                scratch,
+            );
+            execute(core, me, prog, id, exec)
+        }
     };
     lent.succeeded = result.is_ok();
     drop(lent);
@@ -273,6 +277,69 @@ pub(crate) fn broadcast(
         });
     scratch.lent_across = (result.is_ok() && across).then_some(lent_buf);
     result
+}
+
+/// Whether rank `prog` of `program` moves one descriptor line per edge: one block of one
+/// chunk, received once (unless it is the root) and sent to each child. [`one_chunk`] then does
+/// what the executor would, without its set-up and its passes over every edge.
+fn one_descriptor(
+    program: &Program,
+    prog: &RankProgram,
+    is_root: bool,
+    framing: &DirectFraming<'_>,
+) -> bool {
+    let heard = match prog.incoming.as_slice() {
+        [] => is_root,
+        [(_, blocks)] => !is_root && blocks.len() == 1,
+        _ => false,
+    };
+    heard && program.blocks() == 1 && framing.lines(0) == 1
+}
+
+/// Rank `me`'s part of a one-descriptor single copy ([`one_descriptor`]) in call `id`: take
+/// the parent's descriptor and copy (rule 2 and 3 in [`DirectFraming::store`]), then send a
+/// descriptor of this rank's buffer to each child in program order, waking each. As the
+/// executor: a refused descriptor is a mismatch or a stop, a parent gone is a departure, and a
+/// wait looks at the poison flag and the peer's call as [`recv_wait`] does.
+fn one_chunk(
+    core: &Core,
+    me: usize,
+    prog: &RankProgram,
+    id: (u64, u64),
+    framing: &DirectFraming<'_>,
+    links: &mut CommLinks<'_>,
+) -> Result<(), CollectiveError> {
+    if let Some(&(from, _)) = prog.incoming.first() {
+        let rx = links.receiver(0, from);
+        let from = from as usize;
+        let read = |p: &[u8; Line::PAYLOAD]| framing.store(0, 0, p);
+        let got = match rx.try_recv_with(read) {
+            Ok(got) => got,
+            Err(_) => {
+                core.signals[from].notify();
+                recv_wait(core, me, from, id, rx, read)?
+            }
+        };
+        core.signals[from].notify(); // room in its ring
+        match got {
+            Ok(()) => {}
+            Err(Refused::Header(found)) => return Err(core.mismatch(me, from, id.1, found)),
+            Err(Refused::Stopped) => {
+                return Err(core.poison_error().unwrap_or(CollectiveError::Aborted))
+            }
+        }
+    }
+    for &(to, _) in &prog.sends {
+        let tx = links.sender(to);
+        let to = to as usize;
+        let fill = |p: &mut [u8; Line::PAYLOAD]| framing.fill(0, 0, p);
+        if tx.try_send_with(fill).is_err() {
+            core.signals[to].notify();
+            send_wait(core, me, to, id, tx, &fill)?;
+        }
+        core.signals[to].notify();
+    }
+    Ok(())
 }
 
 /// The payloads copied with non-temporal stores into a buffer another CPU holds. A 2-rank
@@ -655,6 +722,19 @@ mod stress {
 
     #[test]
     fn panics_anywhere_in_a_lend_never_expose_a_freed_buffer() {
+        stress(3, BYTES, CHUNK);
+    }
+
+    /// The same with one chunk, so every rank moves one descriptor (`one_chunk`, not the
+    /// executor), on 4 ranks: the binomial tree's rank 1 forwards to rank 3.
+    #[test]
+    fn panics_anywhere_in_a_one_descriptor_lend_never_expose_a_freed_buffer() {
+        stress(4, CHUNK, CHUNK);
+    }
+
+    /// `n` ranks broadcast `bytes` by single copy in chunks of `chunk`, one rank panicking
+    /// at a lend or a copy in two of three rounds.
+    fn stress(n: usize, bytes: usize, chunk: usize) {
         let (done, watch) = std::sync::mpsc::channel::<()>();
         std::thread::spawn(move || {
             if watch
@@ -665,10 +745,12 @@ mod stress {
                 std::process::abort();
             }
         });
-        let n = 3;
+        // Nothing posted: with more ranks than CPUs a few KiB would be.
         let options = CommOptions {
-            direct_min_bytes: CHUNK,
-            direct_chunk_bytes: CHUNK,
+            direct_min_bytes: chunk,
+            direct_chunk_bytes: chunk,
+            posted_broadcast: false,
+            shared_posted_bytes: None,
             ..CommOptions::default()
         };
         let mut comm = Comm::with_options(n, options).unwrap();
@@ -679,15 +761,17 @@ mod stress {
         for round in 0..rounds {
             // Which rank panics (none every third round), and at which chunk.
             let victim = (round % 3 != 2).then_some(round % n);
-            let skip = (round / 3 % (BYTES / CHUNK)) as u32;
+            let skip = (round / 3 % bytes.div_ceil(chunk)) as u32;
             let root = round / 2 % n;
             let mut ranks = comm.ranks();
             let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
                 team.run_with(&mut ranks, |_, c| {
                     let me = c.rank();
-                    let mut buf = Scrubbed(vec![if me == root { SENT } else { BEFORE }; BYTES]);
+                    let mut buf = Scrubbed(vec![if me == root { SENT } else { BEFORE }; bytes]);
                     if victim == Some(me) {
-                        let point = if me == root {
+                        // A forwarder's lend too, with one chunk (its copy is its only chunk).
+                        let lends = me == root || (bytes == chunk && round % 4 >= 2);
+                        let point = if lends {
                             Point::LendDescriptor
                         } else {
                             Point::CopyChunk

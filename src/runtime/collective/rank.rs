@@ -610,7 +610,7 @@ pub(crate) fn execute<L: Links>(
 
 /// Waits for room in `tx` (to `to`) and sends the line `fill` writes.
 #[cold]
-fn send_wait(
+pub(super) fn send_wait(
     core: &Core,
     me: usize,
     to: usize,
@@ -631,7 +631,7 @@ fn send_wait(
 
 /// Waits for a line from `from` and reads it with `read`.
 #[cold]
-fn recv_wait<R>(
+pub(super) fn recv_wait<R>(
     core: &Core,
     me: usize,
     from: usize,

@@ -106,6 +106,7 @@ fn profile(rt: Rt) -> Profile {
         direct_bytes: [4 << 10, 64 << 10, 1 << 20],
         chunk_bytes: 64 << 10,
         direct_block_ns: None,
+        direct_exec_ns: None,
         shared_one_line_ns: None,
         copy_huge_ns_per_byte: None,
         huge_bytes: None,
@@ -662,6 +663,41 @@ fn single_copy_blocks_cost_their_calibrated_difference() {
         )
     };
     assert_eq!(one(&with), 2_000_000);
+}
+
+#[test]
+fn single_copies_through_the_executor_cost_its_calibrated_extra() {
+    // The calibration's definitions (`direct_exec_ns`, `direct_block_ns`): 4 KiB in 2 blocks
+    // takes the executor and one block more than in 1 block; 64 KiB in 16 blocks the executor
+    // and 15 blocks more. One block of one chunk runs without the executor; one block of
+    // several chunks (128 KiB in 64 KiB chunks) runs it.
+    let h = machine(2);
+    let t = |p: &Profile, m: u32, bytes: u64| {
+        predict(
+            p,
+            &h,
+            &tree(Algorithm::Binomial, 2, m),
+            bytes,
+            Transport::Direct,
+        )
+    };
+    let blocks = profile_with(RT, Some(120.0), None);
+    let mut both = blocks.clone();
+    let l3 = both.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    l3.runtime.as_mut().unwrap().direct_exec_ns = Some(one(70.0));
+    // One ps of rounding per block at most (the copy's ps split into blocks).
+    let d2 = t(&both, 2, 4096) - t(&both, 1, 4096);
+    assert!(d2.abs_diff(70_000 + 120_000) <= 2, "{d2}");
+    let d16 = t(&both, 16, 64 << 10) - t(&both, 1, 64 << 10);
+    assert!(d16.abs_diff(70_000 + 15 * 120_000) <= 16, "{d16}");
+    for bytes in [4096, 64 << 10] {
+        assert_eq!(
+            t(&both, 1, bytes),
+            t(&blocks, 1, bytes),
+            "{bytes} B, one chunk"
+        );
+    }
+    assert_eq!(t(&both, 1, 128 << 10) - t(&blocks, 1, 128 << 10), 70_000);
 }
 
 #[test]

@@ -113,9 +113,9 @@ const fn posted(bytes: usize, shared: bool) -> Case {
 /// pair in a slot of `SHARED_FULL` bytes, single copies of `DIRECT[0]` and `DIRECT[1]` bytes
 /// between two ranks of one PU, a posted broadcast of two lines, a single copy of `HELD[3]`
 /// bytes, single copies of the three largest `HELD` sizes into a buffer the other PU holds,
-/// a single copy of `HELD[1]` bytes, and single copies of the two smallest `HELD` sizes into
-/// such a buffer.
-const CASES: [Case; 28] = [
+/// a single copy of `HELD[1]` bytes, single copies of the two smallest `HELD` sizes into
+/// such a buffer, and `DIRECT[0]` bytes by single copy in 2 blocks.
+const CASES: [Case; 29] = [
     case(ONE_LINE, false, Blocks::One, false),
     case(BURST, false, Blocks::One, false),
     case(STREAM[0], false, Blocks::One, false),
@@ -144,6 +144,7 @@ const CASES: [Case; 28] = [
     case(HELD[1], true, Blocks::One, false),
     held(HELD[0]),
     held(HELD[1]),
+    case(DIRECT[0], true, Blocks::Two, false),
 ];
 const _: () = assert!(HELD[0] == DIRECT[0] && HELD[2] == DIRECT[1] && HELD[4] == DIRECT[2]);
 const _: () = assert!(DIRECT[1] < HELD[3] && HELD[3] < DIRECT[2]);
@@ -182,9 +183,9 @@ pub(crate) struct RuntimeProbe {
     /// cost, one line on a shared PU, huge copy, executor on the burst and on two lines, posted
     /// line, posted further line, the same two on one PU, posted further line of a long slot,
     /// copy per byte on one PU, posted two lines, the five held copies' extra time, the copy
-    /// per byte from `HELD[3]` to `DIRECT[2]` (the large one then ends at `HELD[3]`); with the
-    /// weight.
-    samples: Vec<([f64; 25], f64)>,
+    /// per byte from `HELD[3]` to `DIRECT[2]` (the large one then ends at `HELD[3]`), the single
+    /// copy's executor; with the weight.
+    samples: Vec<([f64; 26], f64)>,
     /// Repetitions per measurement (in `CASES` order), adapted per slice.
     reps: [u64; CASES.len()],
     /// Whether the warm-up slice (whose repetitions were a guess) is behind.
@@ -260,7 +261,7 @@ impl RuntimeProbe {
             samples: Vec::new(),
             reps: [
                 64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32, 64, 32, 16, 16, 16, 8, 4, 64, 4, 4, 4,
-                2, 8, 8, 8,
+                2, 8, 8, 8, 8,
             ],
             warm: false,
         })
@@ -280,7 +281,13 @@ impl RuntimeProbe {
         let copy = (t[5] - t[4]) / (DIRECT[1] - DIRECT[0]) as f64;
         let large = (t[21] - t[5]) / (HELD[3] - DIRECT[1]) as f64;
         let upper = (t[6] - t[21]) / (DIRECT[2] - HELD[3]) as f64;
-        let block = (t[7] - t[5]) / f64::from(MANY_BLOCKS - 1);
+        // Two blocks and sixteen run the executor, one block of one chunk does not: 16 blocks
+        // over 1 (at `DIRECT[1]` bytes) is the executor and 15 blocks, 2 over 1 (at
+        // `DIRECT[0]` bytes, where a copy's spread is a tenth of the larger one's) the
+        // executor and one block.
+        let (many, two) = (t[7] - t[5], t[28] - t[4]);
+        let block = (many - two) / f64::from(MANY_BLOCKS - 2);
+        let direct_exec = two - block;
         let huge = (t[9] - t[6]) / (HUGE - DIRECT[2]) as f64;
         let exec = t[10] - t[1];
         let exec_short = t[12] - t[11];
@@ -326,6 +333,7 @@ impl RuntimeProbe {
                     held[3],
                     held[4],
                     upper,
+                    direct_exec,
                 ],
                 weight,
             ));
@@ -357,6 +365,7 @@ impl RuntimeProbe {
             direct_bytes: DIRECT.map(|b| b as u64),
             chunk_bytes: self.chunk as u64,
             direct_block_ns: Some(dist(7)),
+            direct_exec_ns: Some(dist(25)),
             shared_one_line_ns: Some(dist(8)),
             copy_huge_ns_per_byte: Some(dist(9)),
             huge_bytes: Some(HUGE as u64),

@@ -379,11 +379,20 @@ pub struct RuntimeCalibration {
     /// The single-copy chunk size the runtime used (bytes per descriptor).
     pub chunk_bytes: u64,
     /// Single copy: the extra time per block a receiver spends when a payload comes in many
-    /// blocks: `(T(16 blocks) − T(1 block)) / 15` for a `direct_bytes[1]`-byte payload (one
-    /// chunk per block either way). Absent from profiles written before herald measured it
-    /// (then 0).
+    /// blocks (one chunk per block): with `D16 = T(16 blocks) − T(1 block)` at
+    /// `direct_bytes[1]` bytes and `D2 = T(2 blocks) − T(1 block)` at `direct_bytes[0]`,
+    /// `(D16 − D2) / 14` where the profile has [`direct_exec_ns`](Self::direct_exec_ns), else
+    /// (profiles written before it) `D16 / 15`. Absent from profiles written before herald
+    /// measured it (then 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direct_block_ns: Option<Distribution>,
+    /// Single copy: what the executor costs a call that runs it (a payload of several blocks
+    /// or chunks; one chunk in one block goes without it), beyond its blocks:
+    /// `D2 − direct_block_ns` ([`direct_block_ns`](Self::direct_block_ns)).
+    /// Absent from profiles written before herald measured it (then 0: before, every single
+    /// copy ran the executor, so `direct_ns` held its cost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direct_exec_ns: Option<Distribution>,
     /// The one-line broadcast of `one_line_ns` with both ranks pinned to the pair's first PU:
     /// what a message costs through the runtime when its receiver shares the sender's PU (the
     /// waiting rank spins, then yields). Absent from profiles written before herald measured

@@ -333,6 +333,8 @@ pub struct RuntimeCosts {
     exec_ps: (u64, u64),
     /// The finest measured level's `burst_lines` (where `exec_ps.1` was measured).
     exec_lines: u64,
+    /// What a single copy that runs the executor costs each rank more, ps.
+    direct_exec_ps: u64,
     /// One-way handoff between two ranks of one PU through the runtime, ps.
     switch_ps: u64,
     /// One turn of a yielding thread on a shared PU (the bare thread switch), ps; at most
@@ -601,6 +603,10 @@ impl RuntimeCosts {
                 r.burst_lines.max(2),
             )
         });
+        // A single copy's executor (0 where not measured).
+        let direct_exec_ps = finest.as_ref().map_or(0, |(_, r)| {
+            r.direct_exec_ns.as_ref().map_or(0, |d| ps(d.pick(pick)))
+        });
         let shared_post = finest.as_ref().and_then(|(_, r)| {
             let one = r.shared_posted_ns.as_ref()?;
             let line = r.shared_posted_line_ns.as_ref()?;
@@ -625,6 +631,7 @@ impl RuntimeCosts {
             direct_call_ps,
             exec_ps,
             exec_lines,
+            direct_exec_ps,
             switch_ps,
             yield_ps,
             chunk_bytes,
@@ -701,6 +708,26 @@ impl RuntimeCosts {
         let k = i128::from(lines.max(2) - 2);
         let (s, l) = (i128::from(short), i128::from(long));
         (s + (l - s) * k / i128::from(span)).max(0) as u64
+    }
+
+    /// What a single-copy call costs each rank beyond
+    /// [`direct_call_ps`](Self::direct_call_ps) when it runs the executor (a payload of
+    /// several blocks, or of more than one chunk; one chunk in one block moves one descriptor
+    /// per edge without it), ps; 0 where the profile did not measure it
+    /// ([`direct_exec_ns`](crate::model::RuntimeCalibration::direct_exec_ns)).
+    ///
+    /// ```
+    /// # use herald::{*, model::{RuntimeCosts, Pick}};
+    /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+    /// let profile = Profile::from_json_forced(&text)?;
+    /// let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+    /// let costs = RuntimeCosts::from_profile(&profile, &h, Pick::Dominant)?;
+    /// // This profile predates the measurement.
+    /// assert_eq!(costs.direct_exec_ps(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn direct_exec_ps(&self) -> u64 {
+        self.direct_exec_ps
     }
 
     /// One-way handoff between two ranks of one PU, ps (measured through the runtime where the

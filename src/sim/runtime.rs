@@ -137,8 +137,11 @@ pub fn predict_runtime(
     // executor: each rank's call costs `exec` more than the one-block path's.
     let burst = finest.map_or(1, |l| l.burst_lines.max(1));
     let stream_lines = (HEADER + bytes).div_ceil(LINE_PAYLOAD);
+    // A single copy of one chunk in one block goes without the executor (one descriptor per
+    // edge); several blocks or chunks run it.
     let exec = match transport {
         Transport::Stream if blocks > 1 || stream_lines > burst => costs.exec_ps(stream_lines),
+        Transport::Direct if blocks > 1 || bytes > costs.chunk_bytes() => costs.direct_exec_ps(),
         _ => 0,
     };
     let sends = program_of(s);

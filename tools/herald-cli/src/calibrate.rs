@@ -225,10 +225,23 @@ fn table(p: &Profile) -> String {
                 }
             }
             if let Some(d) = &r.direct_block_ns {
+                let less = if r.direct_exec_ns.is_some() {
+                    format!(", less {} B in 2 blocks against 1", r.direct_bytes[0])
+                } else {
+                    String::new()
+                };
                 out.push_str(&format!(
-                    "    single copy per extra block {} ({} B in 16 blocks against 1)\n",
+                    "    single copy per extra block {} ({} B in 16 blocks against 1{less})\n",
                     c(d, 0),
                     r.direct_bytes[1]
+                ));
+            }
+            if let Some(d) = &r.direct_exec_ns {
+                out.push_str(&format!(
+                    "    single copy through the executor {} more ({} B in 2 blocks against 1, \
+                     less a block)\n",
+                    c(d, 0),
+                    r.direct_bytes[0]
                 ));
             }
             if let Some(d) = &r.shared_one_line_ns {

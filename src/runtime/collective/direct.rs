@@ -736,10 +736,11 @@ mod stress {
     /// at a lend or a copy in two of three rounds.
     fn stress(n: usize, bytes: usize, chunk: usize) {
         let (done, watch) = std::sync::mpsc::channel::<()>();
+        // Only a timeout is a hang: a failed assertion drops `done`, and its panic is the
+        // test's report (an abort here would hide it behind "hung").
         std::thread::spawn(move || {
-            if watch
-                .recv_timeout(std::time::Duration::from_secs(300))
-                .is_err()
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                watch.recv_timeout(std::time::Duration::from_secs(300))
             {
                 eprintln!("direct::stress hung");
                 std::process::abort();

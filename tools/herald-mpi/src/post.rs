@@ -486,9 +486,11 @@ impl<'w, W: Word> Board<'w, W> {
     pub(crate) fn write(&self, me: usize, e: u64, total: u64, chunk: &[u8], how: &mut Stores) {
         let (head, more) = self.slot(me, e);
         let first = chunk.len().min(HEAD_BYTES);
+        // The further lines first, then the first line whole, its tag last: a reader polling
+        // the tag takes the first line away once, not between its stores.
+        W::store_lines(more, &chunk[first..], how);
         head[1].store(total, Ordering::Relaxed);
         store_words(&head[2..], &chunk[..first]);
-        W::store_lines(more, &chunk[first..], how);
         head[0].store(e, Ordering::Release);
     }
 
@@ -505,9 +507,10 @@ impl<'w, W: Word> Board<'w, W> {
     ) {
         let (head, more) = self.slot(me, e);
         let first = chunk.len().min(HEAD_BYTES / 8);
+        // As `write`: the further lines first, the first line whole after them.
+        W::store_element_lines(more, &chunk[first..], how);
         head[1].store(total, Ordering::Relaxed);
         store_elements(&head[2..], &chunk[..first]);
-        W::store_element_lines(more, &chunk[first..], how);
         head[0].store(e, Ordering::Release);
     }
 

@@ -32,9 +32,11 @@
 //!
 //! 1. The root of chunk `e` makes sure every other rank's progress is at least `e − S`
 //!    (it keeps the least progress it saw and looks again, then waits, only when that is too
-//!    little); writes the message's total length into the header word of its slot
-//!    `e mod S` and the chunk into its payload words (`Relaxed`); stores `e` into the tag
-//!    (`Release`), then `e` into its own progress (`Release`). It does not wait for readers.
+//!    little); writes the chunk into the payload words of its slot `e mod S` and the
+//!    message's total length into its header word (`Relaxed`; the further lines first, then
+//!    the first line whole, so a reader polling the tag takes that line away once, not
+//!    between its stores); stores `e` into the tag (`Release`), then `e` into its own
+//!    progress (`Release`). It does not wait for readers.
 //! 2. Every other rank waits for the root's slot `e mod S` to hold tag `e` (`Acquire`),
 //!    checks the header against its own length (another length is
 //!    [`P2pErrorKind::Length`]), loads the payload words, then stores `e` into its progress

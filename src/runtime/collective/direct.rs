@@ -50,7 +50,7 @@
 use super::call::{Core, PRESENT};
 use super::error::{CollectiveError, PoisonCause};
 use super::held::{HELD_FROM, PLAIN};
-use super::rank::{execute, recv_wait, send_wait, CommLinks};
+use super::rank::{execute, recv_line, send_line, CommLinks};
 use crate::runtime::exec::{Exec, Framing, Links, Refused, Scratch};
 use crate::runtime::fault;
 use crate::runtime::line::Line;
@@ -300,7 +300,7 @@ fn one_descriptor(
 /// the parent's descriptor and copy (rule 2 and 3 in [`DirectFraming::store`]), then send a
 /// descriptor of this rank's buffer to each child in program order, waking each. As the
 /// executor: a refused descriptor is a mismatch or a stop, a parent gone is a departure, and a
-/// wait looks at the poison flag and the peer's call as [`recv_wait`] does.
+/// wait looks at the poison flag and the peer's call as a stream's does ([`recv_line`]).
 fn one_chunk(
     core: &Core,
     me: usize,
@@ -312,14 +312,7 @@ fn one_chunk(
     if let Some(&(from, _)) = prog.incoming.first() {
         let rx = links.receiver(0, from);
         let from = from as usize;
-        let read = |p: &[u8; Line::PAYLOAD]| framing.store(0, 0, p);
-        let got = match rx.try_recv_with(read) {
-            Ok(got) => got,
-            Err(_) => {
-                core.signals[from].notify();
-                recv_wait(core, me, from, id, rx, read)?
-            }
-        };
+        let got = recv_line(core, me, from, id, rx, |p| framing.store(0, 0, p))?;
         core.signals[from].notify(); // room in its ring
         match got {
             Ok(()) => {}
@@ -332,11 +325,7 @@ fn one_chunk(
     for &(to, _) in &prog.sends {
         let tx = links.sender(to);
         let to = to as usize;
-        let fill = |p: &mut [u8; Line::PAYLOAD]| framing.fill(0, 0, p);
-        if tx.try_send_with(fill).is_err() {
-            core.signals[to].notify();
-            send_wait(core, me, to, id, tx, &fill)?;
-        }
+        send_line(core, me, to, id, tx, |p| framing.fill(0, 0, p))?;
         core.signals[to].notify();
     }
     Ok(())

@@ -446,14 +446,48 @@ fn send_lines(
     lines: std::ops::Range<usize>,
 ) -> Result<(), CollectiveError> {
     for k in lines {
-        let fill = |p: &mut [u8; Line::PAYLOAD]| fill_line(k, id.1, buf, p);
-        if tx.try_send_with(fill).is_err() {
-            core.signals[to].notify();
-            send_wait(core, me, to, id, tx, &fill)?;
-        }
+        send_line(core, me, to, id, tx, |p| fill_line(k, id.1, buf, p))?;
     }
     core.signals[to].notify();
     Ok(())
+}
+
+/// Rank `me` sends the line `fill` writes on `tx` (to `to`) in call `id`, waking `to` and
+/// waiting if the ring is full (without waking `to` after it).
+#[inline(always)]
+pub(super) fn send_line(
+    core: &Core,
+    me: usize,
+    to: usize,
+    id: (u64, u64),
+    tx: &mut Sender,
+    fill: impl Fn(&mut [u8; Line::PAYLOAD]),
+) -> Result<(), CollectiveError> {
+    if tx.try_send_with(&fill).is_err() {
+        core.signals[to].notify();
+        send_wait(core, me, to, id, tx, &fill)?;
+    }
+    Ok(())
+}
+
+/// Rank `me` reads the next line from `from` on `rx` with `read` in call `id`, waking `from`
+/// and waiting if the ring is empty (without waking `from` after it).
+#[inline(always)]
+pub(super) fn recv_line<R>(
+    core: &Core,
+    me: usize,
+    from: usize,
+    id: (u64, u64),
+    rx: &mut Receiver,
+    mut read: impl FnMut(&[u8; Line::PAYLOAD]) -> R,
+) -> Result<R, CollectiveError> {
+    match rx.try_recv_with(&mut read) {
+        Ok(got) => Ok(got),
+        Err(_) => {
+            core.signals[from].notify();
+            recv_wait(core, me, from, id, rx, read)
+        }
+    }
 }
 
 /// Rank `me` receives lines `lines` of the stream `header ‖ buf` of call `id` on `rx` (from
@@ -477,13 +511,7 @@ fn recv_lines(
             }
             header
         };
-        let got = match rx.try_recv_with(|p| read(p, buf)) {
-            Ok(got) => got,
-            Err(_) => {
-                core.signals[from].notify();
-                recv_wait(core, me, from, id, rx, |p| read(p, buf))?
-            }
-        };
+        let got = recv_line(core, me, from, id, rx, |p| read(p, buf))?;
         if k == 0 && got != id.1 {
             return Err(core.mismatch(me, from, id.1, got));
         }
@@ -610,7 +638,7 @@ pub(crate) fn execute<L: Links>(
 
 /// Waits for room in `tx` (to `to`) and sends the line `fill` writes.
 #[cold]
-pub(super) fn send_wait(
+fn send_wait(
     core: &Core,
     me: usize,
     to: usize,
@@ -631,7 +659,7 @@ pub(super) fn send_wait(
 
 /// Waits for a line from `from` and reads it with `read`.
 #[cold]
-pub(super) fn recv_wait<R>(
+fn recv_wait<R>(
     core: &Core,
     me: usize,
     from: usize,

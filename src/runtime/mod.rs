@@ -26,7 +26,7 @@ pub use channel::{
     MAX_BATCH,
 };
 pub(crate) use collective::STREAMING;
-pub use collective::{copy_streaming, copy_streaming_words};
+pub use collective::{copy_plain, copy_plain_to, copy_streaming, copy_streaming_words};
 pub use collective::{posted_lines, shared_posted_lines, POSTED_MAX_BYTES};
 pub use collective::{
     CallInfo, CollectiveError, CollectiveKind, Comm, CommOptions, CommRank, DefaultSchedule,

@@ -29,12 +29,16 @@ pub(crate) enum What {
     Bcast,
     /// `-n` threads on the machine's cores: herald's broadcast vs a spin-then-yield star.
     Bcast64,
+    /// Cross-core copies of 4 KiB … 4 MiB (one rank writes, the other copies in 64 KiB
+    /// pieces, as herald's single copy does) by the C library's copy and by herald's
+    /// `copy_plain`, into a buffer a multiple of 64 bytes and 16 bytes off from the source.
+    Copy,
 }
 
 /// Arguments of `herald bench`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct BenchArgs {
-    /// hop, stream, bcast or bcast64.
+    /// hop, stream, bcast, bcast64 or copy.
     #[arg(value_enum)]
     what: What,
     /// Ranks for bcast64.
@@ -264,6 +268,57 @@ fn flag_bcast(team: &mut Team, len: usize, k: u64, copies: usize) -> f64 {
         start.elapsed()
     });
     ns(t[0], 2 * k)
+}
+
+/// A cross-core copy: rank 0 writes a fresh byte into every line of the source and raises a
+/// flag; rank 1 copies the source in pieces of at most 64 KiB into a buffer `off` bytes past a
+/// multiple of 4096 from it, by herald's `copy_plain` if `ours`, else by the C library's copy,
+/// and answers. ns per copy, rank 1's copies only (the writes are every contestant's alike,
+/// and untimed).
+fn copy_at(team: &mut Team, len: usize, k: u64, off: usize, ours: bool) -> f64 {
+    let (flag, done) = (
+        CachePadded::new(AtomicU64::new(0)),
+        CachePadded::new(AtomicU64::new(0)),
+    );
+    let src_at = len.next_multiple_of(4096) + 4096 + off;
+    let store = vec![1u8; src_at + len + 4096];
+    // Both ends at the same distance from a page start (the allocation's own alignment
+    // cancels out): only `off` differs between contestants.
+    let page = (store.as_ptr() as usize).next_multiple_of(4096) - store.as_ptr() as usize;
+    let store = Mutex::new(store);
+    let t = team.run(|ctx| {
+        let mut taken = Duration::ZERO;
+        for seq in 1..=k {
+            if ctx.rank() == 0 {
+                {
+                    let mut s = store.lock().expect("lock");
+                    for line in s[page..page + len].chunks_mut(64) {
+                        line[0] = line[0].wrapping_add(1);
+                    }
+                }
+                flag.store(seq, Ordering::Release);
+                wait_eq(&done, seq);
+            } else {
+                wait_eq(&flag, seq);
+                let mut s = store.lock().expect("lock");
+                let (a, b) = s.split_at_mut(page + src_at);
+                let (src, dst) = (&a[page..page + len], &mut b[..len]);
+                let start = Instant::now();
+                for (from, to) in src.chunks(64 << 10).zip(dst.chunks_mut(64 << 10)) {
+                    if ours {
+                        herald::runtime::copy_plain(to, from);
+                    } else {
+                        to.copy_from_slice(from);
+                    }
+                }
+                taken += start.elapsed();
+                drop(s);
+                done.store(seq, Ordering::Release);
+            }
+        }
+        taken
+    });
+    ns(t[1], k)
 }
 
 /// Shared-flag broadcast of at most 64 bytes without a lock: the sender stores the bytes as
@@ -505,6 +560,48 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 out.0.push((label.to_owned(), size));
             }
             BenchJson::Sizes(out)
+        }
+        What::Copy => {
+            let mut out = Keyed(vec![]);
+            let sizes: [(&str, usize, u64); 4] = [
+                ("4KiB", 4 << 10, 2_000),
+                ("64KiB", 64 << 10, 200),
+                ("1MiB", 1 << 20, 20),
+                ("4MiB", 4 << 20, 5),
+            ];
+            for (label, len, k) in sizes {
+                let mut cs: Vec<Contestant<'_>> = vec![
+                    ("raw_ns", Box::new(|t: &mut Team| raw_hop(t, HOPS / 4))),
+                    (
+                        "libc_ns",
+                        Box::new(move |t: &mut Team| copy_at(t, len, k, 0, false)),
+                    ),
+                    (
+                        "libc16_ns",
+                        Box::new(move |t: &mut Team| copy_at(t, len, k, 16, false)),
+                    ),
+                    (
+                        "herald_ns",
+                        Box::new(move |t: &mut Team| copy_at(t, len, k, 0, true)),
+                    ),
+                    (
+                        "herald16_ns",
+                        Box::new(move |t: &mut Team| copy_at(t, len, k, 16, true)),
+                    ),
+                ];
+                let v = interleave(&mut team, a.slices, &mut cs);
+                let ratio_of = [
+                    ("libc16_over_libc", 2, 1),
+                    ("herald_over_libc", 3, 1),
+                    ("herald16_over_libc", 4, 1),
+                    ("herald16_over_libc16", 4, 2),
+                ];
+                out.0.push((
+                    label.to_owned(),
+                    record(&cs, &v, &ratio_of, Some(0), &[1, 2, 4]),
+                ));
+            }
+            BenchJson::Copies(out)
         }
         What::Bcast64 => {
             let algorithm: herald::Algorithm = a.algo.parse().map_err(CliError::usage)?;

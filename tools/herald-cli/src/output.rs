@@ -497,6 +497,8 @@ pub(crate) enum BenchJson {
     Run(BenchRunJson),
     /// `bcast`: by payload size (`48B`, …, `4MiB`).
     Sizes(Keyed<BenchSizeJson>),
+    /// `copy`: by size (`4KiB`, …, `4MiB`).
+    Copies(Keyed<BenchRunJson>),
     /// `bcast64`.
     Team {
         #[serde(flatten)]
@@ -522,6 +524,11 @@ impl BenchJson {
                         size.rayon_note
                     )
                 })
+                .collect(),
+            BenchJson::Copies(sizes) => sizes
+                .0
+                .iter()
+                .map(|(label, run)| format!("{label}:\n{}", run.text("  ")))
                 .collect(),
             BenchJson::Team {
                 run,

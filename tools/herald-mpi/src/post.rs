@@ -138,11 +138,12 @@ impl Word for AtomicU64 {
         // happen before, and the root writes the slot again only after this rank's progress
         // (`Release`, after this copy) says it is done. So no thread or process writes these
         // bytes during the copy (the protocol the `loom_post_*` models check), and reading
-        // an `AtomicU64`'s bytes without a race is sound. `memcpy` reads the lines whole
-        // where the word-by-word atomic loads took 1.4–1.9× as long (module docs).
-        unsafe {
-            std::ptr::copy_nonoverlapping(words.as_ptr().cast::<u8>(), out.as_mut_ptr(), out.len());
-        }
+        // an `AtomicU64`'s bytes without a race is sound. A copy reads the lines whole
+        // where the word-by-word atomic loads took 1.4–1.9× as long (module docs);
+        // `copy_plain`, not `memcpy`, which is up to 2.4× slower when the window's lines and
+        // `out` lie apart by other than a multiple of 32 bytes.
+        let lines = unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), out.len()) };
+        herald::runtime::copy_plain(out, lines);
     }
     fn store_lines(words: &[Self], bytes: &[u8], how: &mut Stores) {
         assert!(
@@ -154,13 +155,10 @@ impl Word for AtomicU64 {
             // least `bytes.len()` bytes (checked), apart from `bytes`, and no other thread or
             // process accesses them between the root's room check and its tag (`Release`,
             // after this copy). `AtomicU64` is an `UnsafeCell<u64>`: its words may be
-            // written through a pointer made from a shared reference.
+            // written through a pointer made from a shared reference. (`copy_plain_to`: as
+            // fast however `bytes` and the window lie apart, see `load_lines`.)
             unsafe {
-                std::ptr::copy_nonoverlapping(
-                    bytes.as_ptr(),
-                    words.as_ptr().cast::<u8>().cast_mut(),
-                    bytes.len(),
-                );
+                herald::runtime::copy_plain_to(bytes, words.as_ptr().cast::<u8>().cast_mut());
             }
         };
         let streamed = || {

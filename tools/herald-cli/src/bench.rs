@@ -31,7 +31,8 @@ pub(crate) enum What {
     Bcast64,
     /// Cross-core copies of 4 KiB … 4 MiB (one rank writes, the other copies in 64 KiB
     /// pieces, as herald's single copy does) by the C library's copy and by herald's
-    /// `copy_plain`, into a buffer a multiple of 64 bytes and 16 bytes off from the source.
+    /// `copy_plain`, into a buffer a multiple of 4096 bytes, or that and 16 bytes, from the
+    /// source.
     Copy,
 }
 
@@ -570,25 +571,19 @@ pub(crate) fn bench(a: &BenchArgs) -> Result<(), CliError> {
                 ("4MiB", 4 << 20, 5),
             ];
             for (label, len, k) in sizes {
-                let mut cs: Vec<Contestant<'_>> = vec![
-                    ("raw_ns", Box::new(|t: &mut Team| raw_hop(t, HOPS / 4))),
-                    (
-                        "libc_ns",
-                        Box::new(move |t: &mut Team| copy_at(t, len, k, 0, false)),
-                    ),
-                    (
-                        "libc16_ns",
-                        Box::new(move |t: &mut Team| copy_at(t, len, k, 16, false)),
-                    ),
-                    (
-                        "herald_ns",
-                        Box::new(move |t: &mut Team| copy_at(t, len, k, 0, true)),
-                    ),
-                    (
-                        "herald16_ns",
-                        Box::new(move |t: &mut Team| copy_at(t, len, k, 16, true)),
-                    ),
-                ];
+                let mut cs: Vec<Contestant<'_>> =
+                    vec![("raw_ns", Box::new(|t: &mut Team| raw_hop(t, HOPS / 4)))];
+                for (name, off, ours) in [
+                    ("libc_ns", 0, false),
+                    ("libc16_ns", 16, false),
+                    ("herald_ns", 0, true),
+                    ("herald16_ns", 16, true),
+                ] {
+                    cs.push((
+                        name,
+                        Box::new(move |t: &mut Team| copy_at(t, len, k, off, ours)),
+                    ));
+                }
                 let v = interleave(&mut team, a.slices, &mut cs);
                 let ratio_of = [
                     ("libc16_over_libc", 2, 1),

@@ -384,10 +384,11 @@ unsafe fn copy_chunk(src: *const u8, dst: *mut u8, len: usize, streaming: bool) 
 }
 
 /// Copies of at least this many bytes go through [`vector_copy`] where the CPU has AVX2.
+#[cfg(all(target_arch = "x86_64", not(herald_loom), not(miri)))]
 const VECTOR_FROM: usize = 256;
 
 /// `copy_nonoverlapping`, but as fast when `dst − src` is not a multiple of 32: on x86-64
-/// with AVX2, such copies of [`VECTOR_FROM`] bytes or more go through [`vector_copy`]. The C
+/// with AVX2, such copies of `VECTOR_FROM` (256) bytes or more go through [`vector_copy`]. The C
 /// library's copy (`rep movsb` from a few KiB here) is then up to 2.4× slower (from another
 /// CPU's cache, `dst − src` 16 mod 64: 1 MiB in 149 µs against 62, 64 KiB in 2.9 against 1.8;
 /// docs/runtime.md, "Copies between buffers aligned apart"), and the buffers of a broadcast are

@@ -124,6 +124,7 @@ fn profile(rt: Rt) -> Profile {
         shared_posted_line_ns: None,
         shared_posted_bytes: None,
         shared_copy_ns_per_byte: None,
+        shared_copy_large_ns_per_byte: None,
         held_extra_ns: None,
         held_bytes: None,
     });
@@ -525,6 +526,57 @@ fn a_copy_on_one_pu_costs_the_one_pu_rate_up_to_its_measured_size() {
     assert_eq!(
         predict(&p, &h, &pair, 4096, Transport::Direct),
         predict(&old, &h, &pair, 4096, Transport::Direct)
+    );
+}
+
+#[test]
+fn a_large_copy_on_one_pu_costs_the_large_one_pu_rate_from_a_lender_there() {
+    // The pair on one PU again, with the one-PU rate of large payloads measured at 10 fs a
+    // byte: past the 64 KiB of the small one-PU rate, the reader copies what its lender wrote
+    // on their PU at that rate instead of the rate between PUs (RT: 50 fs a byte at every
+    // size), 40 fs a byte less, in one block or in several (the payload, not the piece, is
+    // past the small rate's size).
+    let mut p = shared_profile();
+    let measured = |p: &mut Profile, ns_per_byte: f64| {
+        let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+        l3.runtime.as_mut().unwrap().shared_copy_large_ns_per_byte = Some(one(ns_per_byte));
+    };
+    measured(&mut p, 0.01);
+    let old = shared_profile();
+    let h = machine(1);
+    for (blocks, bytes) in [(1, 1u64 << 20), (1, 4 << 20), (4, 1 << 20)] {
+        let s = tree(Algorithm::Star, 2, blocks);
+        assert_eq!(
+            predict(&old, &h, &s, bytes, Transport::Direct)
+                - predict(&p, &h, &s, bytes, Transport::Direct),
+            bytes * 40,
+            "{bytes} B in {blocks} blocks"
+        );
+    }
+    // Up to 64 KiB the small one-PU rate (not measured here) decides: no change.
+    let pair = tree(Algorithm::Star, 2, 1);
+    assert_eq!(
+        predict(&p, &h, &pair, 65_536, Transport::Direct),
+        predict(&old, &h, &pair, 65_536, Transport::Direct)
+    );
+    // Only where the lender and the reader are their PU's only ranks (as calibrated): not for
+    // a star of 3 on one PU, whose second reader copies after the first one's writes.
+    let three = tree(Algorithm::Star, 3, 1);
+    assert_eq!(
+        predict(&p, &h, &three, 1 << 20, Transport::Direct),
+        predict(&old, &h, &three, 1 << 20, Transport::Direct)
+    );
+    // Between PUs it does not apply: 2 ranks on 2 PUs.
+    let two = machine(2);
+    assert_eq!(
+        predict(&p, &two, &pair, 1 << 20, Transport::Direct),
+        predict(&old, &two, &pair, 1 << 20, Transport::Direct)
+    );
+    // A rate measured above the rate between PUs (noise) never makes a copy dearer.
+    measured(&mut p, 0.2);
+    assert_eq!(
+        predict(&p, &h, &pair, 1 << 20, Transport::Direct),
+        predict(&old, &h, &pair, 1 << 20, Transport::Direct)
     );
 }
 

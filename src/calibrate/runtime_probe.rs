@@ -114,8 +114,9 @@ const fn posted(bytes: usize, shared: bool) -> Case {
 /// between two ranks of one PU, a posted broadcast of two lines, a single copy of `HELD[3]`
 /// bytes, single copies of the three largest `HELD` sizes into a buffer the other PU holds,
 /// a single copy of `HELD[1]` bytes, single copies of the two smallest `HELD` sizes into
-/// such a buffer, and `DIRECT[0]` bytes by single copy in 2 blocks.
-const CASES: [Case; 29] = [
+/// such a buffer, `DIRECT[0]` bytes by single copy in 2 blocks, and a single copy of
+/// `DIRECT[2]` bytes between two ranks of one PU.
+const CASES: [Case; 30] = [
     case(ONE_LINE, false, Blocks::One, false),
     case(BURST, false, Blocks::One, false),
     case(STREAM[0], false, Blocks::One, false),
@@ -145,6 +146,7 @@ const CASES: [Case; 29] = [
     held(HELD[0]),
     held(HELD[1]),
     case(DIRECT[0], true, Blocks::Two, false),
+    case(DIRECT[2], true, Blocks::One, true),
 ];
 const _: () = assert!(HELD[0] == DIRECT[0] && HELD[2] == DIRECT[1] && HELD[4] == DIRECT[2]);
 const _: () = assert!(DIRECT[1] < HELD[3] && HELD[3] < DIRECT[2]);
@@ -184,8 +186,9 @@ pub(crate) struct RuntimeProbe {
     /// line, posted further line, the same two on one PU, posted further line of a long slot,
     /// copy per byte on one PU, posted two lines, the five held copies' extra time, the copy
     /// per byte from `HELD[3]` to `DIRECT[2]` (the large one then ends at `HELD[3]`), the single
-    /// copy's executor; with the weight.
-    samples: Vec<([f64; 26], f64)>,
+    /// copy's executor, the copy per byte on one PU from `DIRECT[1]` to `DIRECT[2]`; with the
+    /// weight.
+    samples: Vec<([f64; 27], f64)>,
     /// Repetitions per measurement (in `CASES` order), adapted per slice.
     reps: [u64; CASES.len()],
     /// Whether the warm-up slice (whose repetitions were a guess) is behind.
@@ -261,7 +264,7 @@ impl RuntimeProbe {
             samples: Vec::new(),
             reps: [
                 64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32, 64, 32, 16, 16, 16, 8, 4, 64, 4, 4, 4,
-                2, 8, 8, 8, 8,
+                2, 8, 8, 8, 8, 2,
             ],
             warm: false,
         })
@@ -297,6 +300,7 @@ impl RuntimeProbe {
         let shared_line = (t[16] - t[15]) / (shared_lines - 1) as f64;
         let long_line = (t[17] - t[14]) / (shared_lines - posted_lines) as f64;
         let shared_copy = (t[19] - t[18]) / (DIRECT[1] - DIRECT[0]) as f64;
+        let shared_copy_large = (t[29] - t[19]) / (DIRECT[2] - DIRECT[1]) as f64;
         let held = [
             t[26] - t[4],
             t[27] - t[25],
@@ -334,6 +338,7 @@ impl RuntimeProbe {
                     held[4],
                     upper,
                     direct_exec,
+                    shared_copy_large,
                 ],
                 weight,
             ));
@@ -381,6 +386,7 @@ impl RuntimeProbe {
             shared_posted_line_ns: Some(dist(15)),
             shared_posted_bytes: Some(SHARED_FULL as u64),
             shared_copy_ns_per_byte: Some(dist(17)),
+            shared_copy_large_ns_per_byte: Some(dist(26)),
             held_extra_ns: Some((19..24).map(dist).collect()),
             held_bytes: Some(HELD.iter().map(|&b| b as u64).collect()),
             copy_upper_ns_per_byte: Some(dist(24)),

@@ -484,6 +484,14 @@ pub struct RuntimeCalibration {
     /// pair costs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_copy_ns_per_byte: Option<Distribution>,
+    /// Single copy between two ranks pinned to one PU beyond `direct_bytes[1]`, ns per byte:
+    /// `(T(direct_bytes[2]) − T(direct_bytes[1])) / (direct_bytes[2] − direct_bytes[1])` on one
+    /// PU, the root's fresh payload copied by the other rank. Such a payload outgrows the PU's
+    /// private caches, but the reader still reads lines its own PU wrote, not another PU's.
+    /// Absent from profiles written before herald measured it (forty-first session; then such
+    /// copies cost what a copy between the pair costs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_copy_large_ns_per_byte: Option<Distribution>,
     /// What a single copy costs beyond `T(bytes)` when the reader's buffer was read by the
     /// other PU since the reader last wrote it, ns, at each of `held_bytes`: the reader's
     /// writes must first take its lines back from that PU's cache. A rank that forwards what

@@ -31,6 +31,14 @@
 //!   the same piece from the same lender) costs the one-PU rate where the profile measured it
 //!   (twenty-third session; [`RuntimeCosts::shared_copy_ps`]), for payloads up to
 //!   `copy_large_from` (where it was measured), and never more than the copy between PUs.
+//!   A larger payload outgrows the PU's private caches, so a PU-mate's earlier copy no longer
+//!   helps; but where the lender and the reader are the only ranks of their PU, as calibrated
+//!   (no other rank's copies between the lender's writes and the read), the reader copies
+//!   lines its own PU wrote, at the one-PU rate measured for large payloads
+//!   ([`RuntimeCosts::shared_copy_large_ps`], forty-first session). With more ranks on the PU
+//!   the model keeps the rate between PUs: at 16 ranks on 2 PUs, the same rate made trees that
+//!   forward within a PU predicted 1.11–1.26 ms against a star's 1.47 at 4 MiB, and they
+//!   measured 4.7–5.3 ms against 3.8 (docs/fidelity.md, forty-first session).
 //! * **Posting** ([`Transport::Posted`], nineteenth session): the root writes one slot (a line
 //!   with the call's header and 48 bytes, one more line per further 64 bytes, at most
 //!   [`POSTED_MAX_BYTES`](crate::runtime::POSTED_MAX_BYTES)) and every other rank reads it.
@@ -348,6 +356,8 @@ pub struct RuntimeCosts {
     /// Single copy between two ranks of one PU (from that PU's cache), fs per byte; `None`:
     /// not measured.
     shared_copy_fs_per_byte: Option<u64>,
+    /// The same for payloads past `copy_large_from` (from the PU's own writes), fs per byte.
+    shared_copy_large_fs_per_byte: Option<u64>,
 }
 
 /// ns → ps, rounded; negative → 0.
@@ -616,6 +626,10 @@ impl RuntimeCosts {
             let d = r.shared_copy_ns_per_byte.as_ref()?;
             Some(ps(d.pick(pick) * 1000.0))
         });
+        let shared_copy_large_fs_per_byte = finest.as_ref().and_then(|(_, r)| {
+            let d = r.shared_copy_large_ns_per_byte.as_ref()?;
+            Some(ps(d.pick(pick) * 1000.0))
+        });
         let switch = profile.switch_ns.as_ref().map_or(0, |d| ps(d.pick(pick)));
         let switch_ps = shared.unwrap_or(switch);
         // A yield turn: the bare switch where both were measured, else the handoff itself.
@@ -637,6 +651,7 @@ impl RuntimeCosts {
             chunk_bytes,
             shared_post,
             shared_copy_fs_per_byte,
+            shared_copy_large_fs_per_byte,
         }
     }
 
@@ -784,6 +799,28 @@ impl RuntimeCosts {
     /// ```
     pub fn shared_copy_ps(&self, bytes: u64) -> Option<u64> {
         Some((u128::from(bytes) * u128::from(self.shared_copy_fs_per_byte?)).div_ceil(1000) as u64)
+    }
+
+    /// A single copy of `bytes` bytes of a payload past the one-PU rate's measured size
+    /// (`copy_large_from`) between two ranks of one PU, from lines that PU wrote, ps (`None`
+    /// where the profile did not measure it). Measured from 64 KiB to 1 MiB
+    /// ([`shared_copy_large_ns_per_byte`](crate::model::RuntimeCalibration::shared_copy_large_ns_per_byte)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use herald::{*, model::{RuntimeCosts, Pick}};
+    /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+    /// let profile = Profile::from_json_forced(&text)?;
+    /// let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+    /// let costs = RuntimeCosts::from_profile(&profile, &h, Pick::Dominant)?;
+    /// // This profile predates the measurement.
+    /// assert_eq!(costs.shared_copy_large_ps(1 << 20), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn shared_copy_large_ps(&self, bytes: u64) -> Option<u64> {
+        let rate = self.shared_copy_large_fs_per_byte?;
+        Some((u128::from(bytes) * u128::from(rate)).div_ceil(1000) as u64)
     }
 
     /// Whether posting where ranks share PUs is modelled: posting is

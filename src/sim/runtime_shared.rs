@@ -319,6 +319,14 @@ impl<'a> Sim<'a> {
             })
     }
 
+    /// Whether ranks `r` and `from` run on one PU and no other rank of the broadcast runs
+    /// there.
+    fn pair_alone(&self, r: u32, from: u32) -> bool {
+        let pu = self.costs.pu(r);
+        self.costs.pu(from) == pu
+            && (0..self.shape.n).all(|q| q == r || q == from || self.costs.pu(q) != pu)
+    }
+
     /// A piece that reached rank `r` by `t` and that it has not read yet.
     fn readable(&self, r: u32, t: u64) -> Option<usize> {
         let &Reverse((first, p)) = self.ranks[r as usize].pending.peek()?;
@@ -466,11 +474,23 @@ impl<'a> Sim<'a> {
                         // The lender's buffer in this PU's cache (the lender runs here, or
                         // a rank of this PU copied the same piece from it): the one-PU copy,
                         // for payloads up to the size it was measured at (a larger payload's
-                        // pieces are not known to stay in the cache, however it is cut).
-                        if bytes <= l.copy_large_from && self.cached(r, from, p) {
-                            if let Some(c) = self.costs.shared_copy_ps(self.pieces.bytes[p]) {
-                                copy = copy.min(c);
-                            }
+                        // pieces are not known to stay in the cache, however it is cut). Past
+                        // it, where the lender and this reader are the PU's only ranks (as
+                        // calibrated: no other rank's copies between the lender's writes and
+                        // this read), the reader copies lines its own PU wrote: the one-PU
+                        // rate of large payloads.
+                        let piece = self.pieces.bytes[p];
+                        let one_pu = if bytes <= l.copy_large_from {
+                            self.cached(r, from, p)
+                                .then(|| self.costs.shared_copy_ps(piece))
+                                .flatten()
+                        } else if self.pair_alone(r, from) {
+                            self.costs.shared_copy_large_ps(piece)
+                        } else {
+                            None
+                        };
+                        if let Some(c) = one_pu {
+                            copy = copy.min(c);
                         }
                         // A reader that forwards to another PU writes into lines that PU
                         // holds from the call before.

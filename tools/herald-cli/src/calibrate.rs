@@ -288,6 +288,14 @@ fn table(p: &Profile) -> String {
                     r.direct_bytes[1]
                 ));
             }
+            if let Some(d) = &r.shared_copy_large_ns_per_byte {
+                out.push_str(&format!(
+                    "    single copy between two ranks of one CPU {} per byte (from {} to {} B)\n",
+                    c(d, 3),
+                    r.direct_bytes[1],
+                    r.direct_bytes[2]
+                ));
+            }
             if let (Some(d), Some(b)) = (&r.held_extra_ns, &r.held_bytes) {
                 let points: Vec<String> = b
                     .iter()

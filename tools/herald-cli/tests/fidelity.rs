@@ -183,6 +183,23 @@ fn tiny_run_has_the_documented_shape_and_invariants() {
             got >= 0.0 && (got - want).abs() <= 1e-9 * want.abs().max(1.0),
             "{g}"
         );
+        // Paired: the pick's own ratio is 1, so never below 0; taken against one of the rows
+        // (absent where no other row shares a slice with the pick in this mode).
+        match (g["paired"].as_f64(), g["paired_best"].as_str()) {
+            (Some(p), Some(best)) => {
+                assert!(p >= -1e-12, "{g}");
+                assert!(g["paired_slices"].as_u64().unwrap() >= 1, "{g}");
+                let via = &g["paired_best_transport"];
+                assert!(
+                    group
+                        .iter()
+                        .any(|r| r["candidate"] == best && r["transport"] == *via),
+                    "{g}"
+                );
+            }
+            (None, None) => assert_eq!(g["paired_slices"], 0, "{g}"),
+            _ => panic!("paired and paired_best go together: {g}"),
+        }
         // At most --top planner candidates, the rest baselines.
         let plain = group.iter().filter(|r| r["baseline"].is_null()).count();
         assert!(plain <= 2, "{g}");

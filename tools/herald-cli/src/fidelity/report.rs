@@ -50,7 +50,7 @@ pub(crate) struct ModeJson {
 }
 
 /// Median, p10 and p90, ns.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub(crate) struct SpreadJson {
     pub(crate) median: f64,
     pub(crate) p10: f64,
@@ -58,7 +58,7 @@ pub(crate) struct SpreadJson {
 }
 
 /// One case in one mode.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub(crate) struct RowJson {
     pub(crate) n: u32,
     pub(crate) bytes: usize,
@@ -87,6 +87,10 @@ pub(crate) struct RowJson {
     /// This mode's measurements of the even and of the odd slices (for [`RegretJson::split`]).
     #[serde(skip)]
     pub(crate) halves: [Vec<f64>; 2],
+    /// This case's measurement of each slice, where it fell into this mode (for
+    /// [`RegretJson::paired`]).
+    #[serde(skip)]
+    pub(crate) by_slice: Vec<Option<f64>>,
 }
 
 /// The planner's regret at one (n, bytes, mode).
@@ -119,6 +123,70 @@ pub(crate) struct RegretJson {
     /// pick's noise and the luckiest candidate's (the winner's curse), and `split` is near 0 —
     /// negative where the pick was the faster on the held-out half.
     pub(crate) split: Option<f64>,
+    /// The regret of paired measurements: for each candidate, the median over the slices
+    /// where both it and the pick were measured in this mode of the pick's time over its;
+    /// the largest of these (the pick's own is 1), minus 1. A slice measures every case
+    /// within a fraction of a second, so a host that changes speed between slices moves both
+    /// of a pair, which the medians of `regret` (taken over all slices apart) do not cancel.
+    /// `None` where no other candidate shares a slice with the pick in this mode.
+    pub(crate) paired: Option<f64>,
+    /// The candidate `paired` compares the pick with (the pick itself where none is faster),
+    /// and its transport.
+    pub(crate) paired_best: Option<String>,
+    pub(crate) paired_best_transport: Option<&'static str>,
+    /// The slices `paired` is the median over (0 without `paired`): a mode that holds a
+    /// minority of the measurements pairs few, and its `paired` is as noisy as they are few.
+    pub(crate) paired_slices: usize,
+}
+
+/// The medians of the pick's paired ratios over each row of `group` (see
+/// [`RegretJson::paired`]: `(ratio, slices, row)`, the rows without a shared slice left out.
+fn paired_ratios<'g>(group: &'g [RowJson], pick: &RowJson) -> Vec<(f64, usize, &'g RowJson)> {
+    group
+        .iter()
+        .filter_map(|r| {
+            let ratios: Vec<f64> = pick
+                .by_slice
+                .iter()
+                .zip(&r.by_slice)
+                .filter_map(|pair| match pair {
+                    (Some(p), Some(c)) if *c > 0.0 => Some(p / c),
+                    _ => None,
+                })
+                .collect();
+            herald::stats::Summary::of_f64(&ratios).map(|s| (s.median, ratios.len(), r))
+        })
+        .collect()
+}
+
+/// A paired regret, the row it is taken against and the slices it is the median over.
+#[derive(Debug, Clone, PartialEq)]
+struct Paired {
+    regret: f64,
+    best: String,
+    transport: &'static str,
+    slices: usize,
+}
+
+/// The paired regret of `pick` among `group` and the candidate it is taken against (see
+/// [`RegretJson::paired`]).
+fn paired_regret(group: &[RowJson], pick: &RowJson) -> Option<Paired> {
+    let ratios = paired_ratios(group, pick);
+    // Only the pick itself: nothing to compare.
+    let is_pick =
+        |r: &RowJson| (r.planner_rank, r.transport) == (pick.planner_rank, pick.transport);
+    if ratios.iter().all(|(_, _, r)| is_pick(r)) {
+        return None;
+    }
+    ratios
+        .into_iter()
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(ratio, slices, r)| Paired {
+            regret: ratio - 1.0,
+            best: r.candidate.clone(),
+            transport: r.transport,
+            slices,
+        })
 }
 
 /// The split regret of `pick` among `group` (see [`RegretJson::split`]).
@@ -168,6 +236,7 @@ fn regrets(rows: &[RowJson]) -> Vec<RegretJson> {
             .iter()
             .min_by(|a, b| a.mean_ns.median.total_cmp(&b.mean_ns.median))
             .expect("a group has rows");
+        let paired = paired_regret(group, pick);
         out.push(RegretJson {
             n: pick.n,
             bytes: pick.bytes,
@@ -183,6 +252,10 @@ fn regrets(rows: &[RowJson]) -> Vec<RegretJson> {
             best_by_mean_transport: best_mean.transport,
             regret_mean: pick.mean_ns.median / best_mean.mean_ns.median - 1.0,
             split: split_regret(group, pick),
+            paired: paired.as_ref().map(|p| p.regret),
+            paired_best_transport: paired.as_ref().map(|p| p.transport),
+            paired_slices: paired.as_ref().map_or(0, |p| p.slices),
+            paired_best: paired.map(|p| p.best),
         });
     }
     out
@@ -226,11 +299,13 @@ pub(crate) fn build(
             };
             let mut halves = [Vec::new(), Vec::new()];
             let mut means = Vec::new();
+            let mut by_slice = vec![None; c.measured.len()];
             // measurement i is slice i's
             for (i, &Measured { raw, median, mean }) in c.measured.iter().enumerate() {
                 if owner(raw) == m {
                     halves[i % 2].push(median);
                     means.push(mean);
+                    by_slice[i] = Some(median);
                 }
             }
             let mine: Vec<f64> = halves.concat();
@@ -256,6 +331,7 @@ pub(crate) fn build(
                 mean_ns,
                 samples: mine.len(),
                 halves,
+                by_slice,
             });
         }
     }
@@ -366,19 +442,32 @@ pub(crate) fn table(v: &FidelityJson) -> String {
     }
     out.push_str(
         "regret: the planner's pick against the best measured candidate (medians); split: the \
-         best chosen on half the slices, compared on the other half; by mean: against the best \
-         by the means of repetitions, what the model predicts where ranks share CPUs\n",
+         best chosen on half the slices, compared on the other half; paired: against the \
+         candidate it is slowest against by the median of its ratios in shared slices; by mean: \
+         against the best by the means of repetitions, what the model predicts where ranks \
+         share CPUs\n",
     );
     out.push_str(&format!(
-        "{:>4} {:>3} {:>8}  {:<36} {:<36} {:>7} {:>7} {:>8}\n",
-        "mode", "n", "bytes", "pick (measured)", "best (measured)", "regret", "split", "by mean"
+        "{:>4} {:>3} {:>8}  {:<36} {:<36} {:>7} {:>7} {:>12} {:>8}\n",
+        "mode",
+        "n",
+        "bytes",
+        "pick (measured)",
+        "best (measured)",
+        "regret",
+        "split",
+        "paired (slices)",
+        "by mean"
     ));
     for r in &v.regret {
         let split = r
             .split
             .map_or("–".to_owned(), |s| format!("{:.1}%", 100.0 * s));
+        let paired = r.paired.map_or("–".to_owned(), |s| {
+            format!("{:.1}% ({})", 100.0 * s, r.paired_slices)
+        });
         out.push_str(&format!(
-            "{:>4} {:>3} {:>8}  {:<36} {:<36} {:>6.1}% {:>7} {:>7.1}%\n",
+            "{:>4} {:>3} {:>8}  {:<36} {:<36} {:>6.1}% {:>7} {:>12} {:>7.1}%\n",
             r.mode,
             r.n,
             r.bytes,
@@ -386,6 +475,7 @@ pub(crate) fn table(v: &FidelityJson) -> String {
             format!("{} ({})", r.best, ns(r.best_ns)),
             100.0 * r.regret,
             split,
+            paired,
             100.0 * r.regret_mean,
         ));
     }
@@ -451,6 +541,7 @@ mod tests {
             measured_over_predicted: 1.0,
             mean_over_predicted: 1.0,
             halves: [even.to_vec(), odd.to_vec()],
+            by_slice: Vec::new(),
         }
     }
 
@@ -582,6 +673,31 @@ mod tests {
         assert_eq!((r[0].best.as_str(), r[0].regret), ("a", 0.0));
         assert_eq!(r[0].best_by_mean, "b");
         assert!((r[0].regret_mean - (20.0 / 13.0 - 1.0)).abs() < 1e-12);
+    }
+
+    /// A host three times slower in slices 4–6: `b` takes 0.9 of the pick `a`'s time in every
+    /// slice, but its fast-slice measurements fell into another mode, so its median (27) lies
+    /// above `a`'s (10) and the medians crown `a`. Paired, `a` over `b` is 30 / 27 in each
+    /// shared slice: a regret of 1/9 against `b`. `c`, as fast as `a` in every slice, is not it.
+    #[test]
+    fn paired_regret_compares_within_slices() {
+        let a_times = [10.0, 10.0, 10.0, 10.0, 30.0, 30.0, 30.0];
+        let mut a = row("a", 1, &[10.0, 10.0, 30.0, 30.0], &[10.0, 10.0, 30.0]);
+        a.by_slice = a_times.map(Some).to_vec();
+        let mut b = row("b", 2, &[27.0, 27.0], &[27.0]);
+        b.by_slice = [None, None, None, None, Some(27.0), Some(27.0), Some(27.0)].to_vec();
+        let mut c = row("c", 3, &[10.0, 10.0, 30.0, 30.0], &[10.0, 10.0, 30.0]);
+        c.by_slice = a.by_slice.clone();
+        let r = regrets(&[a.clone(), b.clone(), c]);
+        assert_eq!((r[0].best.as_str(), r[0].regret), ("a", 0.0), "by medians");
+        let paired = r[0].paired.expect("shared slices");
+        assert!((paired - (30.0 / 27.0 - 1.0)).abs() < 1e-12, "{paired}");
+        assert_eq!(r[0].paired_best.as_deref(), Some("b"));
+        assert_eq!(r[0].paired_slices, 3, "the slices b shares with a");
+        // No slice shared with another candidate: no paired regret.
+        b.by_slice = vec![None; 7];
+        assert_eq!(paired_regret(&[a.clone(), b], &a), None);
+        assert_eq!(paired_regret(&[a.clone()], &a), None);
     }
 
     /// The pick `a` is best on the even slices (10 < 11) and compared with itself on the odd

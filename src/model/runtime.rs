@@ -360,6 +360,11 @@ pub struct RuntimeCosts {
     shared_copy_large_fs_per_byte: Option<u64>,
 }
 
+/// `bytes` at `fs` femtoseconds a byte, ps (rounded up).
+fn bytes_ps(bytes: u64, fs: u64) -> u64 {
+    (u128::from(bytes) * u128::from(fs)).div_ceil(1000) as u64
+}
+
 /// ns → ps, rounded; negative → 0.
 fn ps(ns: f64) -> u64 {
     if ns.is_finite() && ns > 0.0 {
@@ -622,14 +627,15 @@ impl RuntimeCosts {
             let line = r.shared_posted_line_ns.as_ref()?;
             Some((ps(one.pick(pick)), ps(line.pick(pick))))
         });
-        let shared_copy_fs_per_byte = finest.as_ref().and_then(|(_, r)| {
-            let d = r.shared_copy_ns_per_byte.as_ref()?;
-            Some(ps(d.pick(pick) * 1000.0))
-        });
-        let shared_copy_large_fs_per_byte = finest.as_ref().and_then(|(_, r)| {
-            let d = r.shared_copy_large_ns_per_byte.as_ref()?;
-            Some(ps(d.pick(pick) * 1000.0))
-        });
+        // A one-PU copy rate, ns → fs per byte.
+        let fs_per_byte =
+            |d: &Option<super::Distribution>| Some(ps(d.as_ref()?.pick(pick) * 1000.0));
+        let shared_copy_fs_per_byte = finest
+            .as_ref()
+            .and_then(|(_, r)| fs_per_byte(&r.shared_copy_ns_per_byte));
+        let shared_copy_large_fs_per_byte = finest
+            .as_ref()
+            .and_then(|(_, r)| fs_per_byte(&r.shared_copy_large_ns_per_byte));
         let switch = profile.switch_ns.as_ref().map_or(0, |d| ps(d.pick(pick)));
         let switch_ps = shared.unwrap_or(switch);
         // A yield turn: the bare switch where both were measured, else the handoff itself.
@@ -798,7 +804,7 @@ impl RuntimeCosts {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn shared_copy_ps(&self, bytes: u64) -> Option<u64> {
-        Some((u128::from(bytes) * u128::from(self.shared_copy_fs_per_byte?)).div_ceil(1000) as u64)
+        Some(bytes_ps(bytes, self.shared_copy_fs_per_byte?))
     }
 
     /// A single copy of `bytes` bytes of a payload past the one-PU rate's measured size
@@ -819,8 +825,7 @@ impl RuntimeCosts {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn shared_copy_large_ps(&self, bytes: u64) -> Option<u64> {
-        let rate = self.shared_copy_large_fs_per_byte?;
-        Some((u128::from(bytes) * u128::from(rate)).div_ceil(1000) as u64)
+        Some(bytes_ps(bytes, self.shared_copy_large_fs_per_byte?))
     }
 
     /// Whether posting where ranks share PUs is modelled: posting is

@@ -280,21 +280,26 @@ fn table(p: &Profile) -> String {
                     c(l, 1)
                 ));
             }
-            if let Some(d) = &r.shared_copy_ns_per_byte {
-                out.push_str(&format!(
-                    "    single copy between two ranks of one CPU {} per byte (from {} to {} B)\n",
-                    c(d, 3),
+            let one_cpu = [
+                (
+                    &r.shared_copy_ns_per_byte,
                     r.direct_bytes[0],
-                    r.direct_bytes[1]
-                ));
-            }
-            if let Some(d) = &r.shared_copy_large_ns_per_byte {
-                out.push_str(&format!(
-                    "    single copy between two ranks of one CPU {} per byte (from {} to {} B)\n",
-                    c(d, 3),
                     r.direct_bytes[1],
-                    r.direct_bytes[2]
-                ));
+                ),
+                (
+                    &r.shared_copy_large_ns_per_byte,
+                    r.direct_bytes[1],
+                    r.direct_bytes[2],
+                ),
+            ];
+            for (d, from, to) in one_cpu {
+                if let Some(d) = d {
+                    out.push_str(&format!(
+                        "    single copy between two ranks of one CPU {} per byte (from {from} to \
+                         {to} B)\n",
+                        c(d, 3)
+                    ));
+                }
             }
             if let (Some(d), Some(b)) = (&r.held_extra_ns, &r.held_bytes) {
                 let points: Vec<String> = b
@@ -331,4 +336,28 @@ fn table(p: &Profile) -> String {
         out.push_str(&format!("unsettled: {}\n", p.unsettled.join(", ")));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text table names both one-CPU copy slopes with the sizes each was measured between.
+    #[test]
+    fn the_table_prints_both_one_cpu_copy_slopes() {
+        let text =
+            std::fs::read_to_string("../../docs/data/fidelity-2026-12-02-paired/P5.json").unwrap();
+        let profile = Profile::from_json_forced(&text).unwrap();
+        let t = table(&profile);
+        for (from, to) in [(4096, 65536), (65536, 1_048_576)] {
+            let line = format!("per byte (from {from} to {to} B)\n");
+            assert!(
+                t.lines().any(
+                    |l| l.starts_with("    single copy between two ranks of one CPU")
+                        && format!("{l}\n").ends_with(&line)
+                ),
+                "no line ending {line:?} in\n{t}"
+            );
+        }
+    }
 }

@@ -38,12 +38,13 @@ pub(crate) struct ModeJson {
     pub(crate) share: f64,
     /// Measurements in it.
     pub(crate) measurements: usize,
-    /// The profile's regime whose channel one-way time is nearest (`mode_reference`; the
-    /// dominant one among equally near ones): the predictions compared for `n ≤ pus` (more
+    /// The profile's regime whose reference is nearest (`mode_references`: the runtime's
+    /// one-line broadcast, the channel's one-way time; the dominant one among equally near
+    /// ones): the predictions compared for `n ≤ pus` (more
     /// ranks: always the dominant one).
     pub(crate) regime: &'static str,
-    /// That regime's reference in the profile, ns (`mode_reference`: the channel's one-way
-    /// time, or the raw hop; `None` for a profile with neither): a mode far from it (the ratio
+    /// That regime's reference in the profile, ns (`mode_references`: the runtime's one-line
+    /// broadcast, the channel's one-way time, or the raw hop; `None` for a profile with none): a mode far from it (the ratio
     /// the text prints) ran in a state the calibration did not see, and is predicted in the
     /// nearest regime all the same.
     pub(crate) regime_reference_ns: Option<f64>,
@@ -283,8 +284,12 @@ pub(crate) fn build(
             })
             .unwrap_or(0)
     };
-    let hop = profile.measured_levels().next().and_then(mode_reference);
-    let regime = |center: f64| regime_of(hop.as_ref(), center);
+    let references = profile
+        .measured_levels()
+        .next()
+        .map(mode_references)
+        .unwrap_or_default();
+    let regime = |center: f64| regime_of(&references, center).0;
     let mut rows = Vec::new();
     for (m, mode) in modes.iter().enumerate() {
         let r = regime(mode.center);
@@ -356,13 +361,13 @@ pub(crate) fn build(
         modes: modes
             .iter()
             .map(|m| {
-                let (pick, name) = PICKS[regime(m.center)];
+                let (k, reference) = regime_of(&references, m.center);
                 ModeJson {
                     raw_hop_ns: m.center,
                     share: m.share,
                     measurements: m.samples,
-                    regime: name,
-                    regime_reference_ns: hop.as_ref().map(|d| d.pick(pick)),
+                    regime: PICKS[k].1,
+                    regime_reference_ns: reference,
                 }
             })
             .collect(),
@@ -487,36 +492,41 @@ pub(crate) fn table(v: &FidelityJson) -> String {
     out
 }
 
-/// The profile's distribution a measured latency mode is matched against: the channel's
-/// one-way time of one line (`one_way_ns`), the same traffic as the hop `herald fidelity` names
-/// its modes by (one line per direction); the calibration's raw hop on one shared line where a
-/// profile lacks it. The two hops disagree in some host modes (run S, docs/fidelity.md: 29.5 ns
-/// on the shared line while one line per direction took 80 ns in 94 % of the slices and 30 ns in
-/// the rest), and only the one-way time saw the same two modes as the measurement.
-fn mode_reference(level: &herald::model::LevelProfile) -> Option<herald::model::Distribution> {
-    level
+/// The profile's distributions a measured latency mode is matched against, each with its
+/// name:
+///
+/// - the runtime's one-line broadcast (`runtime.one_line_ns`), measured in the same slices as
+///   every quantity the predictions take, so its modes are the host states those quantities
+///   saw: where the host's slow mode (the hop 4× the fast one's) came up in the calibration, it
+///   shows there (run of the forty-second session: 106 ns in 75 % of the slices, 402 ns in
+///   25 %) and not in the channel's one-way time, measured in a phase of its own;
+/// - the channel's one-way time of one line (`one_way_ns`), the same traffic as the hop
+///   `herald fidelity` names its modes by (one line per direction), or the calibration's raw hop
+///   on one shared line where a profile lacks it. The two hops disagree in some host modes
+///   (run S, docs/fidelity.md: 29.5 ns on the shared line while one line per direction took
+///   80 ns in 94 % of the slices and 30 ns in the rest), and only the one-way time saw the same
+///   two modes as the measurement.
+fn mode_references(level: &herald::model::LevelProfile) -> Vec<herald::model::Distribution> {
+    let runtime = level.runtime.as_ref().map(|r| r.one_line_ns.clone());
+    let channel = level
         .one_way_ns
         .clone()
-        .or_else(|| level.raw_hop_ns.clone())
+        .or_else(|| level.raw_hop_ns.clone());
+    runtime.into_iter().chain(channel).collect()
 }
 
-/// The index into [`PICKS`] of the regime whose reference value is nearest a mode's center:
-/// the dominant one without a reference, and among regimes equally near (a reference of one
-/// mode puts them all at the same value, and the profile's other quantities then have no
-/// reason to be taken at their fastest mode).
-fn regime_of(reference: Option<&herald::model::Distribution>, center: f64) -> usize {
-    let Some(d) = reference else {
-        return DOMINANT;
-    };
-    let others = (0..PICKS.len()).filter(|&k| k != DOMINANT);
-    // `min_by` keeps the first of equal ones: the dominant regime goes first.
-    std::iter::once(DOMINANT)
-        .chain(others)
-        .min_by(|&i, &j| {
-            let dist = |k: usize| (d.pick(PICKS[k].0) - center).abs();
-            dist(i).total_cmp(&dist(j))
-        })
-        .unwrap_or(DOMINANT)
+/// The index into [`PICKS`] of the regime whose value in one of the `references` is nearest a
+/// mode's center, with that value: the dominant one without a reference, and among regimes
+/// equally near (a reference of one mode puts them all at the same value, and the profile's
+/// other quantities then have no reason to be taken at their fastest mode).
+fn regime_of(references: &[herald::model::Distribution], center: f64) -> (usize, Option<f64>) {
+    let order = std::iter::once(DOMINANT).chain((0..PICKS.len()).filter(|&k| k != DOMINANT));
+    // `min_by` keeps the first of equal ones: the dominant regime of the first reference first.
+    references
+        .iter()
+        .flat_map(|d| order.clone().map(move |k| (k, d.pick(PICKS[k].0))))
+        .min_by(|a, b| (a.1 - center).abs().total_cmp(&(b.1 - center).abs()))
+        .map_or((DOMINANT, None), |(k, v)| (k, Some(v)))
 }
 
 #[cfg(test)]
@@ -575,15 +585,52 @@ mod tests {
         let mut level = profile.measured_levels().next().expect("a level").clone();
         level.raw_hop_ns = Some(dist(&[(29.5, 1.0)]));
         level.one_way_ns = Some(dist(&[(80.7, 0.94), (28.8, 0.06)]));
-        let r = mode_reference(&level);
-        assert_eq!(PICKS[regime_of(r.as_ref(), 80.0)].1, "dominant");
-        assert_eq!(PICKS[regime_of(r.as_ref(), 30.0)].1, "fastest");
+        assert!(
+            level.runtime.is_none(),
+            "this profile has no runtime calibration"
+        );
+        let r = mode_references(&level);
+        assert_eq!(PICKS[regime_of(&r, 80.0).0].1, "dominant");
+        assert_eq!(PICKS[regime_of(&r, 30.0).0].1, "fastest");
         level.one_way_ns = None;
-        let r = mode_reference(&level);
-        assert_eq!(regime_of(r.as_ref(), 80.0), regime_of(r.as_ref(), 30.0));
+        let r = mode_references(&level);
+        assert_eq!(regime_of(&r, 80.0), regime_of(&r, 30.0));
         // A reference of one mode puts every regime at the same distance: the dominant one.
-        assert_eq!(PICKS[regime_of(r.as_ref(), 30.0)].1, "dominant");
-        assert_eq!(PICKS[regime_of(None, 30.0)].1, "dominant");
+        assert_eq!(PICKS[regime_of(&r, 30.0).0].1, "dominant");
+        assert_eq!(regime_of(&[], 30.0), (DOMINANT, None));
+    }
+
+    /// The forty-second session's calibrations: the runtime's one-line broadcast saw the
+    /// host's slow mode (106 ns in 75 % of the slices, 402 ns in 25 %), the channel's one-way
+    /// time, measured in a phase of its own, did not (78 ns in 86 %, 29 ns in 14 %). A measured
+    /// mode at 360 ns is the slowest regime by the runtime's reference (the dominant one by the
+    /// one-way time alone), one at 94 ns the dominant regime and one at 30 ns the fastest, by
+    /// whichever reference is nearer.
+    #[test]
+    fn modes_match_the_runtime_s_one_line_broadcast_first() {
+        let text = include_str!("../../../../docs/data/fidelity-2026-12-02-paired/P5.json");
+        let profile = Profile::from_json_forced(text).expect("P5");
+        let mut level = profile.measured_levels().next().expect("a level").clone();
+        level.one_way_ns = Some(dist(&[(78.0, 0.86), (29.0, 0.14)]));
+        let channel_only = mode_references(&herald::model::LevelProfile {
+            runtime: None,
+            ..level.clone()
+        });
+        assert_eq!(regime_of(&channel_only, 360.0), (DOMINANT, Some(78.0)));
+        level
+            .runtime
+            .as_mut()
+            .expect("P5 has a runtime")
+            .one_line_ns = dist(&[(106.0, 0.75), (402.0, 0.25)]);
+        let r = mode_references(&level);
+        assert_eq!(r.len(), 2);
+        let name = |center: f64| {
+            let (k, reference) = regime_of(&r, center);
+            (PICKS[k].1, reference)
+        };
+        assert_eq!(name(360.0), ("slowest", Some(402.0)));
+        assert_eq!(name(94.0), ("dominant", Some(106.0)));
+        assert_eq!(name(30.0), ("fastest", Some(29.0)));
     }
 
     /// A measurement mode nearest the profile's fast regime is predicted in that regime for 2

@@ -316,6 +316,7 @@ fn dist(center: f64) -> Option<Distribution> {
             p90: center + 0.5,
             share: 1.0,
             samples: 10,
+            regime_hop_ns: None,
         }],
         settled: true,
     })
@@ -547,6 +548,7 @@ fn picks_choose_a_mode_never_a_blend() {
                 p90: 50.0,
                 share: 0.7,
                 samples: 70,
+                regime_hop_ns: None,
             },
             Mode {
                 center: 225.0,
@@ -554,6 +556,7 @@ fn picks_choose_a_mode_never_a_blend() {
                 p90: 231.0,
                 share: 0.3,
                 samples: 30,
+                regime_hop_ns: None,
             },
         ],
         settled: true,

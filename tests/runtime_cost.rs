@@ -47,6 +47,7 @@ fn one(v: f64) -> Distribution {
             p90: v,
             share: 1.0,
             samples: 1,
+            regime_hop_ns: None,
         }],
         settled: true,
     }

@@ -96,6 +96,7 @@ pub fn find_modes(samples: &[(f64, f64)]) -> Vec<Mode> {
                     g.len() as f64 / pts.len() as f64
                 },
                 samples: g.len(),
+                regime_hop_ns: None,
             }
         })
         .collect();

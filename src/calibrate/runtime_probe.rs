@@ -13,8 +13,8 @@
 //! ran in, and every quantity is a weighted distribution over slices with modes, like the
 //! channel's parameters.
 
-use super::{distribution, CalibrateError};
-use crate::model::{Model, Postal, RuntimeCalibration};
+use super::{distribution, find_modes, CalibrateError};
+use crate::model::{Distribution, Mode, Model, Postal, RuntimeCalibration};
 use crate::runtime::{Comm, CommOptions, Program, Team};
 use crate::runtime::{POSTED_MAX_BYTES, SLIP};
 use crate::schedule::{generate, Algorithm, Request};
@@ -152,12 +152,122 @@ const _: () = assert!(HELD[0] == DIRECT[0] && HELD[2] == DIRECT[1] && HELD[4] ==
 const _: () = assert!(DIRECT[1] < HELD[3] && HELD[3] < DIRECT[2]);
 /// Aim of one measurement's duration, ns.
 const AIM_NS: f64 = 1_000_000.0;
-/// Raw round trips per slice.
+/// Raw round trips before each case.
 const RAW_TRIPS: u64 = 200;
+/// Untimed round trips before them.
+const RAW_WARM: u64 = 20;
 
 /// Stream lines of a `bytes`-byte broadcast (header and payload in 56-byte lines).
 fn lines(bytes: usize) -> f64 {
     (8 + bytes).div_ceil(56) as f64
+}
+
+/// The quantities of the profile's runtime calibration, in the order [`quantities`] computes
+/// them: one line, burst line, line, direct, copy, large copy, per-block cost, one line on a
+/// shared PU, huge copy, executor on the burst and on two lines, posted line, posted further
+/// line, the same two on one PU, posted further line of a long slot, copy per byte on one PU,
+/// posted two lines, the five held copies' extra time, the copy per byte from `HELD[3]` to
+/// `DIRECT[2]` (the large one then ends at `HELD[3]`), the single copy's executor, the copy per
+/// byte on one PU from `DIRECT[1]` to `DIRECT[2]`.
+const QUANTITIES: usize = 26;
+
+/// The cases (indices into [`CASES`]) each quantity of [`quantities`] is computed from.
+/// A slice's value of a quantity is kept only where its cases between the pair's two PUs all
+/// ran in one latency mode of the raw hop (a difference of a case timed in the host's slow mode
+/// and one timed in its fast mode is neither mode's); cases on one PU are not filtered (the hop
+/// between the PUs does not name their mode). The test
+/// `quantities_depend_on_exactly_their_cases` checks this table against [`quantities`].
+const QUANTITY_CASES: [&[usize]; QUANTITIES] = [
+    &[0],
+    &[1, 0],
+    &[3, 2],
+    &[4],
+    &[5, 4],
+    &[21, 5],
+    &[7, 5, 28, 4],
+    &[8],
+    &[9, 6],
+    &[10, 1],
+    &[12, 11],
+    &[13],
+    &[14, 13],
+    &[15],
+    &[16, 15],
+    &[17, 14],
+    &[19, 18],
+    &[20],
+    &[26, 4],
+    &[27, 25],
+    &[22, 5],
+    &[23, 21],
+    &[24, 6],
+    &[6, 21],
+    &[28, 4, 7, 5],
+    &[29, 19],
+];
+
+/// The quantities (see [`QUANTITIES`]) from one slice's median times of [`CASES`], ns.
+fn quantities(t: &[f64; CASES.len()]) -> [f64; QUANTITIES] {
+    let burst = (t[1] - t[0]) / (lines(BURST) - 1.0);
+    let line = (t[3] - t[2]) / (lines(STREAM[1]) - lines(STREAM[0]));
+    let copy = (t[5] - t[4]) / (DIRECT[1] - DIRECT[0]) as f64;
+    let large = (t[21] - t[5]) / (HELD[3] - DIRECT[1]) as f64;
+    let upper = (t[6] - t[21]) / (DIRECT[2] - HELD[3]) as f64;
+    // Two blocks and sixteen run the executor, one block of one chunk does not: 16 blocks
+    // over 1 (at `DIRECT[1]` bytes) is the executor and 15 blocks, 2 over 1 (at
+    // `DIRECT[0]` bytes, where a copy's spread is a tenth of the larger one's) the
+    // executor and one block.
+    let (many, two) = (t[7] - t[5], t[28] - t[4]);
+    let block = (many - two) / f64::from(MANY_BLOCKS - 2);
+    let direct_exec = two - block;
+    let huge = (t[9] - t[6]) / (HUGE - DIRECT[2]) as f64;
+    let exec = t[10] - t[1];
+    let exec_short = t[12] - t[11];
+    let posted_lines = crate::runtime::posted_lines(POSTED_FULL).expect("a slot's size");
+    let posted_line = (t[14] - t[13]) / (posted_lines - 1) as f64;
+    let shared_lines = crate::runtime::shared_posted_lines(SHARED_FULL).expect("a slot");
+    let shared_line = (t[16] - t[15]) / (shared_lines - 1) as f64;
+    let long_line = (t[17] - t[14]) / (shared_lines - posted_lines) as f64;
+    let shared_copy = (t[19] - t[18]) / (DIRECT[1] - DIRECT[0]) as f64;
+    let shared_copy_large = (t[29] - t[19]) / (DIRECT[2] - DIRECT[1]) as f64;
+    [
+        t[0],
+        burst,
+        line,
+        t[4],
+        copy,
+        large,
+        block,
+        t[8],
+        huge,
+        exec,
+        exec_short,
+        t[13],
+        posted_line,
+        t[15],
+        shared_line,
+        long_line,
+        shared_copy,
+        t[20],
+        t[26] - t[4],
+        t[27] - t[25],
+        t[22] - t[5],
+        t[23] - t[21],
+        t[24] - t[6],
+        upper,
+        direct_exec,
+        shared_copy_large,
+    ]
+}
+
+/// One recorded slice of the probe.
+struct Slice {
+    /// The raw hop just before each case, ns (in [`CASES`] order).
+    raw: [f64; CASES.len()],
+    /// Its quantities ([`quantities`]).
+    quantities: [f64; QUANTITIES],
+    /// Its duration, s (the weight of its values).
+    weight: f64,
 }
 
 /// The runtime probe of one pair of PUs.
@@ -181,14 +291,8 @@ pub(crate) struct RuntimeProbe {
     many: Program,
     /// The 2-rank broadcast from rank 1, in one block (the held cases' untimed copy back).
     back: Program,
-    /// Per slice: raw hop, one line, burst line, line, direct, copy, large copy, per-block
-    /// cost, one line on a shared PU, huge copy, executor on the burst and on two lines, posted
-    /// line, posted further line, the same two on one PU, posted further line of a long slot,
-    /// copy per byte on one PU, posted two lines, the five held copies' extra time, the copy
-    /// per byte from `HELD[3]` to `DIRECT[2]` (the large one then ends at `HELD[3]`), the single
-    /// copy's executor, the copy per byte on one PU from `DIRECT[1]` to `DIRECT[2]`; with the
-    /// weight.
-    samples: Vec<([f64; 27], f64)>,
+    /// The recorded slices.
+    samples: Vec<Slice>,
     /// Repetitions per measurement (in `CASES` order), adapted per slice.
     reps: [u64; CASES.len()],
     /// Whether the warm-up slice (whose repetitions were a guess) is behind.
@@ -270,78 +374,24 @@ impl RuntimeProbe {
         })
     }
 
-    /// One slice: a raw hop, then each size's broadcasts; the first slice only warms up.
+    /// One slice: each size's broadcasts, each after a raw hop that names the latency mode it
+    /// ran in; the first slice only warms up.
     pub(crate) fn step(&mut self, clock: f64) -> Result<(), CalibrateError> {
         let t0 = Instant::now();
-        let raw = self.raw_hop(clock)?;
+        let mut raw = [0.0; CASES.len()];
         let mut t = [0.0; CASES.len()];
         for (i, &c) in CASES.iter().enumerate() {
+            raw[i] = self.raw_hop(clock)?;
             t[i] = self.broadcasts(c, self.reps[i], clock)?;
             self.reps[i] = ((AIM_NS / t[i].max(1.0)) as u64).clamp(2, 4096);
         }
-        let burst = (t[1] - t[0]) / (lines(BURST) - 1.0);
-        let line = (t[3] - t[2]) / (lines(STREAM[1]) - lines(STREAM[0]));
-        let copy = (t[5] - t[4]) / (DIRECT[1] - DIRECT[0]) as f64;
-        let large = (t[21] - t[5]) / (HELD[3] - DIRECT[1]) as f64;
-        let upper = (t[6] - t[21]) / (DIRECT[2] - HELD[3]) as f64;
-        // Two blocks and sixteen run the executor, one block of one chunk does not: 16 blocks
-        // over 1 (at `DIRECT[1]` bytes) is the executor and 15 blocks, 2 over 1 (at
-        // `DIRECT[0]` bytes, where a copy's spread is a tenth of the larger one's) the
-        // executor and one block.
-        let (many, two) = (t[7] - t[5], t[28] - t[4]);
-        let block = (many - two) / f64::from(MANY_BLOCKS - 2);
-        let direct_exec = two - block;
-        let huge = (t[9] - t[6]) / (HUGE - DIRECT[2]) as f64;
-        let exec = t[10] - t[1];
-        let exec_short = t[12] - t[11];
-        let posted_lines = crate::runtime::posted_lines(POSTED_FULL).expect("a slot's size");
-        let posted_line = (t[14] - t[13]) / (posted_lines - 1) as f64;
-        let shared_lines = crate::runtime::shared_posted_lines(SHARED_FULL).expect("a slot");
-        let shared_line = (t[16] - t[15]) / (shared_lines - 1) as f64;
-        let long_line = (t[17] - t[14]) / (shared_lines - posted_lines) as f64;
-        let shared_copy = (t[19] - t[18]) / (DIRECT[1] - DIRECT[0]) as f64;
-        let shared_copy_large = (t[29] - t[19]) / (DIRECT[2] - DIRECT[1]) as f64;
-        let held = [
-            t[26] - t[4],
-            t[27] - t[25],
-            t[22] - t[5],
-            t[23] - t[21],
-            t[24] - t[6],
-        ];
         let weight = t0.elapsed().as_secs_f64();
         if self.warm {
-            self.samples.push((
-                [
-                    raw,
-                    t[0],
-                    burst,
-                    line,
-                    t[4],
-                    copy,
-                    large,
-                    block,
-                    t[8],
-                    huge,
-                    exec,
-                    exec_short,
-                    t[13],
-                    posted_line,
-                    t[15],
-                    shared_line,
-                    long_line,
-                    shared_copy,
-                    t[20],
-                    held[0],
-                    held[1],
-                    held[2],
-                    held[3],
-                    held[4],
-                    upper,
-                    direct_exec,
-                    shared_copy_large,
-                ],
+            self.samples.push(Slice {
+                raw,
+                quantities: quantities(&t),
                 weight,
-            ));
+            });
         }
         self.warm = true;
         Ok(())
@@ -352,10 +402,42 @@ impl RuntimeProbe {
         if self.samples.is_empty() {
             return None;
         }
+        let hops = find_modes(
+            &self
+                .samples
+                .iter()
+                .flat_map(|s| s.raw.iter().map(|&r| (r, 1.0)))
+                .collect::<Vec<_>>(),
+        );
+        // Quantity `k` (1-based as in the profile's field order below; 0 was the slice's hop).
         let dist = |k: usize| {
-            let v: Vec<(f64, f64)> = self.samples.iter().map(|(s, w)| (s[k], *w)).collect();
-            let mut d = distribution(&v);
-            d.settled = v.len() >= 10;
+            let q = k - 1;
+            let between: Vec<usize> = QUANTITY_CASES[q]
+                .iter()
+                .copied()
+                .filter(|&c| !CASES[c].shared)
+                .collect();
+            let mut d = if between.is_empty() {
+                let v: Vec<(f64, f64)> = self
+                    .samples
+                    .iter()
+                    .map(|s| (s.quantities[q], s.weight))
+                    .collect();
+                distribution(&v)
+            } else {
+                let v: Vec<(f64, f64, Option<usize>)> = self
+                    .samples
+                    .iter()
+                    .map(|s| {
+                        let mut regimes = between.iter().map(|&c| regime_of(&hops, s.raw[c]));
+                        let first = regimes.next().flatten();
+                        let one = regimes.all(|r| r == first);
+                        (s.quantities[q], s.weight, first.filter(|_| one))
+                    })
+                    .collect();
+                regime_distribution(&v, &hops)
+            };
+            d.settled = d.samples >= 10;
             d
         };
         Some(RuntimeCalibration {
@@ -394,17 +476,30 @@ impl RuntimeProbe {
         })
     }
 
-    /// One-way ns of a raw atomic ping-pong on one line between the two workers.
+    /// One-way ns of a raw atomic ping-pong between the two workers, one line per direction
+    /// (each written by one side, as the channel's and `herald fidelity`'s hop; on one shared
+    /// line both sides poll and write the same line, and its time varied 33–130 ns within the
+    /// host's fast mode, not telling its slow mode apart), timed after `RAW_WARM` round trips
+    /// that let a parked worker wake.
     fn raw_hop(&mut self, clock: f64) -> Result<f64, CalibrateError> {
-        let flag = CachePadded::new(AtomicU64::new(0));
+        let lines = [
+            CachePadded::new(AtomicU64::new(0)),
+            CachePadded::new(AtomicU64::new(0)),
+        ];
         let mut states = [(), ()];
         let out = self.team.run_with(&mut states, |ctx, ()| {
-            let me = ctx.rank() as u64;
-            let start = Instant::now();
-            for i in 0..RAW_TRIPS {
-                let (wait_for, write) = (2 * i + me, 2 * i + me + 1);
+            let me = ctx.rank();
+            let (mine, theirs) = (&lines[me], &lines[1 - me]);
+            let mut start = Instant::now();
+            for i in 0..RAW_WARM + RAW_TRIPS {
+                if i == RAW_WARM {
+                    start = Instant::now();
+                }
+                if me == 0 {
+                    mine.store(i + 1, Ordering::Release);
+                }
                 let mut spins = 0u32;
-                while flag.load(Ordering::Acquire) != wait_for {
+                while theirs.load(Ordering::Acquire) != i + 1 {
                     spins = spins.wrapping_add(1);
                     if spins % 4096 == 0 {
                         std::thread::yield_now();
@@ -412,7 +507,9 @@ impl RuntimeProbe {
                         std::hint::spin_loop();
                     }
                 }
-                flag.store(write, Ordering::Release);
+                if me == 1 {
+                    mine.store(i + 1, Ordering::Release);
+                }
             }
             start.elapsed().as_nanos() as f64
         });
@@ -522,6 +619,178 @@ impl RuntimeProbe {
     }
 }
 
+/// The index of the regime in `hops` whose center is nearest `hop_ns` (on a log scale);
+/// `None` without regimes.
+fn regime_of(hops: &[Mode], hop_ns: f64) -> Option<usize> {
+    let d = |c: f64| (hop_ns.max(1e-3).ln() - c.max(1e-3).ln()).abs();
+    (0..hops.len()).min_by(|&i, &j| d(hops[i].center).total_cmp(&d(hops[j].center)))
+}
+
+/// A regime needs this many slices to be a mode of a quantity (fewer gave medians off by 2–10×
+/// in the forty-second session's calibrations: three to five slices of the slow regime for a
+/// held copy's extra time).
+const MIN_REGIME_SAMPLES: usize = 8;
+
+/// The distribution of a quantity measured between the pair's PUs from its slices' `(value,
+/// weight, regime)`, the regime an index into `hops` (the raw hop's modes), `None` where the
+/// quantity's cases ran in different regimes: such slices are left out, and the modes are the
+/// regimes with at least [`MIN_REGIME_SAMPLES`] slices (each named by its hop,
+/// [`Mode::regime_hop_ns`]; shares of those slices' weight), largest share first. Without such
+/// a regime, the modes are those of the values ([`find_modes`]).
+fn regime_distribution(values: &[(f64, f64, Option<usize>)], hops: &[Mode]) -> Distribution {
+    let kept: Vec<(f64, f64, usize)> = values
+        .iter()
+        .filter_map(|&(v, w, r)| Some((v, w, r?)))
+        .collect();
+    let plain: Vec<(f64, f64)> = kept.iter().map(|&(v, w, _)| (v, w)).collect();
+    let mut d = distribution(&plain);
+    let groups: Vec<(usize, Vec<(f64, f64)>)> = (0..hops.len())
+        .map(|r| {
+            let g = kept
+                .iter()
+                .filter(|p| p.2 == r)
+                .map(|&(v, w, _)| (v, w))
+                .collect::<Vec<_>>();
+            (r, g)
+        })
+        .filter(|(_, g)| g.len() >= MIN_REGIME_SAMPLES)
+        .collect();
+    let total: f64 = groups.iter().flat_map(|(_, g)| g.iter().map(|p| p.1)).sum();
+    if groups.is_empty() || total <= 0.0 {
+        return d;
+    }
+    let mut modes: Vec<Mode> = groups
+        .iter()
+        .map(|(r, g)| {
+            let one = distribution(g);
+            Mode {
+                center: one.median,
+                p10: one.p10,
+                p90: one.p90,
+                share: g.iter().map(|p| p.1).sum::<f64>() / total,
+                samples: g.len(),
+                regime_hop_ns: Some(hops[*r].center),
+            }
+        })
+        .collect();
+    modes.sort_by(|a, b| b.share.total_cmp(&a.share));
+    d.modes = modes;
+    d
+}
+
 fn probe(e: impl std::fmt::Display) -> CalibrateError {
     CalibrateError::Probe(e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each quantity changes when, and only when, one of the cases [`QUANTITY_CASES`] lists for
+    /// it changes: the table the mode filter reads agrees with the formulas.
+    #[test]
+    fn quantities_depend_on_exactly_their_cases() {
+        let base: [f64; CASES.len()] = std::array::from_fn(|i| 1000.0 + 37.0 * i as f64);
+        let before = quantities(&base);
+        for case in 0..CASES.len() {
+            let mut t = base;
+            t[case] += 500.0;
+            let after = quantities(&t);
+            for q in 0..QUANTITIES {
+                assert_eq!(
+                    after[q] != before[q],
+                    QUANTITY_CASES[q].contains(&case),
+                    "quantity {q} and case {case}"
+                );
+            }
+        }
+    }
+
+    fn hop(center: f64, share: f64) -> Mode {
+        Mode {
+            center,
+            p10: center,
+            p90: center,
+            share,
+            samples: 10,
+            regime_hop_ns: None,
+        }
+    }
+
+    /// Slices whose cases ran in two regimes are left out; each regime with enough slices is a
+    /// mode named by its hop, its share of the kept slices' weight; the slowest regime's value
+    /// is what `Pick::Slowest` takes even where it is not the largest.
+    #[test]
+    fn a_quantity_s_modes_are_the_hop_s_regimes() {
+        let hops = [hop(50.0, 0.7), hop(225.0, 0.2), hop(27.0, 0.1)];
+        let mut v: Vec<(f64, f64, Option<usize>)> = Vec::new();
+        v.extend((0..30).map(|i| (10.0 + f64::from(i % 3), 1.0, Some(0))));
+        v.extend((0..10).map(|_| (4.0, 1.0, Some(1))));
+        v.extend((0..MIN_REGIME_SAMPLES - 1).map(|_| (7.0, 1.0, Some(2))));
+        v.extend((0..20).map(|_| (1000.0, 1.0, None)));
+        let d = regime_distribution(&v, &hops);
+        assert_eq!(
+            d.samples,
+            30 + 10 + MIN_REGIME_SAMPLES - 1,
+            "mixed slices left out"
+        );
+        assert!(d.p90 < 1000.0);
+        assert_eq!(d.modes.len(), 2, "the regime of too few slices is no mode");
+        assert_eq!(d.modes[0].regime_hop_ns, Some(50.0));
+        assert_eq!(d.modes[0].center, 11.0);
+        assert_eq!(d.modes[0].share, 0.75);
+        assert_eq!(
+            (d.modes[1].center, d.modes[1].regime_hop_ns),
+            (4.0, Some(225.0))
+        );
+        assert_eq!(d.pick(crate::model::Pick::Dominant), 11.0);
+        assert_eq!(d.pick(crate::model::Pick::Slowest), 4.0);
+        assert_eq!(d.pick(crate::model::Pick::Fastest), 11.0);
+        // Without a regime of enough slices, the values' own modes.
+        let plain: Vec<(f64, f64, Option<usize>)> =
+            v.iter().map(|&(x, w, _)| (x, w, Some(0))).collect();
+        let d = regime_distribution(&plain, &[]);
+        assert!(d.modes.iter().all(|m| m.regime_hop_ns.is_none()));
+        assert_eq!(
+            d.modes,
+            find_modes(&plain.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>())
+        );
+        let d = regime_distribution(&plain, &hops[..1]);
+        assert_eq!(d.samples, plain.len());
+        assert_eq!(d.modes.len(), 1);
+    }
+
+    /// The regime of a hop is the nearest on a log scale.
+    #[test]
+    fn a_hop_s_regime_is_the_nearest() {
+        let hops = [hop(50.0, 0.7), hop(225.0, 0.2), hop(27.0, 0.1)];
+        assert_eq!(regime_of(&hops, 55.0), Some(0));
+        assert_eq!(regime_of(&hops, 100.0), Some(0));
+        assert_eq!(
+            regime_of(&hops, 110.0),
+            Some(1),
+            "past the geometric mean, 106 ns"
+        );
+        assert_eq!(regime_of(&hops, 150.0), Some(1));
+        assert_eq!(regime_of(&hops, 30.0), Some(2));
+        assert_eq!(regime_of(&hops, 0.0), Some(2));
+        assert_eq!(regime_of(&[], 50.0), None);
+    }
+
+    /// Every case is some quantity's, and the table names no case twice for one quantity.
+    #[test]
+    fn every_case_is_used() {
+        for case in 0..CASES.len() {
+            assert!(
+                QUANTITY_CASES.iter().any(|cases| cases.contains(&case)),
+                "case {case}"
+            );
+        }
+        for cases in QUANTITY_CASES {
+            let mut sorted = cases.to_vec();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(sorted.len(), cases.len());
+        }
+    }
 }

@@ -115,6 +115,13 @@ pub struct Mode {
     pub share: f64,
     /// The number of samples (slices) in this mode.
     pub samples: usize,
+    /// The latency regime this mode's samples were measured in, where the calibration names it:
+    /// the raw one-way hop between the pair's PUs (ns) at the center of that regime. `herald
+    /// calibrate` groups a runtime quantity measured between two PUs by the hop timed just
+    /// before each of its cases (forty-second session); `None` for modes found in the
+    /// quantity's own values ([`find_modes`](crate::calibrate::find_modes)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regime_hop_ns: Option<f64>,
 }
 
 /// The distribution of one measured quantity over the measurement slices.
@@ -140,10 +147,43 @@ pub struct Distribution {
 impl Distribution {
     /// The value chosen by `pick`: the median, the center of the mode with the largest share,
     /// the largest mode center (the slowest regime, for conservative planning) or the smallest.
+    /// Where every mode names its latency regime ([`Mode::regime_hop_ns`]), the slowest and the
+    /// fastest are the centers of the modes of the slowest and the fastest regime (by the hop),
+    /// so that every quantity of a profile is taken in one regime, whichever of its values is
+    /// the largest.
+    ///
+    /// ```
+    /// use herald::model::{Distribution, Mode, Pick};
+    /// let mode = |center: f64, share: f64, hop: f64| Mode {
+    ///     center, p10: center, p90: center, share, samples: 10, regime_hop_ns: Some(hop),
+    /// };
+    /// // A cost that is smaller in the host's slow regime (hop 225 ns) than in its fast one.
+    /// let d = Distribution {
+    ///     median: 31.0, p10: 21.0, p90: 32.0, samples: 30,
+    ///     modes: vec![mode(31.0, 0.8, 50.0), mode(21.0, 0.2, 225.0)],
+    ///     settled: true,
+    /// };
+    /// assert_eq!(d.pick(Pick::Dominant), 31.0);
+    /// assert_eq!(d.pick(Pick::Slowest), 21.0);
+    /// assert_eq!(d.pick(Pick::Fastest), 31.0);
+    /// ```
     pub fn pick(&self, pick: Pick) -> f64 {
+        let by_regime =
+            !self.modes.is_empty() && self.modes.iter().all(|m| m.regime_hop_ns.is_some());
+        let hop = |m: &&Mode| m.regime_hop_ns.unwrap_or(f64::NAN);
         match pick {
             Pick::Median => self.median,
             Pick::Dominant => self.modes.first().map_or(self.median, |m| m.center),
+            Pick::Slowest if by_regime => self
+                .modes
+                .iter()
+                .max_by(|a, b| hop(a).total_cmp(&hop(b)))
+                .map_or(self.median, |m| m.center),
+            Pick::Fastest if by_regime => self
+                .modes
+                .iter()
+                .min_by(|a, b| hop(a).total_cmp(&hop(b)))
+                .map_or(self.median, |m| m.center),
             Pick::Slowest => self
                 .modes
                 .iter()

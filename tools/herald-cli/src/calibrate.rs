@@ -119,7 +119,8 @@ fn measure(quick: bool) -> Result<Profile, CliError> {
     profile
 }
 
-/// `median [p10–p90]`, and the modes when there are several.
+/// `median [p10–p90]`, and the modes when there are several (each with the one-way hop of its
+/// latency regime where the calibration names it: `110@69%(hop 53)`).
 fn cell(d: &Option<Distribution>, digits: usize) -> String {
     let Some(d) = d else {
         return "—".into();
@@ -132,7 +133,12 @@ fn cell(d: &Option<Distribution>, digits: usize) -> String {
         let modes: Vec<String> = d
             .modes
             .iter()
-            .map(|m| format!("{:.digits$}@{:.0}%", m.center, 100.0 * m.share))
+            .map(|m| {
+                let regime = m
+                    .regime_hop_ns
+                    .map_or(String::new(), |h| format!("(hop {h:.0})"));
+                format!("{:.digits$}@{:.0}%{regime}", m.center, 100.0 * m.share)
+            })
             .collect();
         s.push_str(&format!(" modes {}", modes.join(" ")));
     }
@@ -191,7 +197,7 @@ fn table(p: &Profile) -> String {
         if let Some(r) = &level.runtime {
             let c = |d: &Distribution, digits: usize| cell(&Some(d.clone()), digits);
             out.push_str(&format!(
-                "  runtime  through herald's own calls (2-rank broadcasts, barrier then one):\n    \
+                "  runtime  through herald's own calls (2-rank broadcasts, barrier then one; modes between the PUs by the hop before each case):\n    \
                  one line {}\n    per line, first {} {}\n    \
                  per line, sustained {} ({}–{} B streams)\n    \
                  single copy {} for {} B, then {} ns/B to {} B, {} ns/B to {} B",

@@ -569,6 +569,7 @@ mod tests {
                     p90: center,
                     share,
                     samples: (share * 100.0) as usize,
+                    regime_hop_ns: None,
                 })
                 .collect(),
             settled: true,

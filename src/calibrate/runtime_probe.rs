@@ -8,10 +8,13 @@
 //! broadcasts ([`CommRank::broadcast`](crate::runtime::CommRank::broadcast) of a communicator
 //! that posts) of one line and of a full slot, between the pair and between two ranks of one
 //! PU (of one line and of `SHARED_FULL` bytes), and single copies into a reader's buffer that
-//! the other PU holds (read back to rank 0 just before, untimed). Each slice
-//! also times a raw atomic ping-pong on one line, so its samples fall into the latency mode they
-//! ran in, and every quantity is a weighted distribution over slices with modes, like the
-//! channel's parameters.
+//! the other PU holds (read back to rank 0 just before, untimed). Every case of a slice comes
+//! right after a raw atomic ping-pong between the two PUs (one line per direction), whose modes
+//! over the run are the host's latency regimes; every quantity is a weighted distribution over
+//! slices, and one measured between the PUs keeps only the slices whose cases ran in one regime
+//! and has the regimes for its modes ([`Mode::regime_hop_ns`]; a slow spell of this host often
+//! ends within a slice, docs/fidelity.md, "Forty-second session"). Quantities on one PU have the
+//! modes of their own values, like the channel's parameters.
 
 use super::{distribution, find_modes, CalibrateError};
 use crate::model::{Distribution, Mode, Model, Postal, RuntimeCalibration};

@@ -167,6 +167,11 @@ pub(crate) fn raw_hop(team: &mut Team, k: u64) -> f64 {
     loops::hop(team, loops::crossed(loops::raw(), loops::raw()), k)
 }
 
+/// [`raw_hop`] timed after `warm` untimed round trips in the same run.
+pub(crate) fn raw_hop_after(team: &mut Team, warm: u64, k: u64) -> f64 {
+    loops::hop_after(team, loops::crossed(loops::raw(), loops::raw()), warm, k)
+}
+
 fn ns(d: Duration, per: u64) -> f64 {
     d.as_nanos() as f64 / per as f64
 }

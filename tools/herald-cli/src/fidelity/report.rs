@@ -515,11 +515,16 @@ fn mode_references(level: &herald::model::LevelProfile) -> Vec<herald::model::Di
     runtime.into_iter().chain(channel).collect()
 }
 
-/// The index into [`PICKS`] of the regime whose value in one of the `references` is nearest a
-/// mode's center, with that value: the dominant one without a reference, and among regimes
+/// The index into [`PICKS`] of the regime a measured mode (its raw hop `center`) is predicted
+/// in, with the value it was matched by: by the hop where the calibration names its regimes
+/// ([`by_regime_hop`]); else the regime whose value in one of the `references` is nearest the
+/// center: the dominant one without a reference, and among regimes
 /// equally near (a reference of one mode puts them all at the same value, and the profile's
 /// other quantities then have no reason to be taken at their fastest mode).
 fn regime_of(references: &[herald::model::Distribution], center: f64) -> (usize, Option<f64>) {
+    if let Some(named) = by_regime_hop(references, center) {
+        return named;
+    }
     let order = std::iter::once(DOMINANT).chain((0..PICKS.len()).filter(|&k| k != DOMINANT));
     // `min_by` keeps the first of equal ones: the dominant regime of the first reference first.
     references
@@ -527,6 +532,40 @@ fn regime_of(references: &[herald::model::Distribution], center: f64) -> (usize,
         .flat_map(|d| order.clone().map(move |k| (k, d.pick(PICKS[k].0))))
         .min_by(|a, b| (a.1 - center).abs().total_cmp(&(b.1 - center).abs()))
         .map_or((DOMINANT, None), |(k, v)| (k, Some(v)))
+}
+
+/// Where the first reference's modes name their latency regimes (a calibration that timed a
+/// hop before each runtime case, [`herald::model::Mode::regime_hop_ns`]), the regime whose hop
+/// is nearest a measured mode's hop center on a log scale, among the ones
+/// [`PICKS`] can take (the dominant regime first among equally near ones), with that hop: the
+/// same measurement on both sides (one line per direction, after untimed round trips). `None`
+/// without such modes.
+fn by_regime_hop(
+    references: &[herald::model::Distribution],
+    center: f64,
+) -> Option<(usize, Option<f64>)> {
+    let d = references.first()?;
+    let hops: Vec<f64> = d
+        .modes
+        .iter()
+        .map(|m| m.regime_hop_ns)
+        .collect::<Option<_>>()?;
+    let dominant = *hops.first()?;
+    let (fastest, slowest) = hops
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &h| {
+            (lo.min(h), hi.max(h))
+        });
+    let hop_of = |k: usize| match PICKS[k].0 {
+        herald::model::Pick::Fastest => fastest,
+        herald::model::Pick::Slowest => slowest,
+        _ => dominant,
+    };
+    let far = |h: f64| (center.max(1e-3).ln() - h.max(1e-3).ln()).abs();
+    std::iter::once(DOMINANT)
+        .chain((0..PICKS.len()).filter(|&k| k != DOMINANT))
+        .min_by(|&a, &b| far(hop_of(a)).total_cmp(&far(hop_of(b))))
+        .map(|k| (k, Some(hop_of(k))))
 }
 
 #[cfg(test)]
@@ -599,6 +638,45 @@ mod tests {
         // A reference of one mode puts every regime at the same distance: the dominant one.
         assert_eq!(PICKS[regime_of(&r, 30.0).0].1, "dominant");
         assert_eq!(regime_of(&[], 30.0), (DOMINANT, None));
+    }
+
+    /// A calibration that named its regimes by the hop before each case (profile F2 of the
+    /// forty-second session: 52 ns in 69 % of the slices, 228 ns in 20 %, 27 ns in 11 %):
+    /// measured modes go to the regime of the nearest hop, not of the nearest one-line value
+    /// (a 60 ns mode is the fast regime's by its hop, the fastest one's by the value 64 ns).
+    #[test]
+    fn modes_match_the_calibration_s_regime_hops_first() {
+        let text = include_str!("../../../../docs/data/fidelity-2026-12-02-paired/P5.json");
+        let profile = Profile::from_json_forced(text).expect("P5");
+        let mut level = profile.measured_levels().next().expect("a level").clone();
+        let mut one_line = dist(&[(109.0, 0.69), (401.0, 0.2), (64.0, 0.11)]);
+        for (m, hop) in one_line.modes.iter_mut().zip([52.0, 228.0, 27.0]) {
+            m.regime_hop_ns = Some(hop);
+        }
+        level
+            .runtime
+            .as_mut()
+            .expect("P5 has a runtime")
+            .one_line_ns = one_line.clone();
+        let r = mode_references(&level);
+        let name = |center: f64| {
+            let (k, reference) = regime_of(&r, center);
+            (PICKS[k].1, reference)
+        };
+        assert_eq!(name(52.0), ("dominant", Some(52.0)));
+        assert_eq!(name(60.0), ("dominant", Some(52.0)));
+        assert_eq!(name(100.0), ("dominant", Some(52.0)));
+        assert_eq!(name(240.0), ("slowest", Some(228.0)));
+        assert_eq!(name(25.0), ("fastest", Some(27.0)));
+        // Without the hops, by the values: 60 ns is then nearest the fastest value (64).
+        one_line
+            .modes
+            .iter_mut()
+            .for_each(|m| m.regime_hop_ns = None);
+        level.runtime.as_mut().expect("a runtime").one_line_ns = one_line;
+        let r = mode_references(&level);
+        let (k, reference) = regime_of(&r, 60.0);
+        assert_eq!((PICKS[k].1, reference), ("fastest", Some(64.0)));
     }
 
     /// The forty-second session's calibrations: the runtime's one-line broadcast saw the

@@ -640,6 +640,12 @@ mod tests {
         assert_eq!(regime_of(&[], 30.0), (DOMINANT, None));
     }
 
+    /// The regime's name [`regime_of`] gives a mode at `center`, with its reference.
+    fn named(r: &[herald::model::Distribution], center: f64) -> (&'static str, Option<f64>) {
+        let (k, reference) = regime_of(r, center);
+        (PICKS[k].1, reference)
+    }
+
     /// A calibration that named its regimes by the hop before each case (profile F2 of the
     /// forty-second session: 52 ns in 69 % of the slices, 228 ns in 20 %, 27 ns in 11 %):
     /// measured modes go to the regime of the nearest hop, not of the nearest one-line value
@@ -659,10 +665,7 @@ mod tests {
             .expect("P5 has a runtime")
             .one_line_ns = one_line.clone();
         let r = mode_references(&level);
-        let name = |center: f64| {
-            let (k, reference) = regime_of(&r, center);
-            (PICKS[k].1, reference)
-        };
+        let name = |center: f64| named(&r, center);
         assert_eq!(name(52.0), ("dominant", Some(52.0)));
         assert_eq!(name(60.0), ("dominant", Some(52.0)));
         assert_eq!(name(100.0), ("dominant", Some(52.0)));
@@ -703,10 +706,7 @@ mod tests {
             .one_line_ns = dist(&[(106.0, 0.75), (402.0, 0.25)]);
         let r = mode_references(&level);
         assert_eq!(r.len(), 2);
-        let name = |center: f64| {
-            let (k, reference) = regime_of(&r, center);
-            (PICKS[k].1, reference)
-        };
+        let name = |center: f64| named(&r, center);
         assert_eq!(name(360.0), ("slowest", Some(402.0)));
         assert_eq!(name(94.0), ("dominant", Some(106.0)));
         assert_eq!(name(30.0), ("fastest", Some(29.0)));

@@ -101,7 +101,7 @@ mod runtime_probe;
 mod settle;
 
 pub use fit::{capacity_from_curve, fit_prtt, FitError, LogGpFit, PrttPoint};
-pub use modes::{distribution, find_modes};
+pub use modes::{distribution, find_modes, nearest_mode};
 pub use probes::{clock_overhead, clock_resolution, spin_for};
 pub use settle::{Settling, QUANTITIES, STABLE_CHECKS};
 

@@ -190,6 +190,35 @@ fn valleys(xs: &[f64], log: bool) -> Vec<f64> {
     cuts.into_iter().map(|c| c.0).collect()
 }
 
+/// The index of the mode in `modes` whose center is nearest `x` on a log scale (values at or
+/// below zero count as a thousandth); `None` without modes. Modes are found on a log scale
+/// ([`find_modes`]), so this is how a sample is told its mode.
+///
+/// # Examples
+///
+/// ```
+/// // Two regimes, 48 ns and 225 ns (as in `find_modes`).
+/// let samples: Vec<(f64, f64)> = (0..300)
+///     .map(|i| {
+///         let jitter = f64::from(i % 7) - 3.0;
+///         (if i % 3 == 0 { 225.0 + 2.0 * jitter } else { 48.0 + jitter }, 1.0)
+///     })
+///     .collect();
+/// let modes = herald::calibrate::find_modes(&samples);
+/// assert_eq!(modes.len(), 2);
+/// let nearest = |x| herald::calibrate::nearest_mode(&modes, x).map(|k| modes[k].center);
+/// // their geometric mean is about 104
+/// assert!(nearest(100.0).is_some_and(|c| c < 60.0));
+/// assert!(nearest(110.0).is_some_and(|c| c > 200.0));
+/// assert!(nearest(0.0).is_some_and(|c| c < 60.0)); // zero counts as a thousandth
+/// assert_eq!(herald::calibrate::nearest_mode(&[], 1.0), None);
+/// ```
+pub fn nearest_mode(modes: &[Mode], x: f64) -> Option<usize> {
+    let log = |v: f64| v.max(1e-3).ln();
+    let far = |k: usize| (log(x) - log(modes[k].center)).abs();
+    (0..modes.len()).min_by(|&i, &j| far(i).total_cmp(&far(j)))
+}
+
 /// The distribution of weighted samples: median, p10, p90 over all samples, and the modes.
 /// `settled` is set by the caller's stability check; here it is `false`.
 ///

@@ -16,7 +16,7 @@
 //! ends within a slice, docs/fidelity.md, "Forty-second session"). Quantities on one PU have the
 //! modes of their own values, like the channel's parameters.
 
-use super::{distribution, find_modes, CalibrateError};
+use super::{distribution, find_modes, nearest_mode, CalibrateError};
 use crate::model::{Distribution, Mode, Model, Postal, RuntimeCalibration};
 use crate::runtime::{Comm, CommOptions, Program, Team};
 use crate::runtime::{POSTED_MAX_BYTES, SLIP};
@@ -412,9 +412,14 @@ impl RuntimeProbe {
                 .flat_map(|s| s.raw.iter().map(|&r| (r, 1.0)))
                 .collect::<Vec<_>>(),
         );
-        // Quantity `k` (1-based as in the profile's field order below; 0 was the slice's hop).
-        let dist = |k: usize| {
-            let q = k - 1;
+        // Each slice's regime of each case.
+        let regimes: Vec<[Option<usize>; CASES.len()]> = self
+            .samples
+            .iter()
+            .map(|s| s.raw.map(|r| nearest_mode(&hops, r)))
+            .collect();
+        // Quantity `q` (in [`quantities`]' order).
+        let dist = |q: usize| {
             let between: Vec<usize> = QUANTITY_CASES[q]
                 .iter()
                 .copied()
@@ -431,10 +436,10 @@ impl RuntimeProbe {
                 let v: Vec<(f64, f64, Option<usize>)> = self
                     .samples
                     .iter()
-                    .map(|s| {
-                        let mut regimes = between.iter().map(|&c| regime_of(&hops, s.raw[c]));
-                        let first = regimes.next().flatten();
-                        let one = regimes.all(|r| r == first);
+                    .zip(&regimes)
+                    .map(|(s, r)| {
+                        let first = r[between[0]];
+                        let one = between.iter().all(|&c| r[c] == first);
                         (s.quantities[q], s.weight, first.filter(|_| one))
                     })
                     .collect();
@@ -444,37 +449,37 @@ impl RuntimeProbe {
             d
         };
         Some(RuntimeCalibration {
-            one_line_ns: dist(1),
-            burst_line_ns: dist(2),
+            one_line_ns: dist(0),
+            burst_line_ns: dist(1),
             burst_lines: SLIP as u64,
-            line_ns: dist(3),
+            line_ns: dist(2),
             stream_bytes: STREAM.map(|b| b as u64),
-            direct_ns: dist(4),
-            copy_ns_per_byte: dist(5),
-            copy_large_ns_per_byte: dist(6),
+            direct_ns: dist(3),
+            copy_ns_per_byte: dist(4),
+            copy_large_ns_per_byte: dist(5),
             direct_bytes: DIRECT.map(|b| b as u64),
             chunk_bytes: self.chunk as u64,
-            direct_block_ns: Some(dist(7)),
-            direct_exec_ns: Some(dist(25)),
-            shared_one_line_ns: Some(dist(8)),
-            copy_huge_ns_per_byte: Some(dist(9)),
+            direct_block_ns: Some(dist(6)),
+            direct_exec_ns: Some(dist(24)),
+            shared_one_line_ns: Some(dist(7)),
+            copy_huge_ns_per_byte: Some(dist(8)),
             huge_bytes: Some(HUGE as u64),
-            exec_ns: Some(dist(10)),
-            exec_short_ns: Some(dist(11)),
-            posted_ns: Some(dist(12)),
-            posted_line_ns: Some(dist(13)),
+            exec_ns: Some(dist(9)),
+            exec_short_ns: Some(dist(10)),
+            posted_ns: Some(dist(11)),
+            posted_line_ns: Some(dist(12)),
             posted_bytes: Some(POSTED_FULL as u64),
-            posted_two_ns: Some(dist(18)),
-            posted_long_line_ns: Some(dist(16)),
+            posted_two_ns: Some(dist(17)),
+            posted_long_line_ns: Some(dist(15)),
             posted_long_bytes: Some(SHARED_FULL as u64),
-            shared_posted_ns: Some(dist(14)),
-            shared_posted_line_ns: Some(dist(15)),
+            shared_posted_ns: Some(dist(13)),
+            shared_posted_line_ns: Some(dist(14)),
             shared_posted_bytes: Some(SHARED_FULL as u64),
-            shared_copy_ns_per_byte: Some(dist(17)),
-            shared_copy_large_ns_per_byte: Some(dist(26)),
-            held_extra_ns: Some((19..24).map(dist).collect()),
+            shared_copy_ns_per_byte: Some(dist(16)),
+            shared_copy_large_ns_per_byte: Some(dist(25)),
+            held_extra_ns: Some((18..23).map(dist).collect()),
             held_bytes: Some(HELD.iter().map(|&b| b as u64).collect()),
-            copy_upper_ns_per_byte: Some(dist(24)),
+            copy_upper_ns_per_byte: Some(dist(23)),
             upper_bytes: Some(HELD[3] as u64),
         })
     }
@@ -622,13 +627,6 @@ impl RuntimeProbe {
     }
 }
 
-/// The index of the regime in `hops` whose center is nearest `hop_ns` (on a log scale);
-/// `None` without regimes.
-fn regime_of(hops: &[Mode], hop_ns: f64) -> Option<usize> {
-    let d = |c: f64| (hop_ns.max(1e-3).ln() - c.max(1e-3).ln()).abs();
-    (0..hops.len()).min_by(|&i, &j| d(hops[i].center).total_cmp(&d(hops[j].center)))
-}
-
 /// A regime needs this many slices to be a mode of a quantity (fewer gave medians off by 2–10×
 /// in the forty-second session's calibrations: three to five slices of the slow regime for a
 /// held copy's extra time).
@@ -767,17 +765,17 @@ mod tests {
     #[test]
     fn a_hop_s_regime_is_the_nearest() {
         let hops = [hop(50.0, 0.7), hop(225.0, 0.2), hop(27.0, 0.1)];
-        assert_eq!(regime_of(&hops, 55.0), Some(0));
-        assert_eq!(regime_of(&hops, 100.0), Some(0));
+        assert_eq!(nearest_mode(&hops, 55.0), Some(0));
+        assert_eq!(nearest_mode(&hops, 100.0), Some(0));
         assert_eq!(
-            regime_of(&hops, 110.0),
+            nearest_mode(&hops, 110.0),
             Some(1),
             "past the geometric mean, 106 ns"
         );
-        assert_eq!(regime_of(&hops, 150.0), Some(1));
-        assert_eq!(regime_of(&hops, 30.0), Some(2));
-        assert_eq!(regime_of(&hops, 0.0), Some(2));
-        assert_eq!(regime_of(&[], 50.0), None);
+        assert_eq!(nearest_mode(&hops, 150.0), Some(1));
+        assert_eq!(nearest_mode(&hops, 30.0), Some(2));
+        assert_eq!(nearest_mode(&hops, 0.0), Some(2));
+        assert_eq!(nearest_mode(&[], 50.0), None);
     }
 
     /// Every case is some quantity's, and the table names no case twice for one quantity.

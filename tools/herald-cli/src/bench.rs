@@ -86,15 +86,10 @@ fn put(figures: &mut Figures, name: &str, v: &[f64]) {
 fn by_mode(raw: &[f64], series: &[(&str, Vec<f64>)]) -> Vec<BenchModeJson> {
     let samples: Vec<(f64, f64)> = raw.iter().map(|&x| (x, 1.0)).collect();
     let modes = herald::calibrate::find_modes(&samples);
-    let nearest = |x: f64| {
-        (0..modes.len())
-            .min_by(|&i, &j| {
-                let d = |k: usize| (x.ln() - modes[k].center.ln()).abs();
-                d(i).total_cmp(&d(j))
-            })
-            .unwrap_or(0)
-    };
-    let owner: Vec<usize> = raw.iter().map(|&x| nearest(x)).collect();
+    let owner: Vec<usize> = raw
+        .iter()
+        .map(|&x| herald::calibrate::nearest_mode(&modes, x).unwrap_or(0))
+        .collect();
     modes
         .iter()
         .enumerate()

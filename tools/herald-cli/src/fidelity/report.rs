@@ -2,7 +2,10 @@
 //! regret per (ranks, size, mode); as JSON (docs/cli-json.md) or text tables.
 
 use super::cases::{Case, Measured, DOMINANT, PICKS};
-use herald::{calibrate::find_modes, Hierarchy, Profile};
+use herald::{
+    calibrate::{find_modes, nearest_mode},
+    Hierarchy, Profile,
+};
 use serde::Serialize;
 
 /// `herald fidelity --json`.
@@ -276,14 +279,7 @@ pub(crate) fn build(
         .flat_map(|c| c.measured.iter().map(|m| (m.raw, 1.0)))
         .collect();
     let modes = find_modes(&samples);
-    let owner = |x: f64| {
-        (0..modes.len())
-            .min_by(|&i, &j| {
-                let d = |k: usize| (x.ln() - modes[k].center.ln()).abs();
-                d(i).total_cmp(&d(j))
-            })
-            .unwrap_or(0)
-    };
+    let owner = |x: f64| nearest_mode(&modes, x).unwrap_or(0);
     let references = profile
         .measured_levels()
         .next()

@@ -613,7 +613,9 @@ fn a_shared_pu_cycle_phase_is_averaged_as_a_continuous_one() {
     // its line is not there yet, it yields once more and the other reads first: `φ + 2S`. Over
     // a phase uniform in (0, b) the mean is `b/2 + 2S − b + (chance of the miss) · b`, the
     // chance being that thread's line's arrival over `b`, averaged over which of ranks 1 and 3
-    // it is (equally likely). The model takes 16 phases, at `(2i + 1)/32 · b`.
+    // it is (equally likely). The model takes 16 phases, at `(2i + 1)/32 · b`, where the bare
+    // switch has no spread (with one, fewer phases at each of several turn speeds: the next
+    // test).
     let (call, s_ps) = shared_costs();
     let b = SWITCH_PS;
     let arrival = |sends_before: u64| sends_before * GAP_PS + 9_500 + HOP_PS;
@@ -624,13 +626,78 @@ fn a_shared_pu_cycle_phase_is_averaged_as_a_continuous_one() {
     let expected = call + b / 2 + 2 * s_ps - b + b * misses as u64 / 32;
     // PU 0 is done long before: the root's three sends, then rank 2 after one handoff.
     assert!(call + 2 * GAP_PS + 9_500 + s_ps < call + 2 * s_ps - b);
-    assert_eq!(shared_star(2, 4, 48, Transport::Stream), expected);
+    let p = with_switch_spread(shared_profile(), 800.0, 800.0);
+    let star = tree(Algorithm::Star, 4, 1);
+    let got = predict(&p, &machine(2), &star, 48, Transport::Stream);
+    assert_eq!(got, expected);
     // …within half a nanosecond of the continuous mean (2 phases, at b/4 and 3b/4, missed
     // both arrivals and priced the star 125 ns lower).
     let continuous = (call + b / 2 + 2 * s_ps - b) as f64 + (to_1 + to_3) as f64 / 2.0;
     assert!(
         (expected as f64 - continuous).abs() <= 500.0,
         "{expected} against {continuous}"
+    );
+}
+
+/// `p` with its bare thread switch spread from `p10` to `p90` ns about its 800 ns.
+fn with_switch_spread(mut p: Profile, p10: f64, p90: f64) -> Profile {
+    p.switch_ns = Some(Distribution {
+        median: 800.0,
+        p10,
+        p90,
+        samples: 40,
+        modes: vec![Mode {
+            center: 800.0,
+            p10,
+            p90,
+            share: 1.0,
+            samples: 40,
+            regime_hop_ns: None,
+        }],
+        settled: true,
+    });
+    p
+}
+
+#[test]
+fn a_non_root_pu_s_turns_are_averaged_over_the_switch_s_spread() {
+    // The previous test's star (4 ranks on 2 PUs, one line each), with the bare switch spread
+    // from 600 to 1000 ns about its 800. How fast PU 1's turns go in a call is unknown: the
+    // model scales its bare switch `b` and its handoff beyond it, `S − b`, by four factors
+    // evenly spaced in log over the spread's half-width ln(p90/p10)/2, at ±1/4 and ±3/4 of it
+    // (per mille, rounded), and takes 4 phases at each. At a factor `f`, PU 1 with
+    // `b_f = b·f` and `h_f = (S − b)·f`: its first thread's turn ends at `φ = b_f·(2i + 1)/8`;
+    // if that thread's line is there, it reads after `h_f` and returns, the other yields to it
+    // a switch later and reads after `h_f`: done at `φ + 2h_f + b_f`; if not, one more switch.
+    // The root's PU keeps the calibrated speed and is done long before (as above).
+    let (call, s_ps) = shared_costs();
+    let b = SWITCH_PS;
+    let arrival = |sends_before: u64| sends_before * GAP_PS + 9_500 + HOP_PS;
+    let (to_1, to_3) = (arrival(0), arrival(2));
+    let half = (1000.0f64 / 600.0).ln() / 2.0;
+    let mut total = 0u64;
+    let mut runs = 0u64;
+    for u in [-0.75, -0.25, 0.25, 0.75] {
+        let f = (1000.0 * (half * u).exp()).round() as u64;
+        let (b_f, h_f) = (b * f / 1000, (s_ps - b) * f / 1000);
+        for first_line in [to_1, to_3] {
+            for i in 0..4 {
+                let phi = b_f * (2 * i + 1) / 8;
+                let miss = u64::from(phi < first_line);
+                total += call + phi + 2 * h_f + b_f + miss * b_f;
+                runs += 1;
+            }
+        }
+    }
+    // Some phases miss a line at some speeds and not at others: the speeds matter here.
+    let p = with_switch_spread(shared_profile(), 600.0, 1000.0);
+    let star = tree(Algorithm::Star, 4, 1);
+    let got = predict(&p, &machine(2), &star, 48, Transport::Stream);
+    assert_eq!(got, total / runs);
+    let still = with_switch_spread(shared_profile(), 800.0, 800.0);
+    assert_ne!(
+        got,
+        predict(&still, &machine(2), &star, 48, Transport::Stream)
     );
 }
 

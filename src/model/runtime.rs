@@ -79,9 +79,17 @@
 //!   yields (the runtime spins there). Where a non-root PU's cycle stands when the call starts
 //!   is unknown: the prediction is the mean over starting ranks and 16 phases of a switch
 //!   (thirty-fifth session; 2 before, whose steps ranked block counts: docs/fidelity.md, run
-//!   AF). Before the simulation, each message waited an average `(k − 1)/2` turns: a flat tree
-//!   of 16 ranks on 2 PUs was predicted at 3× its time, and deeper trees no dearer than flat
-//!   ones (docs/fidelity.md, run R).
+//!   AF). Nor is how fast a PU's turns go in a given call: since the forty-third session the
+//!   non-root PUs' turns (`b` and `S`) are scaled by each of four factors spread over the bare
+//!   switch's measured spread ([`RuntimeCosts::turn_scales`]), with 4 phases each. A rank
+//!   whose return waits for another PU either sees it done at its turn or yields a whole cycle
+//!   more, and with the turns' speed fixed that race was decided by a few hundred ns: at 16
+//!   ranks on 2 PUs a star in 4 blocks was predicted 10 % faster than in one only because its
+//!   root's longer sending moved the root's turn past the other PU's last copy (it measured
+//!   5–8 % slower), and in 16 blocks at 256 KiB 4 % faster (it measured 9–46 % slower;
+//!   docs/fidelity.md, "Forty-third session"). Before the simulation, each message waited an
+//!   average `(k − 1)/2` turns: a flat tree of 16 ranks on 2 PUs was predicted at 3× its time,
+//!   and deeper trees no dearer than flat ones (docs/fidelity.md, run R).
 //!
 //! Where a level has no runtime measurement of its own, its runtime parameters are those of the
 //! level the hierarchical model assumed its LogGP parameters from, times the same factor
@@ -348,6 +356,8 @@ pub struct RuntimeCosts {
     /// One turn of a yielding thread on a shared PU (the bare thread switch), ps; at most
     /// `switch_ps`.
     yield_ps: u64,
+    /// Relative speeds of a PU's turns, per mille ([`RuntimeCosts::turn_scales`]).
+    turn_scales: Vec<u64>,
     /// Payload bytes per single-copy descriptor.
     chunk_bytes: u64,
     /// A posted broadcast between two ranks of one PU: of one line, and per further line, ps;
@@ -361,6 +371,24 @@ pub struct RuntimeCosts {
 }
 
 /// `bytes` at `fs` femtoseconds a byte, ps (rounded up).
+/// [`RuntimeCosts::turn_scales`] from a spread `p10 … p90`.
+fn turn_scales(p10: f64, p90: f64) -> Vec<u64> {
+    let half = if p10 > 0.0 && p90 > p10 {
+        (p90 / p10).ln() / 2.0
+    } else {
+        0.0
+    };
+    let scales: Vec<u64> = [-0.75, -0.25, 0.25, 0.75]
+        .iter()
+        .map(|u| (1000.0 * (half * u).exp()).round() as u64)
+        .collect();
+    if scales.iter().all(|&s| s == 1000) {
+        vec![1000]
+    } else {
+        scales
+    }
+}
+
 fn bytes_ps(bytes: u64, fs: u64) -> u64 {
     (u128::from(bytes) * u128::from(fs)).div_ceil(1000) as u64
 }
@@ -643,6 +671,10 @@ impl RuntimeCosts {
             Some(s) if switch > 0 => switch.min(s),
             _ => switch_ps,
         };
+        let turn_scales = profile
+            .switch_ns
+            .as_ref()
+            .map_or_else(|| vec![1000], |d| turn_scales(d.p10, d.p90));
         RuntimeCosts {
             hier,
             pus,
@@ -654,6 +686,7 @@ impl RuntimeCosts {
             direct_exec_ps,
             switch_ps,
             yield_ps,
+            turn_scales,
             chunk_bytes,
             shared_post,
             shared_copy_fs_per_byte,
@@ -762,6 +795,37 @@ impl RuntimeCosts {
     /// [`switch_ps`](Self::switch_ps).
     pub fn yield_ps(&self) -> u64 {
         self.yield_ps
+    }
+
+    /// How fast a non-root PU's turns go relative to the calibrated ones, per mille: the
+    /// shared-PU simulation scales that PU's bare switch and handoff by each and averages.
+    /// Four factors evenly spaced in log between `√(p10/p90)` and `√(p90/p10)` of the bare
+    /// switch ([`Profile::switch_ns`]), at the midpoints of four equal parts; `[1000]` where
+    /// the profile has no switch, or no spread. (A PU whose turns are all this much faster or
+    /// slower: correlated within a call, as the host's speed states are.)
+    ///
+    /// ```
+    /// # use herald::{*, model::{Distribution, RuntimeCosts, Pick}};
+    /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+    /// let mut profile = Profile::from_json_forced(&text)?;
+    /// profile.switch_ns = Some(Distribution {
+    ///     median: 3000.0, p10: 2000.0, p90: 4500.0, samples: 100, modes: vec![], settled: true,
+    /// });
+    /// let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+    /// let scales = RuntimeCosts::from_profile(&profile, &h, Pick::Dominant)?.turn_scales().to_vec();
+    /// assert_eq!(scales.len(), 4);
+    /// // Symmetric in log about the calibrated speed: s(i)·s(3 − i) = 1.
+    /// for i in 0..4 {
+    ///     let product = scales[i] * scales[3 - i];
+    ///     assert!(product.abs_diff(1_000_000) < 3_000, "{product}");
+    /// }
+    /// // The outer two lie 3/4 of √(p90/p10) = 1.5 out, in log: 1.5^(3/4) ≈ 1.355.
+    /// assert_eq!(scales[3], 1355);
+    /// assert_eq!(scales[0], 738);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn turn_scales(&self) -> &[u64] {
+        &self.turn_scales
     }
 
     /// Payload bytes per single-copy descriptor.

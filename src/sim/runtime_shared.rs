@@ -15,9 +15,10 @@
 //! * A stream longer than a ring is sent ring by ring: the next ring's worth once the reader has
 //!   started on the previous one (at most [`MAX_PIECES`] pieces in all: a block of a
 //!   broadcast of `m` blocks is cut into at most `MAX_PIECES / m`, and at least one).
-//! * Where a non-root PU's cycle stands when the call starts is unknown: the prediction is the
-//!   mean over starting ranks ([`OFFSETS`]) and phases ([`PHASES`]); the root's PU starts with
-//!   the root.
+//! * Where a non-root PU's cycle stands when the call starts is unknown, and so is how fast
+//!   its turns go: the prediction is the mean over starting ranks ([`OFFSETS`]), phases
+//!   ([`PHASES`]) and the speeds of [`RuntimeCosts::turn_scales`] (a non-root PU's bare switch
+//!   and handoff scaled by each); the root's PU starts with the root, at the calibrated speed.
 //! * Messages between PUs travel as between ranks with PUs of their own.
 //! * While no rank of a PU can work, its turns are skipped in one step up to the next moment
 //!   one could (an arrival already sent, or another PU's next move): the same result as taking
@@ -171,6 +172,12 @@ impl Pieces {
 /// to 54 % (docs/fidelity.md, run AF). Only ranks that share PUs pay for it: a prediction runs 8
 /// times the simulations it ran with 2.
 const PHASES: u64 = 16;
+/// Phases per turn speed where [`RuntimeCosts::turn_scales`] gives several (4 speeds × 4
+/// phases: as many simulations as [`PHASES`] alone). Forty-third session, profile F1 of the
+/// forty-second: 16 ranks at 32 KiB, a star of 1, 2 and 4 blocks predicted 24.1, 24.9 and 25.5
+/// µs with 4 phases a speed, 24.3, 24.7 and 25.7 with 16; without the speeds 24.8, 23.2 and
+/// 22.4 (measured 31.0, 31.3 and 33.7 in the forty-second session's run).
+const PHASES_PER_SCALE: u64 = 4;
 /// Starting positions of the non-root PUs' cycles averaged over: all of them, or this many
 /// spread evenly.
 const OFFSETS: usize = 4;
@@ -185,17 +192,44 @@ pub(super) fn predict(shape: &Shape<'_>, costs: &RuntimeCosts) -> Result<(u64, u
         .collect();
     let pieces = Pieces::new(shape);
     let k = threads.iter().map(Vec::len).max().unwrap_or(1).max(1);
-    let (mut span, mut hold) = (0u128, 0u128);
+    let (mut span, mut hold, mut runs) = (0u128, 0u128, 0u128);
     let offsets = k.min(OFFSETS);
-    for offset in (0..offsets).map(|i| i * k / offsets) {
-        for phase in 0..PHASES {
-            let (m, h) = Sim::new(shape, &pieces, costs)?.run(&threads, offset, phase)?;
-            span += u128::from(m);
-            hold += u128::from(h);
+    let scales = costs.turn_scales();
+    let phases = if scales.len() > 1 {
+        PHASES_PER_SCALE
+    } else {
+        PHASES
+    };
+    for &scale in scales {
+        for offset in (0..offsets).map(|i| i * k / offsets) {
+            for phase in 0..phases {
+                let turn = Turn {
+                    offset,
+                    phase,
+                    phases,
+                    scale,
+                };
+                let (m, h) = Sim::new(shape, &pieces, costs)?.run(&threads, turn)?;
+                span += u128::from(m);
+                hold += u128::from(h);
+                runs += 1;
+            }
         }
     }
-    let runs = (offsets * PHASES as usize) as u128;
+    let runs = runs.max(1);
     Ok(((span / runs) as u64, (hold / runs) as u64))
+}
+
+/// Where the non-root PUs' cycles stand at the call, and how fast they turn.
+#[derive(Clone, Copy)]
+struct Turn {
+    /// The thread of each non-root PU that runs first.
+    offset: usize,
+    /// Its first turn ends `(2·phase + 1)/(2·phases)` of a bare switch after the call.
+    phase: u64,
+    phases: u64,
+    /// The non-root PUs' bare switch and handoff, per mille of the calibrated ones.
+    scale: u64,
 }
 
 /// Per PU: which of its threads runs and from when.
@@ -553,16 +587,29 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Runs the broadcast with the non-root PUs' cycles starting at `offset`.
-    fn run(
-        mut self,
-        threads: &[Vec<u32>],
-        offset: usize,
-        phase: u64,
-    ) -> Result<(u64, u64), PredictError> {
+    /// Runs the broadcast with the non-root PUs' cycles as `turn` says.
+    fn run(mut self, threads: &[Vec<u32>], turn: Turn) -> Result<(u64, u64), PredictError> {
         let root = self.shape.root;
-        let (switch, bare) = (self.costs.switch_ps(), self.costs.yield_ps().max(1));
-        let handoff = switch.saturating_sub(bare);
+        let offset = turn.offset;
+        let switch = self.costs.switch_ps();
+        let yield_ps = self.costs.yield_ps().max(1);
+        // Per PU: its bare switch and handoff (a non-root PU's at the turn's speed).
+        let turns: Vec<(u64, u64)> = threads
+            .iter()
+            .map(|t| {
+                let scale = |x: u64| {
+                    if t.contains(&root) {
+                        x
+                    } else {
+                        x * turn.scale / 1000
+                    }
+                };
+                (
+                    scale(yield_ps).max(1),
+                    scale(switch.saturating_sub(yield_ps)),
+                )
+            })
+            .collect();
         let mut pus: Vec<Pu> = threads
             .iter()
             .map(|t| Pu {
@@ -587,6 +634,7 @@ impl<'a> Sim<'a> {
                 break;
             };
             let (r, t, fresh) = (threads[p][pus[p].cur], pus[p].time, pus[p].fresh);
+            let (bare, handoff) = turns[p];
 
             if self.can_work(r, t) {
                 // A thread that has just taken the PU starts after the runtime's handoff.
@@ -605,7 +653,7 @@ impl<'a> Sim<'a> {
             let len = threads[p].len() as u64;
             let first = !pus[p].yielded && !threads[p].contains(&root);
             let step = if first {
-                bare * (2 * phase + 1) / (2 * PHASES)
+                bare * (2 * turn.phase + 1) / (2 * turn.phases)
             } else {
                 bare
             };

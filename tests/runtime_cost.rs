@@ -618,18 +618,14 @@ fn a_shared_pu_cycle_phase_is_averaged_as_a_continuous_one() {
     // test).
     let (call, s_ps) = shared_costs();
     let b = SWITCH_PS;
-    let arrival = |sends_before: u64| sends_before * GAP_PS + 9_500 + HOP_PS;
-    let (to_1, to_3) = (arrival(0), arrival(2));
+    let (to_1, to_3) = first_line_arrivals();
     let phases: Vec<u64> = (0..16).map(|i| b * (2 * i + 1) / 32).collect();
     let misses =
         phases.iter().filter(|&&p| p < to_3).count() + phases.iter().filter(|&&p| p < to_1).count();
     let expected = call + b / 2 + 2 * s_ps - b + b * misses as u64 / 32;
     // PU 0 is done long before: the root's three sends, then rank 2 after one handoff.
     assert!(call + 2 * GAP_PS + 9_500 + s_ps < call + 2 * s_ps - b);
-    let p = with_switch_spread(shared_profile(), 800.0, 800.0);
-    let star = tree(Algorithm::Star, 4, 1);
-    let got = predict(&p, &machine(2), &star, 48, Transport::Stream);
-    assert_eq!(got, expected);
+    assert_eq!(star_with_switch_spread(800.0, 800.0), expected);
     // …within half a nanosecond of the continuous mean (2 phases, at b/4 and 3b/4, missed
     // both arrivals and priced the star 125 ns lower).
     let continuous = (call + b / 2 + 2 * s_ps - b) as f64 + (to_1 + to_3) as f64 / 2.0;
@@ -639,8 +635,17 @@ fn a_shared_pu_cycle_phase_is_averaged_as_a_continuous_one() {
     );
 }
 
-/// `p` with its bare thread switch spread from `p10` to `p90` ns about its 800 ns.
-fn with_switch_spread(mut p: Profile, p10: f64, p90: f64) -> Profile {
+/// When the root's one-line messages to ranks 1 and 3 arrive in a 4-rank star (the root sends
+/// to 1, 2 and 3 a gap apart; a line arrives a line and a hop after its send), ps.
+fn first_line_arrivals() -> (u64, u64) {
+    let arrival = |sends_before: u64| sends_before * GAP_PS + 9_500 + HOP_PS;
+    (arrival(0), arrival(2))
+}
+
+/// A 4-rank one-line star on 2 PUs under the shared profile with its bare thread switch spread
+/// from `p10` to `p90` ns about its 800 ns.
+fn star_with_switch_spread(p10: f64, p90: f64) -> u64 {
+    let mut p = shared_profile();
     p.switch_ns = Some(Distribution {
         median: 800.0,
         p10,
@@ -656,7 +661,8 @@ fn with_switch_spread(mut p: Profile, p10: f64, p90: f64) -> Profile {
         }],
         settled: true,
     });
-    p
+    let star = tree(Algorithm::Star, 4, 1);
+    predict(&p, &machine(2), &star, 48, Transport::Stream)
 }
 
 #[test]
@@ -672,8 +678,7 @@ fn a_non_root_pu_s_turns_are_averaged_over_the_switch_s_spread() {
     // The root's PU keeps the calibrated speed and is done long before (as above).
     let (call, s_ps) = shared_costs();
     let b = SWITCH_PS;
-    let arrival = |sends_before: u64| sends_before * GAP_PS + 9_500 + HOP_PS;
-    let (to_1, to_3) = (arrival(0), arrival(2));
+    let (to_1, to_3) = first_line_arrivals();
     let half = (1000.0f64 / 600.0).ln() / 2.0;
     let mut total = 0u64;
     let mut runs = 0u64;
@@ -690,15 +695,9 @@ fn a_non_root_pu_s_turns_are_averaged_over_the_switch_s_spread() {
         }
     }
     // Some phases miss a line at some speeds and not at others: the speeds matter here.
-    let p = with_switch_spread(shared_profile(), 600.0, 1000.0);
-    let star = tree(Algorithm::Star, 4, 1);
-    let got = predict(&p, &machine(2), &star, 48, Transport::Stream);
+    let got = star_with_switch_spread(600.0, 1000.0);
     assert_eq!(got, total / runs);
-    let still = with_switch_spread(shared_profile(), 800.0, 800.0);
-    assert_ne!(
-        got,
-        predict(&still, &machine(2), &star, 48, Transport::Stream)
-    );
+    assert_ne!(got, star_with_switch_spread(800.0, 800.0));
 }
 
 #[test]

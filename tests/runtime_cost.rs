@@ -670,8 +670,9 @@ fn a_non_root_pu_s_turns_are_averaged_over_the_switch_s_spread() {
     // The previous test's star (4 ranks on 2 PUs, one line each), with the bare switch spread
     // from 600 to 1000 ns about its 800. How fast PU 1's turns go in a call is unknown: the
     // model scales its bare switch `b` and its handoff beyond it, `S − b`, by four factors
-    // evenly spaced in log over the spread's half-width ln(p90/p10)/2, at ±1/4 and ±3/4 of it
-    // (per mille, rounded), and takes 4 phases at each. At a factor `f`, PU 1 with
+    // evenly spaced in log over the half-width of the ratio of two PUs' speeds, each spread as
+    // the switch, √2·ln(p90/p10)/2, at ±1/4 and ±3/4 of it (per mille, rounded), and takes 4
+    // phases at each. At a factor `f`, PU 1 with
     // `b_f = b·f` and `h_f = (S − b)·f`: its first thread's turn ends at `φ = b_f·(2i + 1)/8`;
     // if that thread's line is there, it reads after `h_f` and returns, the other yields to it
     // a switch later and reads after `h_f`: done at `φ + 2h_f + b_f`; if not, one more switch.
@@ -679,7 +680,7 @@ fn a_non_root_pu_s_turns_are_averaged_over_the_switch_s_spread() {
     let (call, s_ps) = shared_costs();
     let b = SWITCH_PS;
     let (to_1, to_3) = first_line_arrivals();
-    let half = (1000.0f64 / 600.0).ln() / 2.0;
+    let half = (1000.0f64 / 600.0).ln() / 2.0 * 2f64.sqrt();
     let mut total = 0u64;
     let mut runs = 0u64;
     for u in [-0.75, -0.25, 0.25, 0.75] {

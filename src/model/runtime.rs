@@ -80,8 +80,9 @@
 //!   is unknown: the prediction is the mean over starting ranks and 16 phases of a switch
 //!   (thirty-fifth session; 2 before, whose steps ranked block counts: docs/fidelity.md, run
 //!   AF). Nor is how fast a PU's turns go in a given call: since the forty-third session the
-//!   non-root PUs' turns (`b` and `S`) are scaled by each of four factors spread over the bare
-//!   switch's measured spread ([`RuntimeCosts::turn_scales`]), with 4 phases each. A rank
+//!   non-root PUs' turns (`b` and `S`) are scaled by each of four factors spread over the
+//!   ratio of two PUs' speeds, each varying as the bare switch does
+//!   ([`RuntimeCosts::turn_scales`]), with 4 phases each. A rank
 //!   whose return waits for another PU either sees it done at its turn or yields a whole cycle
 //!   more, and with the turns' speed fixed that race was decided by a few hundred ns: at 16
 //!   ranks on 2 PUs a star in 4 blocks was predicted 10 % faster than in one only because its
@@ -373,8 +374,11 @@ pub struct RuntimeCosts {
 /// `bytes` at `fs` femtoseconds a byte, ps (rounded up).
 /// [`RuntimeCosts::turn_scales`] from a spread `p10 … p90`.
 fn turn_scales(p10: f64, p90: f64) -> Vec<u64> {
+    // The race is between two PUs whose speeds vary alike and independently; the root's PU
+    // is held at the calibrated speed, so the other's factor stands for their ratio, whose log
+    // spreads √2 times one speed's.
     let half = if p10 > 0.0 && p90 > p10 {
-        (p90 / p10).ln() / 2.0
+        (p90 / p10).ln() / 2.0 * std::f64::consts::SQRT_2
     } else {
         0.0
     };
@@ -797,12 +801,14 @@ impl RuntimeCosts {
         self.yield_ps
     }
 
-    /// How fast a non-root PU's turns go relative to the calibrated ones, per mille: the
+    /// How fast a non-root PU's turns go relative to the root's PU's, per mille: the
     /// shared-PU simulation scales that PU's bare switch and handoff by each and averages.
-    /// Four factors evenly spaced in log between `√(p10/p90)` and `√(p90/p10)` of the bare
-    /// switch ([`Profile::switch_ns`]), at the midpoints of four equal parts; `[1000]` where
-    /// the profile has no switch, or no spread. (A PU whose turns are all this much faster or
-    /// slower: correlated within a call, as the host's speed states are.)
+    /// Each PU's speed is taken to vary as the bare switch ([`Profile::switch_ns`]) does,
+    /// between `√(p10/p90)` and `√(p90/p10)` of its median in log, the two PUs independently,
+    /// so their ratio spreads √2 times as wide: four factors evenly spaced in log over
+    /// `(p10/p90)^(√2/2)` to `(p90/p10)^(√2/2)`, at the midpoints of four equal parts. `[1000]`
+    /// where the profile has no switch, or no spread. (A factor holds for a whole PU and call:
+    /// the host's speed states last seconds.)
     ///
     /// ```
     /// # use herald::{*, model::{Distribution, RuntimeCosts, Pick}};
@@ -819,9 +825,9 @@ impl RuntimeCosts {
     ///     let product = scales[i] * scales[3 - i];
     ///     assert!(product.abs_diff(1_000_000) < 3_000, "{product}");
     /// }
-    /// // The outer two lie 3/4 of √(p90/p10) = 1.5 out, in log: 1.5^(3/4) ≈ 1.355.
-    /// assert_eq!(scales[3], 1355);
-    /// assert_eq!(scales[0], 738);
+    /// // The outer two lie 3/4 of the way out, in log: (4500/2000)^(3√2/8) ≈ 1.537.
+    /// assert_eq!(scales[3], 1537);
+    /// assert_eq!(scales[0], 650);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn turn_scales(&self) -> &[u64] {

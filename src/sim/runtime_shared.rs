@@ -173,10 +173,11 @@ impl Pieces {
 /// times the simulations it ran with 2.
 const PHASES: u64 = 16;
 /// Phases per turn speed where [`RuntimeCosts::turn_scales`] gives several (4 speeds × 4
-/// phases: as many simulations as [`PHASES`] alone). Forty-third session, profile F1 of the
-/// forty-second: 16 ranks at 32 KiB, a star of 1, 2 and 4 blocks predicted 24.1, 24.9 and 25.5
-/// µs with 4 phases a speed, 24.3, 24.7 and 25.7 with 16; without the speeds 24.8, 23.2 and
-/// 22.4 (measured 31.0, 31.3 and 33.7 in the forty-second session's run).
+/// phases: as many simulations as [`PHASES`] alone). Forty-third session: with 16 phases per
+/// speed the picks of profiles H1, F1 and F2 at 4, 8 and 16 ranks, 8 B – 4 MiB, are the same in
+/// 67 of 72 entries (four of the others trade `dtree(3)` and `knomial(3)` at 4 ranks, one
+/// posting and streaming 8 B at 4 ranks); a prediction checked moved by 4 % (H1, 8 ranks, a
+/// one-block star of 32 KiB: 14.9 µs, 15.5 with 16).
 const PHASES_PER_SCALE: u64 = 4;
 /// Starting positions of the non-root PUs' cycles averaged over: all of them, or this many
 /// spread evenly.

@@ -644,6 +644,8 @@ pub struct Profile {
     pub unsettled: Vec<String>,
     /// One-way handoff between two threads pinned to one CPU that yield while they wait: what
     /// a message costs when its receiver must first be scheduled (ranks sharing a core).
+    /// Its spread (`p10` … `p90`) also sets how fast the runtime model takes a PU's turns to
+    /// go in a call ([`RuntimeCosts::turn_scales`](crate::model::RuntimeCosts::turn_scales)).
     /// Absent from profiles written before herald measured it.
     #[serde(default)]
     pub switch_ns: Option<Distribution>,

@@ -87,7 +87,7 @@
 //!   more, and with the turns' speed fixed that race was decided by a few hundred ns: at 16
 //!   ranks on 2 PUs a star in 4 blocks was predicted 10 % faster than in one only because its
 //!   root's longer sending moved the root's turn past the other PU's last copy (it measured
-//!   5–8 % slower), and in 16 blocks at 256 KiB 4 % faster (it measured 9–46 % slower;
+//!   5–9 % slower), and in 16 blocks at 256 KiB 4 % faster (it measured 10–40 % slower;
 //!   docs/fidelity.md, "Forty-third session"). Before the simulation, each message waited an
 //!   average `(k − 1)/2` turns: a flat tree of 16 ranks on 2 PUs was predicted at 3× its time,
 //!   and deeper trees no dearer than flat ones (docs/fidelity.md, run R).
@@ -371,7 +371,6 @@ pub struct RuntimeCosts {
     shared_copy_large_fs_per_byte: Option<u64>,
 }
 
-/// `bytes` at `fs` femtoseconds a byte, ps (rounded up).
 /// [`RuntimeCosts::turn_scales`] from a spread `p10 … p90`.
 fn turn_scales(p10: f64, p90: f64) -> Vec<u64> {
     // The race is between two PUs whose speeds vary alike and independently; the root's PU
@@ -393,6 +392,7 @@ fn turn_scales(p10: f64, p90: f64) -> Vec<u64> {
     }
 }
 
+/// `bytes` at `fs` femtoseconds a byte, ps (rounded up).
 fn bytes_ps(bytes: u64, fs: u64) -> u64 {
     (u128::from(bytes) * u128::from(fs)).div_ceil(1000) as u64
 }

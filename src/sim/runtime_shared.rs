@@ -193,7 +193,7 @@ pub(super) fn predict(shape: &Shape<'_>, costs: &RuntimeCosts) -> Result<(u64, u
         .collect();
     let pieces = Pieces::new(shape);
     let k = threads.iter().map(Vec::len).max().unwrap_or(1).max(1);
-    let (mut span, mut hold, mut runs) = (0u128, 0u128, 0u128);
+    let (mut span, mut hold) = (0u128, 0u128);
     let offsets = k.min(OFFSETS);
     let scales = costs.turn_scales();
     let phases = if scales.len() > 1 {
@@ -213,11 +213,10 @@ pub(super) fn predict(shape: &Shape<'_>, costs: &RuntimeCosts) -> Result<(u64, u
                 let (m, h) = Sim::new(shape, &pieces, costs)?.run(&threads, turn)?;
                 span += u128::from(m);
                 hold += u128::from(h);
-                runs += 1;
             }
         }
     }
-    let runs = runs.max(1);
+    let runs = (scales.len() * offsets * phases as usize) as u128;
     Ok(((span / runs) as u64, (hold / runs) as u64))
 }
 

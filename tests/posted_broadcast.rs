@@ -7,15 +7,15 @@
 //! rank is reused many times and the root waits for its slowest reader), interleaved with
 //! the other collectives; the same calls with the option off give the same bytes; mismatched
 //! calls are typed errors, a departed rank is reported, and nobody hangs. Ranks that share
-//! CPUs post the sizes of `CommOptions::shared_posted_bytes` (128 B – 8 KiB by default) in
-//! larger slots: the same checks run there on lengths around both ends and across the slots'
-//! lines. Every test runs under the watchdog.
+//! CPUs post the sizes of `CommOptions::shared_posted_bytes` (up to 8 KiB by default) in
+//! larger slots, 64 of them: the same checks run there on lengths around both ends and across
+//! the slots' lines, and a root runs 63 posts ahead of a reader that has not started. Every test runs under the watchdog.
 
 mod common {
     pub(crate) mod watch;
 }
 
-use common::watch::{payload, watchdog};
+use common::watch::{payload, watchdog, watchdog_secs};
 use herald::runtime::CollectiveError;
 use herald::{Comm, CommOptions, Team};
 
@@ -48,16 +48,11 @@ fn sharing() -> CommOptions {
     }
 }
 
-/// The lengths broadcast in turn where ranks share CPUs: a few below the default posted range
-/// (through the rings), 126–194 (its start at 128; a slot's first line holds 48 payload bytes,
-/// each further line 64), around 1 KiB (where single copy would take over), and 8180–8200
-/// (8192 is the largest posted; past it single copy).
+/// The lengths broadcast in turn where ranks share CPUs: every length up to 194 (a slot's
+/// first line holds 48 payload bytes, each further line 64), around 1 KiB (where single copy
+/// would take over), and 8180–8200 (8192 is the largest posted; past it single copy).
 fn shared_lengths() -> Vec<usize> {
-    (0..=2)
-        .chain(126..=194)
-        .chain(1020..=1030)
-        .chain(8180..=8200)
-        .collect()
+    (0..=194).chain(1020..=1030).chain(8180..=8200).collect()
 }
 
 /// A size that is never posted (it moves by single copy, its descriptor through the rings).
@@ -127,7 +122,13 @@ fn ranks_sharing_cpus_post_their_range_byte_for_byte() {
     watchdog(|| {
         let lengths = shared_lengths();
         let comm = Comm::with_options(3, sharing()).unwrap();
-        for (len, posted) in [(127, false), (128, true), (8192, true), (8193, false)] {
+        for (len, posted) in [
+            (0, true),
+            (8, true),
+            (127, true),
+            (8192, true),
+            (8193, false),
+        ] {
             let t = comm.broadcast_transport(len);
             assert_eq!(
                 t == herald::model::Transport::Posted,
@@ -171,6 +172,46 @@ fn ranks_sharing_cpus_post_their_range_byte_for_byte() {
             None,
             false,
         );
+    });
+}
+
+/// Where ranks share CPUs a root runs 63 posted broadcasts ahead of a reader that has not
+/// started (64 slots a rank; with 16 the root would wait for the reader at its 16th post, and
+/// the reader waits for the root's 63rd: the watchdog would fail the test), and the reader
+/// then reads all 63, byte for byte; the 64th waits for it.
+#[test]
+fn ranks_sharing_cpus_let_a_root_run_63_posts_ahead() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    watchdog_secs(60, || {
+        let (mut team, mut comm) = (
+            Team::new(2).unwrap(),
+            Comm::with_options(2, sharing()).unwrap(),
+        );
+        let posted = AtomicU64::new(0);
+        let mut ranks = comm.ranks();
+        let wrong = team.run_with(&mut ranks, |_, c| {
+            let mut wrong = 0;
+            if c.rank() == 1 {
+                while posted.load(Ordering::Acquire) < 63 {
+                    std::thread::yield_now();
+                }
+            }
+            for i in 0..64u64 {
+                let want = bytes(i, 100);
+                let mut buf = if c.rank() == 0 {
+                    want.clone()
+                } else {
+                    vec![0; 100]
+                };
+                c.broadcast(0, &mut buf).unwrap();
+                wrong += u64::from(buf != want);
+                if c.rank() == 0 {
+                    posted.store(i + 1, Ordering::Release);
+                }
+            }
+            wrong
+        });
+        assert_eq!(wrong, [0, 0]);
     });
 }
 
@@ -300,25 +341,28 @@ fn a_posted_broadcast_against_a_ring_broadcast_is_a_mismatch() {
 #[test]
 fn ranks_sharing_cpus_find_a_posted_broadcast_against_another_call() {
     watchdog(|| {
+        // (root's length, the readers'): posted on the board of 16 large slots against the
+        // board of 64 small ones, and back; posted against the rings (9000 bytes move by single
+        // copy), and back; both posted on one board, different sizes.
+        let pairs = [
+            (4096, 64),
+            (64, 4096),
+            (64, 9000),
+            (9000, 64),
+            (4096, 4000),
+            (100, 64),
+        ];
         for n in [2, 3, 5] {
-            // The root posts 4 KiB; the readers wait on the rings for 64 bytes.
-            let res = run_with(n, sharing(), |c| {
-                let len = if c.rank() == 0 { 4096 } else { 64 };
-                c.broadcast(0, &mut vec![1; len]).and_then(|()| c.barrier())
-            });
-            assert!(res.iter().any(is_mismatch), "n={n}: {res:?}");
-            // The root broadcasts 64 bytes through the rings; the readers wait on its slot.
-            let res = run_with(n, sharing(), |c| {
-                let len = if c.rank() == 0 { 64 } else { 4096 };
-                c.broadcast(0, &mut vec![1; len]).and_then(|()| c.barrier())
-            });
-            assert!(res.iter().any(is_mismatch), "n={n}: {res:?}");
-            // Both post, different sizes.
-            let res = run_with(n, sharing(), |c| {
-                let len = if c.rank() == 0 { 4096 } else { 4000 };
-                c.broadcast(0, &mut vec![1; len]).and_then(|()| c.barrier())
-            });
-            assert!(res.iter().any(is_mismatch), "n={n}: {res:?}");
+            for (root_len, len) in pairs {
+                let res = run_with(n, sharing(), |c| {
+                    let len = if c.rank() == 0 { root_len } else { len };
+                    c.broadcast(0, &mut vec![1; len]).and_then(|()| c.barrier())
+                });
+                assert!(
+                    res.iter().any(is_mismatch),
+                    "n={n} {root_len}/{len}: {res:?}"
+                );
+            }
         }
     });
 }

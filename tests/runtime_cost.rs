@@ -1343,21 +1343,19 @@ fn a_planned_comm_sharing_cpus_posts_the_range_where_the_model_predicts_faster()
 fn planned_shared_posts() {
     let comm = |p: Profile| planned_comm(p, 4);
     let one_pu = shared_costs().1 as f64 / 1000.0;
-    // The cheap post of the planner test: posted in the default range (128 B – 8 KiB) where
-    // the model predicts it faster, never outside it (the range's start guards back-to-back
-    // loops, which the model does not price).
+    // The cheap post of the planner test: posted in the default range (0 B – 8 KiB, small
+    // posts on their own board of slots) where the model predicts it faster, never outside
+    // it.
     let cheap = comm(with_shared_posted(
         with_posted(shared_profile(), 90.0, 0.0),
         one_pu,
         0.0,
         0.0,
     ));
-    for b in [1024usize, 4096, 8192] {
+    for b in [0usize, 8, 127, 1072, 1073, 4096, 8192] {
         assert_eq!(cheap.broadcast_transport(b), Transport::Posted, "{b} B");
     }
-    for b in [8usize, 127, 8193] {
-        assert_ne!(cheap.broadcast_transport(b), Transport::Posted, "{b} B");
-    }
+    assert_ne!(cheap.broadcast_transport(8193), Transport::Posted);
     // A dear post: never, though the range covers the size.
     let dear = comm(with_shared_posted(
         with_posted(shared_profile(), 90.0, 0.0),
@@ -1365,16 +1363,17 @@ fn planned_shared_posts() {
         0.0,
         0.0,
     ));
-    for b in [128usize, 1024, 4096, 8192] {
+    for b in [8usize, 128, 1024, 4096, 8192] {
         assert_ne!(dear.broadcast_transport(b), Transport::Posted, "{b} B");
     }
     // An older profile: the range.
     let old = comm(with_posted(shared_profile(), 90.0, 0.0));
-    assert_eq!(old.broadcast_transport(128), Transport::Posted);
-    assert_eq!(old.broadcast_transport(8192), Transport::Posted);
-    assert_ne!(old.broadcast_transport(100), Transport::Posted);
+    for b in [8usize, 100, 128, 8192] {
+        assert_eq!(old.broadcast_transport(b), Transport::Posted, "{b} B");
+    }
+    assert_ne!(old.broadcast_transport(8193), Transport::Posted);
     for mut c in [cheap, dear, old] {
-        every_byte_arrives(&mut c, &[8, 128, 1000, 4096, 8192, 9000]);
+        every_byte_arrives(&mut c, &[8, 128, 1000, 1072, 1073, 4096, 8192, 9000]);
     }
 }
 

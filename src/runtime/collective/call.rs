@@ -122,8 +122,8 @@ impl CallInfo {
 pub(crate) const PRESENT: u64 = u64::MAX;
 
 /// Headers of a rank's recent calls kept for its peers (a divisor of 256, below it; more than
-/// the posted broadcasts a root may run ahead of a reader, `posted::SLOTS`).
-pub(super) const HISTORY: usize = 32;
+/// the posted broadcasts a root may run ahead of a reader, `posted::SHARED_SLOTS`).
+pub(super) const HISTORY: usize = 128;
 
 /// What a rank publishes for its peers; written by that rank only.
 #[derive(Debug)]
@@ -210,13 +210,19 @@ impl Core {
     #[cfg(all(test, herald_loom))]
     pub(crate) fn new(size: usize) -> Core {
         // Slots of two lines: a payload of 52 bytes spans both.
-        Core::new_with_small(size, 4096, 112)
+        Core::new_with_small(size, 4096, 112, false)
     }
 
     /// The shared state of a fresh `size`-rank communicator whose small allreduces hold at
     /// most `small_bytes` bytes, and which posts broadcasts of up to `posted_bytes` (0 for a
-    /// communicator that never posts: only the slots' first lines are allocated).
-    pub(crate) fn new_with_small(size: usize, small_bytes: usize, posted_bytes: usize) -> Core {
+    /// communicator that never posts: only the slots' first lines are allocated); `shared`:
+    /// its ranks share CPUs (more slots, `posted.rs`).
+    pub(crate) fn new_with_small(
+        size: usize,
+        small_bytes: usize,
+        posted_bytes: usize,
+        shared: bool,
+    ) -> Core {
         Core {
             signals: (0..size).map(|_| CachePadded::new(Signal::new())).collect(),
             ranks: (0..size)
@@ -225,7 +231,7 @@ impl Core {
             poisoned: CachePadded::new(AtomicBool::new(false)),
             cause: Mutex::new(None),
             small: Slots::new(size, small_bytes),
-            posts: Posts::new(size, posted_bytes),
+            posts: Posts::new(size, posted_bytes, shared),
             held: super::held::HeldWays::default(),
         }
     }

@@ -356,21 +356,24 @@ pub struct CommOptions {
     /// [`posted_broadcast`](Self::posted_broadcast) is on, the broadcast sizes
     /// [`CommRank::broadcast`](crate::CommRank::broadcast) posts in shared memory, in slots of
     /// the range's end (at most [`SHARED_POSTED_LIMIT`] bytes; a larger end is taken as that).
-    /// The root copies the payload once into a slot of its own and returns: it runs up to
-    /// fifteen broadcasts ahead of its slowest reader without waiting for a turn of the CPU,
-    /// where a single copy makes it wait for every reader in every call and the rings hold only
-    /// a few calls of this size. `None` (or an empty range): never. The communicator keeps 16
-    /// slots of the range's end per rank. A planned communicator whose profile measured
-    /// posting on one PU posts the sizes of the range its model predicts faster posted; with
-    /// an older profile, every size of the range. The model prices one call, not a
-    /// back-to-back loop, where the rings' depth wins at the smallest sizes (below): the
-    /// range's start stays the policy there.
+    /// The root copies the payload once into a slot of its own and returns: it runs up to 63
+    /// broadcasts of at most 1072 bytes (15 larger ones) ahead of its slowest reader without
+    /// waiting for a turn of the CPU, where a single copy makes it wait for every reader in
+    /// every call and the rings hold only a few calls of the larger sizes. `None` (or an empty
+    /// range): never. The communicator keeps 64 slots of 1072 bytes per rank for the range's
+    /// sizes up to that (68 KiB), and 16 slots of the range's end for the larger ones (129 KiB
+    /// at the default 8 KiB, 1 MiB at the limit). A planned communicator whose profile
+    /// measured posting on one PU posts the sizes of the range its model predicts faster
+    /// posted; with an older profile, every size of the range.
     ///
-    /// Default `Some(128..=8192)`: with 4 and 8 ranks on 2 CPUs of the development machine, a
+    /// Default `Some(0..=8192)`: with 4 and 8 ranks on 2 CPUs of the development machine, a
     /// back-to-back loop of broadcasts took 0.3–0.95× as long posted as by the faster of the
-    /// rings and single copy from 128 B to 16 KiB (8 B and 48 B: about twice as long, the rings
-    /// holding 255 such calls), and a ping-pong 0.7–0.9× from 128 B to 4 KiB and 1.0–1.3× at 8
-    /// and 16 KiB (docs/runtime.md, "Posted broadcasts where ranks share CPUs").
+    /// rings and single copy from 128 B to 16 KiB, and a ping-pong 0.7–0.9× from 128 B to
+    /// 4 KiB and 1.0–1.3× at 8 and 16 KiB (docs/runtime.md, "Posted broadcasts where ranks
+    /// share CPUs"). Below 128 B the range starts since a root may run 63 small posts ahead,
+    /// not 15: a loop of 8 and 64 bytes then took 0.54–1.03× its time through the rings, a
+    /// ping-pong 0.85–0.95× and a broadcast after a barrier 0.25–0.67× (docs/runtime.md,
+    /// "Sixty-four slots for small posts where ranks share CPUs").
     pub shared_posted_bytes: Option<RangeInclusive<usize>>,
 }
 
@@ -388,7 +391,7 @@ impl Default for CommOptions {
             allreduce_shared_max_bytes: None,
             cpus: None,
             posted_broadcast: true,
-            shared_posted_bytes: Some(128..=8 << 10),
+            shared_posted_bytes: Some(0..=8 << 10),
         }
     }
 }
@@ -517,6 +520,7 @@ impl Comm {
                 size,
                 shared_max,
                 posted_bytes.unwrap_or(0),
+                shared,
             )),
             pairs: Mutex::new(HashMap::new()),
             programs: Mutex::new(HashMap::new()),
@@ -552,10 +556,11 @@ impl Comm {
     /// let own = Comm::with_options(2, on(2))?;
     /// assert_eq!(own.broadcast_transport(8), Transport::Posted);
     /// assert_eq!(own.broadcast_transport(1 << 20), Transport::Direct);
-    /// // Ranks sharing CPUs post from 128 bytes to 8 KiB.
+    /// // Ranks sharing CPUs post up to 8 KiB.
     /// let shared = Comm::with_options(4, on(2))?;
-    /// assert_eq!(shared.broadcast_transport(8), Transport::Stream);
-    /// assert_eq!(shared.broadcast_transport(4096), Transport::Posted);
+    /// assert_eq!(shared.broadcast_transport(8), Transport::Posted);
+    /// assert_eq!(shared.broadcast_transport(8192), Transport::Posted);
+    /// assert_eq!(shared.broadcast_transport(8193), Transport::Direct);
     /// assert_eq!(shared.broadcast_transport(1 << 20), Transport::Direct);
     /// # Ok::<(), herald::runtime::CollectiveError>(())
     /// ```

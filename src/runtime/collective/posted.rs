@@ -21,24 +21,31 @@
 //! 215–217 against 604–627 (a single copy of 1 KiB: 248–256). So slots reach past the
 //! default single-copy size (docs/runtime.md, "Posted broadcasts of up to 1072 bytes").
 //!
-//! Where ranks share CPUs a root may run only `SLOTS − 1` broadcasts ahead of a reader, and
-//! each wait for a reader is a turn of the CPU: a back-to-back loop of 8-byte broadcasts took
+//! Where ranks share CPUs each wait of a root for a reader is a turn of the CPU, so there a
+//! root may run [`SHARED_SLOTS`]` − 1` (63) posts of up to [`MAX_BYTES`] ahead of its slowest
+//! reader, not [`SLOTS`]` − 1` (15). With 15, a back-to-back loop of 8-byte broadcasts took
 //! about twice as long posted as through the rings, which hold 255 such calls (4 and 8 ranks
-//! on 2 CPUs). From 128 bytes it took 0.3–0.95× the faster of the rings and single copy: the
-//! rings hold fewer calls of that size and the root writes every line once per reader, and a
-//! single copy makes the root wait for every reader in every call; posted, the root copies the
-//! payload once and goes on. So there the communicator posts the sizes of
-//! [`CommOptions::shared_posted_bytes`](crate::CommOptions::shared_posted_bytes), 128 B to
-//! 8 KiB by default, in slots of the range's end (docs/runtime.md, "Posted broadcasts where
-//! ranks share CPUs").
+//! on 2 CPUs); with 63 it takes as long or less, and a ping-pong or a broadcast after a
+//! barrier less (docs/runtime.md, "Sixty-four slots for small posts where ranks share CPUs").
+//! From 128 bytes a loop took 0.3–0.95× the faster of the rings and single copy even with
+//! 15: the rings hold fewer calls of that size and the root writes every line once per
+//! reader, and a single copy makes the root wait for every reader in every call; posted, the
+//! root copies the payload once and goes on. So there the communicator posts the sizes of
+//! [`CommOptions::shared_posted_bytes`](crate::CommOptions::shared_posted_bytes), up to 8 KiB
+//! by default: those of at most [`MAX_BYTES`] on a *board* of 64 slots of that size, the
+//! larger ones on a second board of 16 slots of the range's end (docs/runtime.md, "Posted
+//! broadcasts where ranks share CPUs").
 //!
 //! # Protocol
 //!
-//! Each rank counts its posted broadcasts (its *epoch* `e`, from 1) and owns [`SLOTS`] slots,
-//! used by epochs in turn (slot `e mod SLOTS`), and a progress word. A slot's first line is
+//! Each board runs this protocol apart from the other, and both sides of a call pick its
+//! board by the payload's length ([`Posts::board_of`]). On each board, each rank counts its
+//! posted broadcasts there (its *epoch* `e`, from 1) and owns `SLOTS` slots ([`SLOTS`] or
+//! [`SHARED_SLOTS`], a power of two), used by epochs in turn (slot `e mod SLOTS`), and a
+//! progress word. A slot's first line is
 //! eight atomic words: a tag (the low 32 bits of the epoch and the high 32 bits of the
 //! digest of the poster's calls so far, this one included), the call's header, and six
-//! payload words (48 bytes); its further lines (16, or as many as the communicator's largest
+//! payload words (48 bytes); its further lines (16, or as many as the board's largest
 //! post needs) hold eight payload words each, and a payload uses as many as it needs. Payload
 //! words are written `Relaxed` and read `Relaxed` or, a reader's further lines, copied whole
 //! (the one `unsafe` here: the reader has the slot alone then), ordered by the first line's
@@ -68,9 +75,10 @@
 //! the root's call number: a root that has moved past this call without posting this epoch
 //! made another call (the root publishes its next call only after its post, so the tag is
 //! visible by then). A root that waits for a slow reader looks at that reader the same way.
-//! A root runs at most `SLOTS − 1` posted broadcasts ahead of its slowest reader, fewer than
-//! the calls whose headers a rank keeps for its peers, so a reader stuck in an earlier call
-//! that waits for the root still finds the root's header of that call.
+//! A root runs at most `SLOTS − 1` posted broadcasts of a board ahead of its slowest reader
+//! (78 on both boards together), fewer than the calls whose headers a rank keeps for its peers
+//! (128), so a reader stuck in an earlier call that waits for the root still finds the root's
+//! header of that call.
 //!
 //! A rank that fails after posting does not stop its readers: the epoch's payload is there,
 //! so they finish the call with the right bytes, and their next call fails on the poison.
@@ -83,23 +91,43 @@ use crate::runtime::sync::{AtomicU64, Ordering};
 use crate::runtime::wait::{Phase, Polls};
 use crossbeam_utils::CachePadded;
 
-/// Slot lines per rank: how many posted broadcasts a root may run ahead of its slowest reader,
-/// plus one; fewer than the calls whose headers a rank keeps for its peers (see the module
-/// notes). The root reads its readers' progress lines about once per `SLOTS / 2` of its
-/// posts in a ping-pong, and each such read costs a line transfer on the way: with 4 slots
-/// the posts alone took 1.20–1.27× a shared flag, with 16 slots 1.03–1.04×
-/// (docs/runtime.md, "Posted broadcasts").
+/// Slots per rank where ranks have CPUs of their own: how many posted broadcasts a root may
+/// run ahead of its slowest reader, plus one; fewer than the calls whose headers a rank keeps
+/// for its peers (see the module notes). The root reads its readers' progress lines about
+/// once per `SLOTS / 2` of its posts in a ping-pong, and each such read costs a line transfer
+/// on the way: with 4 slots the posts alone took 1.20–1.27× a shared flag, with 16 slots
+/// 1.03–1.04× (docs/runtime.md, "Posted broadcasts"). 64 slots made a 2-rank loop of 512-byte
+/// posts slower (0.10–0.14 → 0.13–0.16 µs), the ping-pong no faster.
 #[cfg(not(herald_loom))]
 pub(crate) const SLOTS: usize = 16;
 /// Two slots in loom models: a few epochs then reuse every slot.
 #[cfg(herald_loom)]
 pub(crate) const SLOTS: usize = 2;
 
-const _: () = assert!(SLOTS < super::call::HISTORY);
+/// Slots per rank of a communicator's small board where ranks share CPUs (posts of at most
+/// [`MAX_BYTES`]): there each wait of a root for a reader is a turn of the CPUs, so the
+/// slots must outlast one. With 16, a back-to-back loop of 8-byte broadcasts of 4 ranks on 2
+/// CPUs took 0.28–0.36 µs posted against 0.14–0.16 through the rings (which hold 255 such
+/// calls); with 64, 0.16–0.29 (docs/runtime.md, "Sixty-four slots for small posts where ranks
+/// share CPUs"). Larger posts keep [`SLOTS`] slots: 64 of the default 8 KiB would take
+/// 516 KiB a rank, and with them (one board of 64, tried first) the 4 KiB rows did not gain
+/// beyond the host's spread.
+#[cfg(not(herald_loom))]
+pub(crate) const SHARED_SLOTS: usize = 64;
+/// Two slots in loom models, as [`SLOTS`].
+#[cfg(herald_loom)]
+pub(crate) const SHARED_SLOTS: usize = 2;
+
+const _: () = assert!(SLOTS < super::call::HISTORY && SHARED_SLOTS < super::call::HISTORY);
+const _: () = assert!(SLOTS.is_power_of_two() && SHARED_SLOTS.is_power_of_two());
 
 /// Lines per slot of a communicator whose ranks have CPUs of their own: the first holds the
 /// tag, the call's header and [`HEAD_BYTES`] of payload, each further line 64 payload bytes.
+#[cfg(not(herald_loom))]
 const LINES: usize = 17;
+/// Two lines in loom models: a small board of two-line slots beside a larger one.
+#[cfg(herald_loom)]
+const LINES: usize = 2;
 
 /// Payload bytes in a slot's first line (after its tag and the call's header).
 const HEAD_BYTES: usize = Line::PAYLOAD - 8;
@@ -236,64 +264,132 @@ fn load_more(more: &[More], out: &mut [u8]) {
     }
 }
 
-/// One rank's slots and progress. The slots' first lines lie together, as when a slot was one
-/// line, and their further lines elsewhere. (Slots of 16 lines each, first lines 1 KiB apart,
-/// were measured only with the first version's slow code, so whether that layout costs
-/// anything is not known.)
+/// One rank's slots of a board and its progress there. The slots' first lines lie together,
+/// as when a slot was one line, and their further lines elsewhere. (Slots of 16 lines each,
+/// first lines 1 KiB apart, were measured only with the first version's slow code, so
+/// whether that layout costs anything is not known.)
 #[derive(Debug)]
 struct Own {
-    heads: CachePadded<[Head; SLOTS]>,
-    /// Slot `i`'s further lines are `more[i * lines .. (i + 1) * lines]` ([`Posts::lines`]).
+    /// Its slots' first lines: the first [`Board::slots`] of them (inline, so a post or read
+    /// reaches them without another pointer).
+    heads: CachePadded<[Head; SHARED_SLOTS]>,
+    /// Slot `i`'s further lines are `more[i * lines .. (i + 1) * lines]` ([`Board::lines`]).
     more: Box<[More]>,
-    /// The rank's current epoch: it has finished reading every earlier one.
+    /// The rank's current epoch of the board: it has finished reading every earlier one.
     progress: CachePadded<AtomicU64>,
 }
 
-/// Every rank's slots and progress.
+/// Every rank's slots of one size, and progress: the protocol of the module notes runs on
+/// each board apart, with epochs of its own.
 #[derive(Debug)]
-pub(crate) struct Posts {
+pub(crate) struct Board {
     ranks: Box<[Own]>,
     /// Further lines per slot.
     lines: usize,
+    /// Slots per rank less one (the number is a power of two, [`SLOTS`] or
+    /// [`SHARED_SLOTS`]): how many posts a root may run ahead of its slowest reader.
+    mask: usize,
 }
 
-impl Posts {
-    /// Slots for `n` ranks holding payloads of up to `max_bytes` each; a communicator that
-    /// never posts (the option is off) passes 0 and gets no further lines.
-    pub(crate) fn new(n: usize, max_bytes: usize) -> Posts {
+impl Board {
+    /// `slots` slots a rank for `n` ranks, holding payloads of up to `max_bytes` each.
+    fn new(n: usize, max_bytes: usize, slots: usize) -> Board {
+        debug_assert!(slots.is_power_of_two() && slots <= SHARED_SLOTS);
         let lines = lines_for(max_bytes) - 1;
-        Posts {
+        Board {
             ranks: (0..n)
                 .map(|_| Own {
                     heads: CachePadded::new(std::array::from_fn(|_| Head::new())),
-                    more: (0..SLOTS * lines).map(|_| More::new()).collect(),
+                    more: (0..slots * lines).map(|_| More::new()).collect(),
                     progress: CachePadded::new(AtomicU64::new(0)),
                 })
                 .collect(),
             lines,
+            mask: slots - 1,
         }
     }
 
     /// The largest payload a slot holds.
-    pub(crate) fn max_bytes(&self) -> usize {
+    fn max_bytes(&self) -> usize {
         HEAD_BYTES + self.lines * 64
+    }
+
+    fn slot(&self, rank: usize, epoch: u64) -> Slot<'_> {
+        // Masked twice: the second mask lets the compiler drop the bounds check.
+        let i = (epoch as usize) & self.mask & (SHARED_SLOTS - 1);
+        let own = &self.ranks[rank];
+        Slot {
+            head: &own.heads[i],
+            more: &own.more[i * self.lines..(i + 1) * self.lines],
+        }
+    }
+}
+
+/// A communicator's boards: one of [`SLOTS`] slots where its ranks have CPUs of their own;
+/// where they share CPUs, a small board of [`SHARED_SLOTS`] slots for posts of at most
+/// [`MAX_BYTES`] and, for a larger slot size, a board of [`SLOTS`] slots of that size.
+#[derive(Debug)]
+pub(crate) struct Posts {
+    /// The only board, or the small one.
+    first: Board,
+    /// The board of the larger posts, if any.
+    second: Option<Board>,
+    /// The largest post of `first` where there is a `second` (else `usize::MAX`).
+    first_max: usize,
+}
+
+impl Posts {
+    /// Slots for `n` ranks holding payloads of up to `max_bytes` each; a communicator that
+    /// never posts (the option is off) passes 0 and gets no further lines. `shared`: the ranks
+    /// share CPUs.
+    pub(crate) fn new(n: usize, max_bytes: usize, shared: bool) -> Posts {
+        let (first, second) = if !shared {
+            (Board::new(n, max_bytes, SLOTS), None)
+        } else if max_bytes <= MAX_BYTES {
+            (Board::new(n, max_bytes, SHARED_SLOTS), None)
+        } else {
+            (
+                Board::new(n, MAX_BYTES, SHARED_SLOTS),
+                Some(Board::new(n, max_bytes, SLOTS)),
+            )
+        };
+        let first_max = if second.is_some() {
+            first.max_bytes()
+        } else {
+            usize::MAX
+        };
+        Posts {
+            first,
+            second,
+            first_max,
+        }
+    }
+
+    /// The board that posts `bytes` payload bytes (at most the largest board's).
+    #[inline]
+    pub(crate) fn board_of(&self, bytes: usize) -> usize {
+        usize::from(bytes > self.first_max)
+    }
+
+    /// Board `board` (0 or 1, as [`board_of`](Self::board_of) says).
+    #[inline]
+    pub(crate) fn board(&self, board: usize) -> &Board {
+        match (board, &self.second) {
+            (1, Some(second)) => second,
+            _ => &self.first,
+        }
     }
 
     /// Back to the fresh state (no endpoint exists).
     pub(crate) fn reset(&self) {
-        for own in self.ranks.iter() {
+        for own in std::iter::once(&self.first)
+            .chain(&self.second)
+            .flat_map(|b| b.ranks.iter())
+        {
             own.heads
                 .iter()
                 .for_each(|h| h.tag.store(0, Ordering::Relaxed));
             own.progress.store(0, Ordering::Relaxed);
-        }
-    }
-
-    fn slot(&self, rank: usize, epoch: u64) -> Slot<'_> {
-        let (own, i) = (&self.ranks[rank], (epoch % SLOTS as u64) as usize);
-        Slot {
-            head: &own.heads[i],
-            more: &own.more[i * self.lines..(i + 1) * self.lines],
         }
     }
 }
@@ -308,21 +404,19 @@ fn is_epoch(tag: u64, epoch: u64) -> bool {
     tag & 0xffff_ffff == epoch & 0xffff_ffff
 }
 
-/// Step 1: rank `me` starts its epoch `epoch` (it has read every earlier one), and wakes
-/// every other rank: a root may be waiting for this progress (a load of each one's signal
-/// line, which only a rank going to sleep writes).
+/// Step 1: rank `me` starts its epoch `epoch` on board `posts` (it has read every earlier
+/// one there), and wakes every other rank: a root may be waiting for this progress (a load of
+/// each one's signal line, which only a rank going to sleep writes).
 #[inline]
-pub(crate) fn start(core: &Core, me: usize, epoch: u64) {
-    core.posts.ranks[me]
-        .progress
-        .store(epoch, Ordering::Release);
+pub(crate) fn start(core: &Core, posts: &Board, me: usize, epoch: u64) {
+    posts.ranks[me].progress.store(epoch, Ordering::Release);
     core.notify_others(me);
 }
 
-/// Step 2: root `me` posts `payload` (at most the slots' size, [`Posts::max_bytes`]) for
-/// its epoch `epoch` in call `id`, after calls whose digest is `calls`, once every other
-/// rank has started epoch `epoch − SLOTS + 1`; `seen` is the least progress of the others
-/// it saw last (kept by the caller between calls).
+/// Step 2: root `me` posts `payload` on board `posts` ([`Posts::board_of`] its length) for
+/// its epoch `epoch` there (`(posts, epoch)`) in call `id`, after calls whose digest is
+/// `calls`, once every other rank has started epoch `epoch − SLOTS + 1` of the board; `seen`
+/// is the least progress of the others it saw last there (kept by the caller between calls).
 ///
 /// # Errors
 ///
@@ -332,18 +426,18 @@ pub(crate) fn start(core: &Core, me: usize, epoch: u64) {
 pub(crate) fn post(
     core: &Core,
     me: usize,
-    epoch: u64,
+    (posts, epoch): (&Board, u64),
     id: (u64, u64),
     calls: u64,
     payload: &[u8],
     seen: &mut u64,
 ) -> Result<(), CollectiveError> {
-    debug_assert!(payload.len() <= core.posts.max_bytes());
-    let need = epoch.saturating_sub(SLOTS as u64 - 1);
+    debug_assert!(payload.len() <= posts.max_bytes());
+    let need = epoch.saturating_sub(posts.mask as u64);
     if *seen < need {
-        *seen = least_progress(core, me, need, id)?;
+        *seen = least_progress(core, posts, me, need, id)?;
     }
-    let slot = core.posts.slot(me, epoch);
+    let slot = posts.slot(me, epoch);
     // Whole words are read with one 8-byte load each, not assembled from a variable-length
     // copy: the caller's buffer was often just written (a broadcast it received), and a load
     // that the store buffer cannot forward waits until those stores, and every store before
@@ -362,17 +456,18 @@ pub(crate) fn post(
     Ok(())
 }
 
-/// The least progress of the ranks other than `me`, once it is at least `need` (waiting for
-/// the slowest, in call `id`).
+/// The least progress of the ranks other than `me` on `posts`, once it is at least `need`
+/// (waiting for the slowest, in call `id`).
 #[cold]
 fn least_progress(
     core: &Core,
+    posts: &Board,
     me: usize,
     need: u64,
     id: (u64, u64),
 ) -> Result<u64, CollectiveError> {
     let n = core.signals.len();
-    let progress = |r: usize| core.posts.ranks[r].progress.load(Ordering::Acquire);
+    let progress = |r: usize| posts.ranks[r].progress.load(Ordering::Acquire);
     let least = || {
         (0..n)
             .filter(|&r| r != me)
@@ -391,9 +486,9 @@ fn least_progress(
     core.signals[me].wait_phased_or(look)?
 }
 
-/// Step 3: rank `me` waits for `root`'s post of epoch `epoch` in call `id`, after calls whose
-/// digest is `calls`, and reads its payload into `out` (as many bytes as `out` holds, at most
-/// [`Posts::max_bytes`]).
+/// Step 3: rank `me` waits for `root`'s post of epoch `epoch` on board `posts`
+/// (`(posts, epoch)`) in call `id`, after calls whose digest is `calls`, and reads its payload
+/// into `out` (as many bytes as `out` holds, [`Posts::board_of`] that length).
 ///
 /// # Errors
 ///
@@ -405,16 +500,16 @@ pub(crate) fn take(
     core: &Core,
     me: usize,
     root: usize,
-    epoch: u64,
+    (posts, epoch): (&Board, u64),
     id: (u64, u64),
     calls: u64,
     out: &mut [u8],
 ) -> Result<(), CollectiveError> {
-    debug_assert!(out.len() <= core.posts.max_bytes());
-    let slot = core.posts.slot(root, epoch);
+    debug_assert!(out.len() <= posts.max_bytes());
+    let slot = posts.slot(root, epoch);
     let mut t = slot.head.tag.load(Ordering::Acquire);
     if !is_epoch(t, epoch) {
-        t = wait_post(core, me, root, epoch, id)?;
+        t = wait_post(core, posts, me, root, epoch, id)?;
     }
     let header = slot.head.header.load(Ordering::Relaxed);
     if header != id.1 {
@@ -433,16 +528,18 @@ pub(crate) fn take(
     Ok(())
 }
 
-/// Waits until `root`'s slot for `epoch` holds that epoch's tag, and returns the tag.
+/// Waits until `root`'s slot of `posts` for `epoch` holds that epoch's tag, and returns the
+/// tag.
 #[cold]
 fn wait_post(
     core: &Core,
+    posts: &Board,
     me: usize,
     root: usize,
     epoch: u64,
     id: (u64, u64),
 ) -> Result<u64, CollectiveError> {
-    let slot = core.posts.slot(root, epoch);
+    let slot = posts.slot(root, epoch);
     let mut polls = Polls::default();
     let look = |phase: Phase| -> Option<Result<u64, CollectiveError>> {
         let t = slot.head.tag.load(Ordering::Acquire);
@@ -485,17 +582,18 @@ mod loom_tests {
     use crate::runtime::sync::Arc;
     use loom::thread;
 
-    /// The payload of epoch `e` (52 bytes: the first line's six words, and a tail in the
-    /// second line).
+    /// The payload of call `e` (up to 150 bytes: the first line's six words, and a tail in
+    /// the further lines).
     fn value(e: u64) -> Vec<u8> {
-        (0..52)
+        (0..150)
             .map(|k| (e as u8).wrapping_mul(31).wrapping_add(k))
             .collect()
     }
 
-    /// Rank `me` of 2 runs `epochs` posted broadcasts (call numbers `1..`); the root of epoch
-    /// `e` is `root(e)`. `fail`: it fails after that epoch; `other`: its call of that epoch
-    /// has another length (a mismatch).
+    /// Rank `me` of 2 runs `epochs` posted broadcasts (call numbers `e` in `1..`, on one board
+    /// or alternating between two, each board's epochs its own); the root of call `e` is
+    /// `root(e)`. `fail`: it fails after that call; `other`: its call `other` has another
+    /// length (a mismatch).
     fn rank(
         core: &Core,
         me: usize,
@@ -504,23 +602,31 @@ mod loom_tests {
         fail: Option<u64>,
         other: Option<u64>,
     ) -> Result<(), CollectiveError> {
-        let (mut calls, mut seen) = (0u64, 0u64);
+        let (mut calls, mut seen, mut epoch) = (0u64, [0u64; 2], [0u64; 2]);
         for e in 1..=epochs {
             if core.is_poisoned() {
                 return Err(core.poison_error().expect("poisoned"));
             }
-            let len = if other == Some(e) { 12 } else { 52 };
+            let len = match (other == Some(e), core.posts.second.is_some()) {
+                (true, _) => 12,
+                // Two boards: calls alternate between them.
+                (false, true) if e % 2 == 0 => 150,
+                _ => 52,
+            };
+            let board = core.posts.board_of(len);
+            epoch[board] += 1;
             let header = CallInfo::header(CollectiveKind::Broadcast, e, root(e), len);
             calls = digest(calls, header);
             core.publish(me, e, header);
-            start(core, me, e);
+            let at = (core.posts.board(board), epoch[board]);
+            start(core, at.0, me, at.1);
             let id = (e, header);
             if me == root(e) {
-                post(core, me, e, id, calls, &value(e)[..len], &mut seen)?;
+                post(core, me, at, id, calls, &value(e)[..len], &mut seen[board])?;
             } else {
                 let mut out = vec![0u8; len];
-                take(core, me, root(e), e, id, calls, &mut out)?;
-                assert_eq!(out, value(e)[..len], "rank {me} epoch {e}");
+                take(core, me, root(e), at, id, calls, &mut out)?;
+                assert_eq!(out, value(e)[..len], "rank {me} call {e}");
             }
             if fail == Some(e) {
                 core.poison(me, PoisonCause::Panic);
@@ -531,8 +637,24 @@ mod loom_tests {
     }
 
     fn model(epochs: u64, root: fn(u64) -> usize, fail: Option<u64>, other: Option<u64>) {
+        model_of(false, epochs, root, fail, other);
+    }
+
+    /// [`model`], on the one board of ranks with CPUs of their own or (`shared`) the two of
+    /// ranks sharing CPUs: slots of two lines, and of four (payloads of 52 and 150 bytes).
+    fn model_of(
+        shared: bool,
+        epochs: u64,
+        root: fn(u64) -> usize,
+        fail: Option<u64>,
+        other: Option<u64>,
+    ) {
         loom::model(move || {
-            let core = Arc::new(Core::new(2));
+            let core = Arc::new(if shared {
+                Core::new_with_small(2, 4096, 176, true)
+            } else {
+                Core::new(2)
+            });
             let peer = {
                 let core = Arc::clone(&core);
                 thread::spawn(move || rank(&core, 1, epochs, root, None, other))
@@ -576,5 +698,16 @@ mod loom_tests {
     #[test]
     fn loom_posted_mismatched_call() {
         model(3, always_zero, None, Some(2));
+    }
+
+    #[test]
+    fn loom_posted_two_boards_one_root_reuses_their_slots() {
+        // Calls alternate between the boards: each board's two slots reused.
+        model_of(true, 6, always_zero, None, None);
+    }
+
+    #[test]
+    fn loom_posted_two_boards_alternating_roots() {
+        model_of(true, 4, alternating, None, None);
     }
 }

@@ -56,10 +56,11 @@ pub struct CommRank<'c> {
     pub(super) small_epoch: u64,
     /// The digest of the headers of every call made so far (`small::digest`).
     pub(super) digest: u64,
-    /// Posted broadcasts made so far (`posted.rs`: the epoch).
-    posted_epoch: u64,
-    /// The least progress of the other ranks' posted broadcasts this rank saw last.
-    posted_seen: u64,
+    /// Posted broadcasts made so far on each board (`posted.rs`: the epochs).
+    posted_epoch: [u64; 2],
+    /// The least progress of the other ranks' posted broadcasts on each board this rank saw
+    /// last.
+    posted_seen: [u64; 2],
 }
 
 /// A rank's ends, as the executor sees them (every end the program needs is taken first).
@@ -99,8 +100,8 @@ impl<'c> CommRank<'c> {
             partial: Vec::new(),
             small_epoch: 0,
             digest: 0,
-            posted_epoch: 0,
-            posted_seen: 0,
+            posted_epoch: [0; 2],
+            posted_seen: [0; 2],
         }
     }
 
@@ -209,13 +210,16 @@ impl<'c> CommRank<'c> {
         id: (u64, u64),
         buf: &mut [u8],
     ) -> Result<(), CollectiveError> {
-        self.posted_epoch += 1;
-        let (core, me, epoch) = (self.comm.core(), self.rank, self.posted_epoch);
-        posted::start(core, me, epoch);
+        let (core, me) = (self.comm.core(), self.rank);
+        let board = core.posts.board_of(buf.len());
+        self.posted_epoch[board] += 1;
+        let at = (core.posts.board(board), self.posted_epoch[board]);
+        posted::start(core, at.0, me, at.1);
         if me == root {
-            posted::post(core, me, epoch, id, self.digest, buf, &mut self.posted_seen)
+            let seen = &mut self.posted_seen[board];
+            posted::post(core, me, at, id, self.digest, buf, seen)
         } else {
-            posted::take(core, me, root, epoch, id, self.digest, buf)
+            posted::take(core, me, root, at, id, self.digest, buf)
         }
     }
 

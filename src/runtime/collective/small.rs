@@ -359,7 +359,7 @@ mod loom_tests {
     /// rank's calls are numbered one later.
     fn model(n: usize, epochs: u64, fails: Option<(usize, u64)>, skewed: Option<usize>) {
         loom::model(move || {
-            let core = Arc::new(Core::new_with_small(n, WORDS * 8, 0));
+            let core = Arc::new(Core::new_with_small(n, WORDS * 8, 0, false));
             // The overflow words exist before the threads start (loom models no `OnceLock`).
             let _ = core.small.extra();
             let handles: Vec<_> = (1..n)

@@ -231,8 +231,9 @@ fn epoch(seed: u64, e: u64, n: usize, args: &StressArgs) -> Result<Epoch, CliErr
         // Small broadcasts posted in shared memory, or through the rings.
         posted_broadcast: rng.random_bool(0.5),
         // Where ranks share CPUs: none, the default sizes, or every size up to a few lines.
-        shared_posted_bytes: [None, Some(128..=8 << 10), Some(0..=200)][rng.random_range(0..3)]
-            .clone(),
+        shared_posted_bytes: [None, Some(0..=8 << 10), Some(128..=8 << 10), Some(0..=200)]
+            [rng.random_range(0..4)]
+        .clone(),
     };
     let oneport = Model::from(OnePort);
     let postal = Model::from(Postal::new(Ratio::integer(2)).map_err(CliError::usage)?);

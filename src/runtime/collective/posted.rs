@@ -334,8 +334,6 @@ pub(crate) struct Posts {
     first: Board,
     /// The board of the larger posts, if any.
     second: Option<Board>,
-    /// The largest post of `first` where there is a `second` (else `usize::MAX`).
-    first_max: usize,
 }
 
 impl Posts {
@@ -353,30 +351,16 @@ impl Posts {
                 Some(Board::new(n, max_bytes, SLOTS)),
             )
         };
-        let first_max = if second.is_some() {
-            first.max_bytes()
-        } else {
-            usize::MAX
-        };
-        Posts {
-            first,
-            second,
-            first_max,
-        }
+        Posts { first, second }
     }
 
-    /// The board that posts `bytes` payload bytes (at most the largest board's).
+    /// The board that posts `bytes` payload bytes (at most the largest board's), and its
+    /// index (0 or 1: a rank counts its epochs per board).
     #[inline]
-    pub(crate) fn board_of(&self, bytes: usize) -> usize {
-        usize::from(bytes > self.first_max)
-    }
-
-    /// Board `board` (0 or 1, as [`board_of`](Self::board_of) says).
-    #[inline]
-    pub(crate) fn board(&self, board: usize) -> &Board {
-        match (board, &self.second) {
-            (1, Some(second)) => second,
-            _ => &self.first,
+    pub(crate) fn board_of(&self, bytes: usize) -> (usize, &Board) {
+        match &self.second {
+            Some(second) if bytes > self.first.max_bytes() => (1, second),
+            _ => (0, &self.first),
         }
     }
 
@@ -613,12 +597,12 @@ mod loom_tests {
                 (false, true) if e % 2 == 0 => 150,
                 _ => 52,
             };
-            let board = core.posts.board_of(len);
+            let (board, posts) = core.posts.board_of(len);
             epoch[board] += 1;
             let header = CallInfo::header(CollectiveKind::Broadcast, e, root(e), len);
             calls = digest(calls, header);
             core.publish(me, e, header);
-            let at = (core.posts.board(board), epoch[board]);
+            let at = (posts, epoch[board]);
             start(core, at.0, me, at.1);
             let id = (e, header);
             if me == root(e) {

@@ -211,9 +211,9 @@ impl<'c> CommRank<'c> {
         buf: &mut [u8],
     ) -> Result<(), CollectiveError> {
         let (core, me) = (self.comm.core(), self.rank);
-        let board = core.posts.board_of(buf.len());
+        let (board, posts) = core.posts.board_of(buf.len());
         self.posted_epoch[board] += 1;
-        let at = (core.posts.board(board), self.posted_epoch[board]);
+        let at = (posts, self.posted_epoch[board]);
         posted::start(core, at.0, me, at.1);
         if me == root {
             let seen = &mut self.posted_seen[board];

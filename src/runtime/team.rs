@@ -236,7 +236,7 @@ impl Drop for AbortOnPanic {
 /// `libc` bit-set macros index out of bounds beyond it); pinning to them is a recorded failure.
 const MAX_CPU: usize = 1024;
 
-fn worker_main(shared: Arc<Shared>, rank: usize, cpu: Option<usize>, shares_cpu: bool) {
+fn worker_main(shared: Arc<Shared>, rank: usize, cpu: Option<usize>, mates: u32) {
     let guard = AbortOnPanic;
     let pinned = cpu.is_some_and(|id| {
         id < MAX_CPU && core_affinity::set_for_current(core_affinity::CoreId { id })
@@ -244,7 +244,7 @@ fn worker_main(shared: Arc<Shared>, rank: usize, cpu: Option<usize>, shares_cpu:
     shared.pinned[rank].store(pinned, Ordering::Relaxed);
     let _ = shared.threads[rank].set(thread::current());
     wait::set_thread_abort_flag(Arc::clone(&shared.abort));
-    wait::set_thread_shares_cpu(pinned && shares_cpu);
+    wait::set_thread_cpu_mates(if pinned { mates } else { 0 });
     wait::set_thread_cpu(cpu.filter(|_| pinned));
     let mut seen = 0;
     shared.finish_one();
@@ -382,7 +382,8 @@ impl TeamBuilder {
             handles: Vec::with_capacity(size),
             placements: Vec::with_capacity(size),
         };
-        // Workers per CPU: a worker that shares its CPU with another yields at once when it waits.
+        // Workers per CPU: a worker that shares its CPU with others yields at once when it
+        // waits, but for a thread on another CPU with one mate (`wait.rs`, "Thresholds").
         let mut per_cpu: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
         for c in (0..size).filter_map(cpu_of) {
             *per_cpu.entry(c).or_default() += 1;
@@ -393,8 +394,9 @@ impl TeamBuilder {
                 builder = builder.stack_size(bytes);
             }
             let (shared, cpu) = (Arc::clone(&team.shared), cpu_of(rank));
-            let shares = cpu.is_some_and(|c| per_cpu.get(&c).is_some_and(|&k| k > 1));
-            match builder.spawn(move || worker_main(shared, rank, cpu, shares)) {
+            let mates = cpu.and_then(|c| per_cpu.get(&c)).map_or(0, |&k| k - 1);
+            let mates = u32::try_from(mates).unwrap_or(u32::MAX);
+            match builder.spawn(move || worker_main(shared, rank, cpu, mates)) {
                 Ok(handle) => team.handles.push(handle),
                 Err(source) => return Err(RuntimeError::Spawn { rank, source }),
             }
@@ -575,5 +577,27 @@ impl fmt::Debug for Team {
             .field("size", &self.size())
             .field("placements", &self.placements)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(herald_loom)))]
+mod tests {
+    use super::Team;
+
+    /// Each pinned worker knows how many other workers of its team share its CPU (its waits
+    /// depend on it: `wait.rs`, "Thresholds"); a worker that could not be pinned has none.
+    #[test]
+    fn workers_know_their_cpu_mates() {
+        let cpus = Team::available_cpus();
+        let (a, b) = (cpus[0], *cpus.last().unwrap());
+        for layout in [vec![a, b, a, b], vec![a, a, a, b], vec![a]] {
+            let mut team = Team::builder().cores(layout.clone()).build().unwrap();
+            let mates = team.run(|_| crate::runtime::wait::thread_cpu_mates());
+            for (r, p) in team.placements().iter().enumerate() {
+                let same = layout.iter().filter(|&&c| c == layout[r]).count() as u32;
+                let want = if p.is_pinned() { same - 1 } else { 0 };
+                assert_eq!(mates[r], want, "layout {layout:?}, rank {r}");
+            }
+        }
     }
 }

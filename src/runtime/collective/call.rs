@@ -134,6 +134,9 @@ pub(crate) struct RankState {
     pub(crate) seq: AtomicU64,
     /// The token of the thread that drives it (made its last call; 0: none yet).
     pub(crate) driver: AtomicU64,
+    /// The CPU its driver is pinned to ([`NO_CPU`](crate::runtime::wait::NO_CPU): not pinned
+    /// by a team, or no driver yet); stored with `driver`.
+    pub(crate) home: AtomicU64,
     /// What a lender polls while this rank copies from it, on lines of its own. Kept on the
     /// line of `seq`, the lender's polls took that line from the reader just as the reader's
     /// next call stored its number there; that store then waited for the line to come back,
@@ -176,6 +179,7 @@ impl RankState {
             headers: std::array::from_fn(|_| AtomicU64::new(0)),
             seq: AtomicU64::new(0),
             driver: AtomicU64::new(0),
+            home: AtomicU64::new(crate::runtime::wait::NO_CPU),
             progress: CachePadded::new(Progress {
                 reads_done: AtomicU64::new(0),
                 departed: AtomicU64::new(PRESENT),
@@ -244,6 +248,8 @@ impl Core {
             r.progress.reads_done.store(0, Ordering::Relaxed);
             r.progress.departed.store(PRESENT, Ordering::Relaxed);
             r.driver.store(0, Ordering::Relaxed);
+            r.home
+                .store(crate::runtime::wait::NO_CPU, Ordering::Relaxed);
         }
         self.small.reset();
         self.posts.reset();
@@ -284,6 +290,27 @@ impl Core {
         for s in self.signals.iter() {
             s.notify();
         }
+    }
+
+    /// Whether ranks `me` and `peer` are driven by threads pinned to different CPUs (a wait of
+    /// `me` for `peer` may then spin where `me` shares its CPU: `Signal::wait_phased_across`).
+    #[inline]
+    pub(crate) fn across(&self, me: usize, peer: usize) -> bool {
+        use crate::runtime::wait::NO_CPU;
+        let (mine, theirs) = (
+            self.ranks[me].home.load(Ordering::Relaxed),
+            self.ranks[peer].home.load(Ordering::Relaxed),
+        );
+        mine != NO_CPU && theirs != NO_CPU && mine != theirs
+    }
+
+    /// The ranks other than `me` whose drivers are pinned to `me`'s driver's CPU.
+    pub(crate) fn mates(&self, me: usize) -> impl Iterator<Item = usize> + '_ {
+        use crate::runtime::wait::NO_CPU;
+        let mine = self.ranks[me].home.load(Ordering::Relaxed);
+        (0..self.ranks.len()).filter(move |&r| {
+            r != me && mine != NO_CPU && self.ranks[r].home.load(Ordering::Relaxed) == mine
+        })
     }
 
     /// Wakes every rank but `me` (after a store some of them may wait for).

@@ -547,7 +547,19 @@ fn wait_post(
         }
         None
     };
-    core.signals[me].wait_phased_or(look)?
+    core.signals[me].wait_phased_or_across(spin_for(core, posts, me, root, epoch), look)?
+}
+
+/// Whether rank `me`, waiting on board `posts` for `peer`, may spin where it shares its CPU:
+/// `peer` runs on another CPU and no rank on `me`'s CPU keeps a root from posting epoch
+/// `epoch` there (such a rank has posts to read, and the wait ends only after it has read
+/// them: it needs the CPU more than `me`'s spin).
+fn spin_for(core: &Core, posts: &Board, me: usize, peer: usize, epoch: u64) -> bool {
+    let need = epoch.saturating_sub(posts.mask as u64);
+    core.across(me, peer)
+        && core
+            .mates(me)
+            .all(|r| posts.ranks[r].progress.load(Ordering::Relaxed) >= need)
 }
 
 /// A loom model of the protocol from its own parts (`start`, `post`, `take`, the
@@ -693,5 +705,56 @@ mod loom_tests {
     #[test]
     fn loom_posted_two_boards_alternating_roots() {
         model_of(true, 4, alternating, None, None);
+    }
+}
+
+#[cfg(all(test, not(herald_loom)))]
+mod spin_tests {
+    use super::{spin_for, Core};
+    use crate::runtime::sync::Ordering;
+    use crate::runtime::wait::NO_CPU;
+
+    /// Four ranks; rank `r`'s driver on `homes[r]`; every rank has started epoch 1 of the small
+    /// board (64 slots where ranks share CPUs).
+    fn core(homes: [u64; 4]) -> Core {
+        let core = Core::new_with_small(4, 64, 64, true);
+        for (r, &h) in homes.iter().enumerate() {
+            core.ranks[r].home.store(h, Ordering::Relaxed);
+            core.posts.first.ranks[r]
+                .progress
+                .store(1, Ordering::Relaxed);
+        }
+        core
+    }
+
+    #[test]
+    fn a_reader_spins_only_for_a_root_on_another_cpu() {
+        let c = core([0, 1, 0, 1]);
+        let board = &c.posts.first;
+        // rank 3 (CPU 1) waits for root 0 (CPU 0): across, and its mate (rank 1) holds nobody back
+        assert!(spin_for(&c, board, 3, 0, 2));
+        // rank 2 (CPU 0) waits for root 0 (CPU 0): the root needs this CPU
+        assert!(!spin_for(&c, board, 2, 0, 2));
+        // a rank whose driver is not pinned, or a root whose driver is not: never
+        let c = core([0, NO_CPU, 0, 1]);
+        assert!(!spin_for(&c, &c.posts.first, 1, 0, 2));
+        assert!(!spin_for(&c, &c.posts.first, 3, 1, 2));
+    }
+
+    #[test]
+    fn a_reader_yields_to_a_mate_that_holds_the_root_back() {
+        let c = core([0, 1, 0, 1]);
+        let board = &c.posts.first;
+        let slots = board.mask as u64 + 1;
+        // A root posts epoch e once every other rank has started epoch e − slots + 1. Rank 1
+        // (rank 3's mate) is at epoch 1: it holds back epoch slots + 1, not epoch slots.
+        assert!(spin_for(&c, board, 3, 0, slots));
+        assert!(!spin_for(&c, board, 3, 0, slots + 1));
+        // once rank 1 has started epoch 2, epoch slots + 1 may be posted again
+        board.ranks[1].progress.store(2, Ordering::Relaxed);
+        assert!(spin_for(&c, board, 3, 0, slots + 1));
+        // a lagging rank on another CPU (rank 2, CPU 0) is not rank 3's to yield to
+        board.ranks[2].progress.store(0, Ordering::Relaxed);
+        assert!(spin_for(&c, board, 3, 0, slots + 1));
     }
 }

@@ -151,6 +151,9 @@ impl<'c> CommRank<'c> {
         let token = wait::thread_token();
         if token != self.driver {
             self.driver = token;
+            core.ranks[self.rank]
+                .home
+                .store(wait::thread_cpu(), Ordering::Relaxed);
             core.ranks[self.rank].driver.store(token, Ordering::Release);
             wait::watch_panics(&self.watch, self.rank);
         }

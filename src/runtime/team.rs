@@ -383,7 +383,7 @@ impl TeamBuilder {
             placements: Vec::with_capacity(size),
         };
         // Workers per CPU: a worker that shares its CPU with others yields at once when it
-        // waits, but for a thread on another CPU with one mate (`wait.rs`, "Thresholds").
+        // waits, but for what only a thread on another CPU can do (`wait.rs`, "Thresholds").
         let mut per_cpu: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
         for c in (0..size).filter_map(cpu_of) {
             *per_cpu.entry(c).or_default() += 1;

@@ -55,15 +55,15 @@
 //! receiver with the spin and 1.9–2.0 µs without it; 4, 8 and 16 ranks on 2 CPUs broadcast 8
 //! bytes in about half the time (docs/runtime.md, "Team").
 //!
-//! One exception: a worker with exactly one mate on its CPU spins first when it waits for a
-//! thread on another CPU and its mate has nothing the wait depends on (the caller says so:
-//! `across`; a posted broadcast's reader whose mate does not hold the root back, a small
-//! allreduce whose mate has deposited). Its mate then waits too, so the spin takes the CPU
-//! from nobody, and the rank that will answer next — the next root of a ping-pong — reads the
-//! post as it lands instead of on its next turn: 4 ranks on 2 CPUs ping-ponged broadcasts of
-//! 8–512 bytes in 0.33–1.1 µs against 2.1–2.5 µs yielding at once (docs/runtime.md, "A
-//! waiter spins for a thread on the other CPU"). With more mates a spinning reader holds the
-//! CPU that the next root needs, one turn in `k − 1`; those still yield at once.
+//! The exception is a wait for a thread on another CPU on which no thread of the waiter's own
+//! CPU can act: the caller says so (`across`), and the waiter spins first as one with a CPU of
+//! its own does. A posted broadcast's root waiting for the reply to its own post from the
+//! other CPU (a ping-pong: the readers beside it read that post, they do not answer it), where
+//! no mate keeps the replying root from posting; a small allreduce once every rank on its CPU
+//! has deposited. Yielding there hands the CPU to a mate with nothing to do, and the reply is
+//! read only on the waiter's next turn: 4 ranks on 2 CPUs ping-ponged broadcasts of 8–64 bytes
+//! in about 0.3 µs against 2.0–2.2 µs yielding at once, 8 ranks in 0.5–1.2 µs against 3.9–4.9
+//! (docs/runtime.md, "A waiter spins for a thread on the other CPU").
 //!
 //! # Abort
 //!
@@ -127,8 +127,8 @@ thread_local! {
     /// This thread's token (0: not drawn yet).
     static TOKEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     /// How many other workers of its team share this thread's CPU (then its waits yield at
-    /// once, unless it has one such mate and waits for a thread on another CPU: spinning would
-    /// only delay the thread it waits for).
+    /// once, but for a thread on another CPU that no mate can act on: spinning would only
+    /// delay the thread it waits for).
     static CPU_MATES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
     /// The CPU this thread is pinned to ([`NO_CPU`]: not pinned by a team).
     static THREAD_CPU: std::cell::Cell<u64> = const { std::cell::Cell::new(NO_CPU) };
@@ -311,10 +311,11 @@ impl Signal {
     /// [`PARK_MAX`]), so a condition nobody notifies about (a peer that will never come, found
     /// only by looking) is seen too.
     ///
-    /// `across`: a thread on another CPU makes the condition true. A waiter that shares its
-    /// CPU with another worker then spins first too, as one with a CPU of its own does
-    /// (yielding would hand its CPU to a thread the waited-for one does not need, and the
-    /// wait would end only on the waiter's next turn); otherwise it yields at once.
+    /// `across`: a thread on another CPU makes the condition true, and no thread of the
+    /// waiter's CPU can act on it. A waiter that shares its CPU with other workers then spins
+    /// first too, as one with a CPU of its own does (yielding would hand its CPU to a mate with
+    /// nothing to do, and the wait would end only on the waiter's next turn); otherwise it
+    /// yields at once (module notes, "Thresholds").
     #[inline]
     pub(crate) fn wait_phased_across<T>(
         &self,
@@ -425,8 +426,8 @@ impl Signal {
             (0, 0)
         } else {
             match CPU_MATES.try_with(std::cell::Cell::get).unwrap_or(0) {
+                _ if across => (SPIN_POLLS, YIELD_STEPS),
                 0 => (SPIN_POLLS, YIELD_STEPS),
-                1 if across => (SPIN_POLLS, YIELD_STEPS),
                 _ => (0, YIELD_STEPS),
             }
         };

@@ -550,25 +550,25 @@ fn wait_post(
     core.signals[me].wait_phased_or_across(spin_for(core, posts, me, root, epoch), look)?
 }
 
-/// Whether rank `me`, waiting on board `posts` for `peer`, may spin where it shares its CPU:
-/// `peer` runs on another CPU and no rank on `me`'s CPU keeps a root from posting epoch
-/// `epoch` there (such a rank has posts to read, and the wait ends only after it has read
-/// them: it needs the CPU more than `me`'s spin).
-fn spin_for(core: &Core, posts: &Board, me: usize, peer: usize, epoch: u64) -> bool {
+/// Whether rank `me`, waiting on board `posts` for `root`'s post of `epoch`, may spin where it
+/// shares its CPU: it posted epoch `epoch − 1` itself (it waits for the reply to its own post,
+/// and its mates, which read that post, do not answer it), `root` runs on another CPU, and no
+/// rank on `me`'s CPU keeps `root` from posting `epoch` (such a rank has posts to read, and the
+/// wait ends only after it has read them: it needs the CPU more than `me`'s spin).
+fn spin_for(core: &Core, posts: &Board, me: usize, root: usize, epoch: u64) -> bool {
+    let replying = epoch > 1
+        && is_epoch(
+            posts.slot(me, epoch - 1).head.tag.load(Ordering::Relaxed),
+            epoch - 1,
+        );
     let need = epoch.saturating_sub(posts.mask as u64);
-    core.across(me, peer)
+    replying
+        && core.across(me, root)
         && core
             .mates(me)
             .all(|r| posts.ranks[r].progress.load(Ordering::Relaxed) >= need)
 }
 
-/// A loom model of the protocol from its own parts (`start`, `post`, `take`, the
-/// communicator's poison and published calls), with two slots per rank so that a few epochs
-/// reuse every slot: the roots alternate or one root posts every epoch (so it waits for its
-/// reader before reusing a slot), every payload read must be the root's of that epoch — a slot
-/// reused too early, or read before its epoch, would show. A rank may fail after some epoch
-/// (its peer must then fail, never hang), or make another call (a mismatch).
-/// (`RUSTFLAGS="--cfg herald_loom" cargo test --release --lib loom_`.)
 #[cfg(all(test, herald_loom))]
 mod loom_tests {
     use super::*;
@@ -710,13 +710,13 @@ mod loom_tests {
 
 #[cfg(all(test, not(herald_loom)))]
 mod spin_tests {
-    use super::{spin_for, Core};
+    use super::{spin_for, tag, Core};
     use crate::runtime::sync::Ordering;
     use crate::runtime::wait::NO_CPU;
 
     /// Four ranks; rank `r`'s driver on `homes[r]`; every rank has started epoch 1 of the small
-    /// board (64 slots where ranks share CPUs).
-    fn core(homes: [u64; 4]) -> Core {
+    /// board (64 slots where ranks share CPUs), and rank 3 posted epoch `posted_by_3`.
+    fn core(homes: [u64; 4], posted_by_3: u64) -> Core {
         let core = Core::new_with_small(4, 64, 64, true);
         for (r, &h) in homes.iter().enumerate() {
             core.ranks[r].home.store(h, Ordering::Relaxed);
@@ -724,37 +724,45 @@ mod spin_tests {
                 .progress
                 .store(1, Ordering::Relaxed);
         }
+        let slot = core.posts.first.slot(3, posted_by_3);
+        slot.head.tag.store(tag(posted_by_3, 0), Ordering::Relaxed);
         core
     }
 
     #[test]
-    fn a_reader_spins_only_for_a_root_on_another_cpu() {
-        let c = core([0, 1, 0, 1]);
+    fn a_root_spins_for_the_reply_from_another_cpu() {
+        let c = core([0, 1, 0, 1], 4);
         let board = &c.posts.first;
-        // rank 3 (CPU 1) waits for root 0 (CPU 0): across, and its mate (rank 1) holds nobody back
-        assert!(spin_for(&c, board, 3, 0, 2));
-        // rank 2 (CPU 0) waits for root 0 (CPU 0): the root needs this CPU
-        assert!(!spin_for(&c, board, 2, 0, 2));
+        // rank 3 (CPU 1) posted epoch 4 and waits for root 0's (CPU 0) epoch 5: a reply
+        assert!(spin_for(&c, board, 3, 0, 5));
+        // not a reply: rank 3 did not post epoch 5 (nor epoch 2)
+        assert!(!spin_for(&c, board, 3, 0, 6));
+        assert!(!spin_for(&c, board, 3, 0, 3));
+        // a reader that did not post (rank 1, CPU 1): its mate may be the one to answer
+        assert!(!spin_for(&c, board, 1, 0, 5));
+        // the root on the same CPU (rank 1 posts epoch 5 beside rank 3): it needs this CPU
+        assert!(!spin_for(&c, board, 3, 1, 5));
         // a rank whose driver is not pinned, or a root whose driver is not: never
-        let c = core([0, NO_CPU, 0, 1]);
-        assert!(!spin_for(&c, &c.posts.first, 1, 0, 2));
-        assert!(!spin_for(&c, &c.posts.first, 3, 1, 2));
+        let c = core([0, 1, 0, NO_CPU], 4);
+        assert!(!spin_for(&c, &c.posts.first, 3, 0, 5));
+        let c = core([NO_CPU, 1, 0, 1], 4);
+        assert!(!spin_for(&c, &c.posts.first, 3, 0, 5));
     }
 
     #[test]
-    fn a_reader_yields_to_a_mate_that_holds_the_root_back() {
-        let c = core([0, 1, 0, 1]);
+    fn a_root_yields_to_a_mate_that_holds_the_reply_back() {
+        let c = core([0, 1, 0, 1], 64);
         let board = &c.posts.first;
         let slots = board.mask as u64 + 1;
-        // A root posts epoch e once every other rank has started epoch e − slots + 1. Rank 1
-        // (rank 3's mate) is at epoch 1: it holds back epoch slots + 1, not epoch slots.
-        assert!(spin_for(&c, board, 3, 0, slots));
-        assert!(!spin_for(&c, board, 3, 0, slots + 1));
-        // once rank 1 has started epoch 2, epoch slots + 1 may be posted again
+        assert_eq!(slots, 64);
+        // Root 0 posts epoch e once every other rank has started epoch e − 63. Rank 1 (rank
+        // 3's mate) is at epoch 1: it holds back epoch 65, which rank 3 awaits after its 64.
+        assert!(!spin_for(&c, board, 3, 0, 65));
+        // once rank 1 has started epoch 2, epoch 65 may be posted
         board.ranks[1].progress.store(2, Ordering::Relaxed);
-        assert!(spin_for(&c, board, 3, 0, slots + 1));
+        assert!(spin_for(&c, board, 3, 0, 65));
         // a lagging rank on another CPU (rank 2, CPU 0) is not rank 3's to yield to
         board.ranks[2].progress.store(0, Ordering::Relaxed);
-        assert!(spin_for(&c, board, 3, 0, slots + 1));
+        assert!(spin_for(&c, board, 3, 0, 65));
     }
 }

@@ -244,13 +244,8 @@ pub(crate) fn wait_all(
         }
         core.wait_stop(&mut polls, phase, me, next, id).map(Err)
     };
-    // Where every rank on this rank's CPU has deposited, the ranks waited for run elsewhere:
-    // spinning then takes the CPU from nobody who could deposit (`spin_for` in `posted.rs`).
-    let across = core
-        .mates(me)
-        .all(|r| core.small.slot(r, epoch).0.gen.load(Ordering::Relaxed) == epoch);
-    // `wait_phased_or_across` looks once inline before it waits.
-    core.signals[me].wait_phased_or_across(across, look)?
+    // `wait_phased_or` looks once inline before it waits.
+    core.signals[me].wait_phased_or(look)?
 }
 
 /// The error of rank `me`, whose calls before `id` differ from `peer`'s (the digests do): the

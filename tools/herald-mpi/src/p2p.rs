@@ -717,13 +717,18 @@ impl Channel {
         Ok(())
     }
 
-    /// A barrier whose waiting sleeps instead of spinning (`MPI_Ibarrier` polled every `nap`),
-    /// for ranks that must stay off the CPUs while others measure.
+    /// A barrier whose waiting sleeps instead of spinning (`MPI_Ibarrier` polled every `nap`,
+    /// from the first poll), for ranks that must stay off the CPUs while others measure.
+    ///
+    /// No spin phase: with the other waits' 256 polls first, three such ranks beside four
+    /// threads that yield as they wait took turns with them for much of a 2 ms round (each
+    /// poll a turn), and the threads' barrier-then-allreduce measured 6.7–9.3 µs against
+    /// 3.2–5.0 without the polls (docs/mpi.md, "Forty-fifth session").
     ///
     /// # Errors
     /// [`P2pErrorKind::Mpi`], or [`P2pErrorKind::Timeout`] after the channel's timeout.
     pub fn quiet_barrier(&self, nap: Duration) -> Result<(), P2pError> {
-        self.ibarrier()?.poll(|| std::thread::sleep(nap))
+        self.ibarrier()?.poll_quiet(|| std::thread::sleep(nap))
     }
 
     /// A barrier among the channel's processes (`MPI_Ibarrier`, polled like every wait here).
@@ -873,8 +878,11 @@ impl<'c> RawReq<'c> {
         describe(self.kind, self.peer)
     }
 
-    fn poll(&mut self, idle: impl FnMut()) -> Result<(), P2pError> {
-        self.poll_count(idle).map(|_| ())
+    /// Polls until complete, calling `idle` between polls from the first (no spin phase);
+    /// fails after the channel's timeout.
+    fn poll_quiet(&mut self, idle: impl FnMut()) -> Result<(), P2pError> {
+        let (chan, kind, peer) = (self.chan, self.kind, self.peer);
+        poll_spinning(chan, 0, || self.test(), idle, || describe(kind, peer)).map(|_| ())
     }
 
     /// Waits until the request completes: one test inline (most messages a rank waits for

@@ -29,7 +29,8 @@
 //!   process, pinned to the CPUs of the `N` MPI processes (thread `r` on rank `r`'s CPU), using
 //!   herald's default schedule (its planner's choice when `herald calibrate` has written a
 //!   profile of this machine, else binomial). While they run, the other `N − 1` processes wait
-//!   in a barrier that sleeps 1 ms between polls (`MPI_Ibarrier`), so the threads have the CPUs;
+//!   in a barrier that sleeps 1 ms between polls from the first (`MPI_Ibarrier`), so the
+//!   threads have the CPUs;
 //!   while the library runs, rank 0's threads are parked. This is the comparison a user makes
 //!   between herald and MPI on one node: the same CPUs, the same loop, threads against
 //!   processes.

@@ -57,15 +57,16 @@
 //!
 //! The exception is a wait for a thread on another CPU on which no thread of the waiter's own
 //! CPU can act: the caller says so (`across`), and the waiter spins first as one with a CPU of
-//! its own does: a posted broadcast's root waiting for the reply to its own post from the
-//! other CPU (a ping-pong: the readers beside it read that post, they do not answer it), where
-//! no mate keeps the replying root from posting. Yielding there hands the CPU to a mate with
-//! nothing to do, and the reply is read only on the waiter's next turn: 4 ranks on 2 CPUs ping-ponged broadcasts of 8–64 bytes
-//! in about 0.3 µs against 2.0–2.2 µs yielding at once, 8 ranks in 0.5–1.2 µs against 3.9–4.9
-//! (docs/runtime.md, "A waiter spins for a thread on the other CPU"). A wait that every mate
-//! waits out too (a small allreduce whose ranks beside it have deposited) is not such a wait:
-//! its mates must run to return after it, and a spin there delays them (a barrier and then
-//! one allreduce took 4.4–4.8 µs with it, 3.1–3.3 without).
+//! its own does. One caller does: a posted broadcast's root waiting for the reply to its own
+//! post from the other CPU (a ping-pong: the readers beside it read that post, they do not
+//! answer it), where no mate keeps the replying root from posting. Yielding there hands the
+//! CPU to a mate with nothing to do, and the reply is read only on the waiter's next turn: 4
+//! ranks on 2 CPUs ping-ponged broadcasts of 8–64 bytes in about 0.3 µs against 2.0–2.2 µs
+//! yielding at once, 8 ranks in 0.5–1.2 µs against 3.9–4.9 (docs/runtime.md, "A waiter spins
+//! for a thread on the other CPU"). A wait that every mate waits out too (a small allreduce
+//! whose ranks beside it have deposited) is not such a wait: its mates must run to return
+//! after it, and a spin there delays them (a barrier and then one allreduce took 4.4–5.4 µs
+//! with it, 3.1–3.3 without in most pairs).
 //!
 //! # Abort
 //!
@@ -330,8 +331,8 @@ impl Signal {
         }
     }
 
-    /// [`wait_phased_across`](Self::wait_phased_across) for a condition that may fail: `ready` answers
-    /// `Some(Ok(value))` when done and `Some(Err(e))` to stop.
+    /// [`wait_phased_across`](Self::wait_phased_across) for a condition that may fail: `ready`
+    /// answers `Some(Ok(value))` when done and `Some(Err(e))` to stop.
     ///
     /// The polling loop never carries `Result<T, E>` itself. An error type such as
     /// `CollectiveError` makes it wider than two registers, so the condition wrote it through
@@ -426,12 +427,10 @@ impl Signal {
         let aborted = || abortable && thread_aborted();
         let (spins, yields) = if cfg!(herald_loom) {
             (0, 0)
+        } else if across || CPU_MATES.try_with(std::cell::Cell::get).unwrap_or(0) == 0 {
+            (SPIN_POLLS, YIELD_STEPS)
         } else {
-            match CPU_MATES.try_with(std::cell::Cell::get).unwrap_or(0) {
-                _ if across => (SPIN_POLLS, YIELD_STEPS),
-                0 => (SPIN_POLLS, YIELD_STEPS),
-                _ => (0, YIELD_STEPS),
-            }
+            (0, YIELD_STEPS)
         };
         // Poll after every hint, not in exponential bursts: a burst of 64 hints is microseconds
         // on some cores, far more than the cross-core hop this wait usually covers.

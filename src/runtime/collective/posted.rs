@@ -569,6 +569,13 @@ fn spin_for(core: &Core, posts: &Board, me: usize, root: usize, epoch: u64) -> b
             .all(|r| posts.ranks[r].progress.load(Ordering::Relaxed) >= need)
 }
 
+/// A loom model of the protocol from its own parts (`start`, `post`, `take`, the
+/// communicator's poison and published calls), with two slots per rank so that a few epochs
+/// reuse every slot: the roots alternate or one root posts every epoch (so it waits for its
+/// reader before reusing a slot), every payload read must be the root's of that epoch — a slot
+/// reused too early, or read before its epoch, would show. A rank may fail after some epoch
+/// (its peer must then fail, never hang), or make another call (a mismatch).
+/// (`RUSTFLAGS="--cfg herald_loom" cargo test --release --lib loom_`.)
 #[cfg(all(test, herald_loom))]
 mod loom_tests {
     use super::*;

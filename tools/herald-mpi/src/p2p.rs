@@ -722,7 +722,7 @@ impl Channel {
     ///
     /// No spin phase: with the other waits' 256 polls first, three such ranks beside four
     /// threads that yield as they wait took turns with them for much of a 2 ms round (each
-    /// poll a turn), and the threads' barrier-then-allreduce measured 6.7–9.3 µs against
+    /// poll a turn), and the threads' barrier-then-allreduce measured 6.9–9.3 µs against
     /// 3.2–5.0 without the polls (docs/mpi.md, "Forty-fifth session").
     ///
     /// # Errors

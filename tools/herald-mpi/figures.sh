@@ -3,7 +3,9 @@
 # herald over MPI against MPI_Bcast/MPI_Allreduce, and herald in process against them; JSON and
 # Markdown tables in OUT (default target/mpi-figures).
 #
-# Knobs (environment): LIBS (default "openmpi mpich"), NS ("2 4 8"), SIZES (default
+# Knobs (environment): LIBS (default "openmpi mpich"), NS ("2 4 8"), INPROC_NS (the rank
+# counts of the in-process bench; default NS: MPICH's 8-rank in-process bench takes over 20
+# minutes, its collectives taking milliseconds with 8 processes on 2 CPUs), SIZES (default
 # 8,64,512,4K,32K,256K,1M,4M — 8 B … 4 MiB by factors of 8; empty: every power of two),
 # ROUNDS (7), TARGET_MS (2), CALIBRATE (--quick; empty for the full 30 to 90 s calibration).
 # With the defaults a (library, N) takes about a minute on a quiet 2-core machine.
@@ -14,6 +16,7 @@ mkdir -p "$out"
 tgt="${CARGO_TARGET_DIR:-target}"
 libs="${LIBS:-openmpi mpich}"
 ns="${NS:-2 4 8}"
+inproc_ns="${INPROC_NS:-$ns}"
 sizes="${SIZES-8,64,512,4K,32K,256K,1M,4M}"
 rounds="${ROUNDS:-7}"
 target_ms="${TARGET_MS:-2}"
@@ -35,6 +38,8 @@ for lib in $libs; do
       > "$out/calibrate-$lib-$n.txt"
     "${run[@]}" -np "$n" "$bin" bench --profile "$out/mpi-$lib-$n.json" "${bench[@]}" \
       > "$out/bench-$lib-$n.json"
+  done
+  for n in $inproc_ns; do
     "${run[@]}" -np "$n" "$bin" bench --herald inproc "${bench[@]}" > "$out/inproc-$lib-$n.json"
   done
 done

@@ -70,11 +70,15 @@
 //! plain stores dearer than streamed ones (`Stores`): where the reader's cache still holds
 //! the slot's lines and taking them back from it is slow.
 //!
-//! **Never waiting forever.** Every wait polls as the channel's waits do ([`Channel`]): it
-//! spins (a broadcast's waits; an allreduce's do not, `ALLREDUCE_SPINS`), then yields the CPU
-//! between polls where processes outnumber CPUs, looks for stop notices from other ranks every
-//! 64 polls, and fails after the channel's timeout, naming the rank it waited for (the root,
-//! the rank whose part is missing, or the slowest reader), and tells the other ranks to stop.
+//! **Never waiting forever.** Every wait polls as the channel's waits do ([`Channel`]): where
+//! processes outnumber CPUs it yields the CPU between polls, after spinning first only where
+//! what it waits for is likely the next step of a process that runs — a root's wait for room,
+//! and a reader that posted the epoch before itself (a root waiting for the reply to its
+//! post) from a root on another CPU that no rank of its own CPU holds back (`Reply`); a
+//! reader's other waits and an allreduce's (`ALLREDUCE_SPINS`) yield at once. It looks for
+//! stop notices from other ranks every 64 polls, and fails after the channel's timeout,
+//! naming the rank it waited for (the root, the rank whose part is missing, or the slowest
+//! reader), and tells the other ranks to stop.
 //!
 //! **Releasing the window.** `MPI_Win_free` is collective: a [`Post`] dropped on every rank
 //! frees it, after a barrier polled with the channel's deadline (a rank that never comes costs
@@ -87,10 +91,10 @@ use crate::p2p::{poll_spinning, Channel, P2pError, P2pErrorKind, SPIN_POLLS};
 /// Polls a posted allreduce spins before it yields the CPU where processes outnumber CPUs:
 /// none. A rank of an allreduce waits for every other rank's part, so with more processes than
 /// CPUs some part it waits for is always that of a process not running, which a spin cannot
-/// bring; a reader of a broadcast waits for one root, often running on the other CPU
-/// ([`SPIN_POLLS`], as every wait of the channel). 4 and 8 processes on 2 CPUs, allreduces of
-/// 8 B to 4 KiB against Open MPI's: 0.34–0.41 of its time at 8 B with 8 processes against
-/// 0.64–0.75 spinning 256 polls (docs/mpi.md, "Twenty-ninth session").
+/// bring; a broadcast's reader that waits for the reply to its own post from the other CPU
+/// spins [`SPIN_POLLS`], as every wait of the channel (`Reply`). 4 and 8 processes on 2
+/// CPUs, allreduces of 8 B to 4 KiB against Open MPI's: 0.34–0.41 of its time at 8 B with 8
+/// processes against 0.64–0.75 spinning 256 polls (docs/mpi.md, "Twenty-ninth session").
 const ALLREDUCE_SPINS: u32 = 0;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -690,6 +694,7 @@ pub(crate) fn agree<W: Word, E>(
                     Ok(got.is_some())
                 },
                 &|| format!("rank {r}'s time of an earlier epoch (agreement {j})"),
+                true,
             )?;
             *out = got.unwrap_or_default();
         }
@@ -755,16 +760,41 @@ pub(crate) struct Cursor {
     pub(crate) stores: Stores,
 }
 
-/// How a side of a posted collective waits: `wait(ready, waiting)` polls `ready` until it
-/// holds, and says what it waits for with `waiting()`.
+/// How a side of a posted collective waits: `wait(ready, waiting, hot)` polls `ready` until
+/// it holds, and says what it waits for with `waiting()`; `hot` says that what it waits for
+/// is likely a running process's next step, so a spin before yielding may pay.
 pub(crate) trait Wait<E>:
-    FnMut(&mut dyn FnMut() -> Result<bool, E>, &dyn Fn() -> String) -> Result<(), E>
+    FnMut(&mut dyn FnMut() -> Result<bool, E>, &dyn Fn() -> String, bool) -> Result<(), E>
 {
 }
 
 impl<E, F> Wait<E> for F where
-    F: FnMut(&mut dyn FnMut() -> Result<bool, E>, &dyn Fn() -> String) -> Result<(), E>
+    F: FnMut(&mut dyn FnMut() -> Result<bool, E>, &dyn Fn() -> String, bool) -> Result<(), E>
 {
+}
+
+/// What a broadcast's reader knows of where its root and its CPU's other ranks run, to tell
+/// whether a spin for the root's post can pay (see [`Reply::spins`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reply<'a> {
+    /// The root runs on another CPU than this rank (or either's CPU is unknown).
+    pub(crate) across: bool,
+    /// The other ranks pinned to this rank's CPU.
+    pub(crate) mates: &'a [usize],
+}
+
+impl Reply<'_> {
+    /// Whether a reader that posted epoch `e − 1` itself (a root waiting for the reply to its
+    /// post) may spin for epoch `e`: the root runs on another CPU, and no rank of this one
+    /// keeps it from posting (a mate whose progress is more than the board's slots behind `e`,
+    /// which the root must wait for, and which needs this CPU to catch up).
+    fn spins<W: Word>(&self, board: &Board<'_, W>, e: u64) -> bool {
+        self.across
+            && self
+                .mates
+                .iter()
+                .all(|&m| board.progress(m).load(Ordering::Acquire) + board.slots as u64 >= e)
+    }
 }
 
 /// Waits, if it must, until rank `at.me` may write its slot of epoch `e`.
@@ -787,6 +817,7 @@ fn make_room<W: Word, E>(
                 }
             },
             &|| format!("rank {} to read an earlier post", slowest.get()),
+            true,
         )?;
     }
     Ok(())
@@ -798,7 +829,7 @@ fn make_room<W: Word, E>(
 pub(crate) fn broadcast<W: Word, E>(
     board: &Board<'_, W>,
     at: &mut Cursor,
-    root: usize,
+    (root, reply): (usize, Reply<'_>),
     buf: &mut [u8],
     mut wait: impl Wait<E>,
     length: impl Fn(usize, u64) -> E,
@@ -815,9 +846,13 @@ pub(crate) fn broadcast<W: Word, E>(
             board.write(me, e, total, &buf[range], &mut at.stores);
         } else {
             if !board.ready(root, e) {
-                wait(&mut || Ok(board.ready(root, e)), &|| {
-                    format!("a posted broadcast from rank {root}")
-                })?;
+                // A root waiting for the reply to its own post spins first where that can pay.
+                let hot = e > 1 && board.ready(me, e - 1) && reply.spins(board, e);
+                wait(
+                    &mut || Ok(board.ready(root, e)),
+                    &|| format!("a posted broadcast from rank {root}"),
+                    hot,
+                )?;
             }
             board
                 .read(root, e, total, &mut buf[range])
@@ -852,9 +887,11 @@ pub(crate) fn allreduce<W: Word, E>(
         board.write_elements(me, e, total, &value[range.clone()], &mut at.stores);
         for from in (0..board.n).filter(|&r| r != me) {
             if !board.ready(from, e) {
-                wait(&mut || Ok(board.ready(from, e)), &|| {
-                    format!("rank {from}'s part of a posted allreduce")
-                })?;
+                wait(
+                    &mut || Ok(board.ready(from, e)),
+                    &|| format!("rank {from}'s part of a posted allreduce"),
+                    true,
+                )?;
             }
             board
                 .add_elements(from, e, total, &mut value[range.clone()])
@@ -903,6 +940,10 @@ pub struct Post {
     timeout: std::time::Duration,
     /// The node's communicator (the window's), kept for the window's lifetime.
     node: mpi::topology::SimpleCommunicator,
+    /// Each rank's CPU, where it runs on one.
+    cpus: Vec<Option<usize>>,
+    /// The other ranks on this rank's CPU.
+    mates: Vec<usize>,
 }
 
 impl std::fmt::Debug for Post {
@@ -1049,6 +1090,17 @@ impl Post {
         }
         // Node rank 0's zeroes are in place before any rank touches the window.
         mpi::collective::CommunicatorCollectives::barrier(&node);
+        // Where each rank runs: a reader may spin for a root's reply only across CPUs.
+        let mine: i64 = match core_affinity::get_core_ids().as_deref() {
+            Some([one]) => i64::try_from(one.id).unwrap_or(-1),
+            _ => -1,
+        };
+        let mut all = vec![-1i64; n];
+        mpi::collective::CommunicatorCollectives::all_gather_into(chan.comm(), &mine, &mut all[..]);
+        let cpus: Vec<Option<usize>> = all.iter().map(|&c| usize::try_from(c).ok()).collect();
+        let mates = (0..n)
+            .filter(|&r| r != rank && cpus[rank].is_some() && cpus[r] == cpus[rank])
+            .collect();
         let post = Post {
             win,
             words,
@@ -1067,6 +1119,8 @@ impl Post {
             abandoned: std::cell::Cell::new(false),
             timeout: chan.timeout(),
             node,
+            cpus,
+            mates,
         };
         // Every process maps every page of the window before any rank posts: a page a
         // process first meets in a collective costs that call a page fault (about 0.7 µs a
@@ -1158,12 +1212,19 @@ impl Post {
             .into());
         }
         let want = buf.len();
+        let reply = Reply {
+            across: match (self.cpus[root], self.cpus[self.rank]) {
+                (Some(a), Some(b)) => a != b,
+                _ => true,
+            },
+            mates: &self.mates,
+        };
         self.run(
             chan,
             "broadcast",
             want,
             SPIN_POLLS,
-            |board, at, wait, length| broadcast(board, at, root, buf, wait, length),
+            |board, at, wait, length| broadcast(board, at, (root, reply), buf, wait, length),
         )
     }
 
@@ -1259,10 +1320,12 @@ impl Post {
 /// polls, then yielding where processes outnumber CPUs), looks for stop notices, and fails
 /// after the channel's timeout naming what it waited for.
 fn channel_wait(chan: &Channel, spins: u32) -> impl Wait<P2pError> + '_ {
-    move |ready: &mut dyn FnMut() -> Result<bool, P2pError>, waiting: &dyn Fn() -> String| {
+    move |ready: &mut dyn FnMut() -> Result<bool, P2pError>,
+          waiting: &dyn Fn() -> String,
+          hot: bool| {
         poll_spinning(
             chan,
-            spins,
+            if hot { spins } else { 0 },
             || ready().map(|r| r.then_some(())),
             || chan.idle(),
             waiting,
@@ -1384,7 +1447,9 @@ fn check_calls<W: Word>(
         me,
         ..Cursor::default()
     });
-    let wait = |ready: &mut dyn FnMut() -> Result<bool, String>, waiting: &dyn Fn() -> String| {
+    let wait = |ready: &mut dyn FnMut() -> Result<bool, String>,
+                waiting: &dyn Fn() -> String,
+                _hot: bool| {
         let start = std::time::Instant::now();
         while !ready()? {
             if start.elapsed() > std::time::Duration::from_secs(60) {
@@ -1406,8 +1471,19 @@ fn check_calls<W: Word>(
                     vec![0; bytes]
                 };
                 let (board, k) = boards.route(bytes);
-                broadcast(board, &mut cursors[k], root, &mut buf, wait, length)
-                    .unwrap_or_else(|e| panic!("rank {me}, call {i}: {e}"));
+                let reply = Reply {
+                    across: true,
+                    mates: &[],
+                };
+                broadcast(
+                    board,
+                    &mut cursors[k],
+                    (root, reply),
+                    &mut buf,
+                    wait,
+                    length,
+                )
+                .unwrap_or_else(|e| panic!("rank {me}, call {i}: {e}"));
                 assert!(buf == want, "rank {me}, call {i}: {call:?}");
             }
             Call::Allreduce { elements } => {
@@ -1796,5 +1872,81 @@ mod tests {
                 assert!(all <= words.len());
             }
         }
+    }
+
+    /// The hint a broadcast's reader gives its wait: hot only for a rank that posted the epoch
+    /// before itself (a root waiting for the reply), from a root on another CPU, while no rank
+    /// of its CPU is so far behind that the root cannot post. Each assertion fails if one of
+    /// the three conditions is dropped.
+    #[test]
+    fn a_reader_spins_only_for_the_reply_from_another_cpu() {
+        // 4 ranks, 4 slots; ranks 0 and 2 on one CPU, 1 and 3 on the other (as herald-mpi pins)
+        let (n, slots) = (4, 4);
+        let words: Vec<AtomicU64> = (0..Board::<AtomicU64>::words_needed(n, slots, 48))
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        let board = Board::new(&words, n, slots, 48);
+        // rank `me` reads epoch `e` from `root`, which has not posted it: the wait's hint
+        let hint = |me: usize, e: u64, root: usize, reply: Reply<'_>| {
+            let mut at = Cursor {
+                me,
+                epoch: e - 1,
+                ..Cursor::default()
+            };
+            let mut got = None;
+            let wait =
+                |_: &mut dyn FnMut() -> Result<bool, ()>, _: &dyn Fn() -> String, hot: bool| {
+                    got = Some(hot);
+                    Err(())
+                };
+            let mut buf = [0u8; 8];
+            let out = broadcast(&board, &mut at, (root, reply), &mut buf, wait, |_, _| ());
+            assert_eq!(out, Err(()), "the wait ends the call");
+            got.expect("the reader waited")
+        };
+        let across = |mates| Reply {
+            across: true,
+            mates,
+        };
+        assert!(!hint(0, 1, 3, across(&[])), "no epoch before the first");
+        // epoch 1 from rank 3 to everyone; rank 0 posts epoch 2, every rank reads it
+        board.write(3, 1, 8, &[1; 8], &mut Stores::default());
+        board.write(0, 2, 8, &[2; 8], &mut Stores::default());
+        for r in 0..n {
+            board.done(r, 2);
+        }
+        // epoch 3 from rank 3: rank 0 posted epoch 2 and waits for the reply
+        assert!(
+            hint(0, 3, 3, across(&[2])),
+            "a root waiting for the reply spins"
+        );
+        assert!(
+            !hint(1, 3, 3, across(&[3])),
+            "a reader that did not post yields"
+        );
+        assert!(!hint(2, 3, 3, across(&[0])), "nor does the root's CPU mate");
+        let same = Reply {
+            across: false,
+            mates: &[2],
+        };
+        assert!(!hint(0, 3, 3, same), "a root on this CPU needs it: yield");
+        // rank 0 posts epochs 3 to 6 (rank 3 replies never): rank 2 reads none of them
+        for e in 3..=6 {
+            board.write(0, e, 8, &[e as u8; 8], &mut Stores::default());
+            for r in [0, 1, 3] {
+                board.done(r, e);
+            }
+        }
+        // epoch 7 from rank 3 needs rank 2 at epoch 3 at least; it stands at 2
+        assert!(
+            !hint(0, 7, 3, across(&[2])),
+            "a mate holds the root back: yield"
+        );
+        assert!(hint(0, 7, 3, across(&[])), "no mate there: spin");
+        board.done(2, 3);
+        assert!(
+            hint(0, 7, 3, across(&[2])),
+            "the mate caught up enough: spin"
+        );
     }
 }

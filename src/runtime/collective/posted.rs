@@ -57,7 +57,9 @@
 //! 2. The root makes sure every other rank's progress is at least `e − SLOTS + 1` (it keeps
 //!    the least progress it saw, and looks again, then waits, only when that is too little),
 //!    writes the header and payload into slot `e mod SLOTS`, stores the tag (`Release`) and
-//!    notifies every other rank. It does not wait for its readers.
+//!    notifies every other rank. It does not wait for its readers. Between two ranks, the
+//!    least progress it keeps also learns from the other's posts it read ([`took`]): a post
+//!    of epoch `e'` follows its root's progress `e'` (step 1).
 //! 3. Every other rank waits for the root's slot `e mod SLOTS` to hold the tag of epoch `e`
 //!    (`Acquire`), checks the header (another call there is a
 //!    [`CollectiveError::Mismatch`]) and the digest (another call before it, likewise), and
@@ -93,10 +95,11 @@ use crossbeam_utils::CachePadded;
 
 /// Slots per rank where ranks have CPUs of their own: how many posted broadcasts a root may
 /// run ahead of its slowest reader, plus one; fewer than the calls whose headers a rank keeps
-/// for its peers (see the module notes). The root reads its readers' progress lines about
-/// once per `SLOTS / 2` of its posts in a ping-pong, and each such read costs a line transfer
-/// on the way: with 4 slots the posts alone took 1.20–1.27× a shared flag, with 16 slots
-/// 1.03–1.04× (docs/runtime.md, "Posted broadcasts"). 64 slots made a 2-rank loop of 512-byte
+/// for its peers (see the module notes). A root with several readers reads their progress
+/// lines about once per `SLOTS / 2` of its posts in a ping-pong, and each such read costs a
+/// line transfer on the way: with 4 slots the posts alone took 1.20–1.27× a shared flag, with
+/// 16 slots 1.03–1.04× (docs/runtime.md, "Posted broadcasts"; between two ranks, since the
+/// forty-seventh session, a ping-pong reads none: [`took`]). 64 slots made a 2-rank loop of 512-byte
 /// posts slower (0.10–0.14 → 0.13–0.16 µs), the ping-pong no faster.
 #[cfg(not(herald_loom))]
 pub(crate) const SLOTS: usize = 16;
@@ -512,6 +515,20 @@ pub(crate) fn take(
     Ok(())
 }
 
+/// After [`take`] read a post of epoch `epoch` on board `posts` (`(posts, epoch)`): `seen` is
+/// what [`post`] keeps of the other ranks' least progress there. A rank starts an epoch before
+/// it posts in it, so the post says that its root's progress is at least `epoch`; where the
+/// root is the only other rank, `seen` learns that. With roots taking turns between two ranks,
+/// a post then never reads the other's progress line: a line the other stores to in every
+/// call, so each such read took it away, and the other's next stores (its post among them)
+/// waited for it to come back.
+#[inline]
+pub(crate) fn took((posts, epoch): (&Board, u64), seen: &mut u64) {
+    if posts.ranks.len() == 2 {
+        *seen = (*seen).max(epoch);
+    }
+}
+
 /// Waits until `root`'s slot of `posts` for `epoch` holds that epoch's tag, and returns the
 /// tag.
 #[cold]
@@ -629,6 +646,7 @@ mod loom_tests {
             } else {
                 let mut out = vec![0u8; len];
                 take(core, me, root(e), at, id, calls, &mut out)?;
+                took(at, &mut seen[board]);
                 assert_eq!(out, value(e)[..len], "rank {me} call {e}");
             }
             if fail == Some(e) {
@@ -716,8 +734,8 @@ mod loom_tests {
 }
 
 #[cfg(all(test, not(herald_loom)))]
-mod spin_tests {
-    use super::{spin_for, tag, Core};
+mod tests {
+    use super::{post, spin_for, start, tag, take, took, Core};
     use crate::runtime::sync::Ordering;
     use crate::runtime::wait::NO_CPU;
 
@@ -771,5 +789,45 @@ mod spin_tests {
         // a lagging rank on another CPU (rank 2, CPU 0) is not rank 3's to yield to
         board.ranks[2].progress.store(0, Ordering::Relaxed);
         assert!(spin_for(&c, board, 3, 0, 65));
+    }
+
+    #[test]
+    fn between_two_ranks_a_post_read_tells_its_root_s_progress() {
+        // Two ranks take turns as root for 40 epochs (the root of epoch e is e mod 2). Each
+        // rank's progress word is set far ahead right after it starts an epoch, so a root that
+        // read it would keep that value as the least progress it saw.
+        const AHEAD: u64 = 1 << 40;
+        let c = Core::new_with_small(2, 64, 1072, false);
+        let board = &c.posts.first;
+        let mut seen = [0u64; 2];
+        for e in 1..=40u64 {
+            for r in 0..2 {
+                start(&c, board, r, e);
+                board.ranks[r].progress.store(AHEAD, Ordering::Relaxed);
+            }
+            let root = (e % 2) as usize;
+            let reader = 1 - root;
+            let id = (e, 7);
+            c.publish(root, e, 7);
+            c.publish(reader, e, 7);
+            let payload = [e as u8; 40];
+            post(&c, root, (board, e), id, 0, &payload, &mut seen[root]).unwrap();
+            let mut out = [0u8; 40];
+            take(&c, reader, root, (board, e), id, 0, &mut out).unwrap();
+            assert_eq!(out, payload);
+            took((board, e), &mut seen[reader]);
+            // the reader knows its root reached epoch e, without reading its progress line
+            assert_eq!(seen[reader], e);
+            // and the root never read the other's progress line: it never needed to
+            assert!(
+                seen[root] < AHEAD,
+                "epoch {e}: the root read a progress line"
+            );
+        }
+        // With a third rank, one root's post says nothing of the others' progress.
+        let c = Core::new_with_small(3, 64, 1072, false);
+        let mut seen = 0;
+        took((&c.posts.first, 5), &mut seen);
+        assert_eq!(seen, 0);
     }
 }

@@ -218,11 +218,13 @@ impl<'c> CommRank<'c> {
         self.posted_epoch[board] += 1;
         let at = (posts, self.posted_epoch[board]);
         posted::start(core, at.0, me, at.1);
+        let seen = &mut self.posted_seen[board];
         if me == root {
-            let seen = &mut self.posted_seen[board];
             posted::post(core, me, at, id, self.digest, buf, seen)
         } else {
-            posted::take(core, me, root, at, id, self.digest, buf)
+            posted::take(core, me, root, at, id, self.digest, buf)?;
+            posted::took(at, seen);
+            Ok(())
         }
     }
 

@@ -99,8 +99,8 @@ use crossbeam_utils::CachePadded;
 /// lines about once per `SLOTS / 2` of its posts in a ping-pong, and each such read costs a
 /// line transfer on the way: with 4 slots the posts alone took 1.20–1.27× a shared flag, with
 /// 16 slots 1.03–1.04× (docs/runtime.md, "Posted broadcasts"; between two ranks, since the
-/// forty-seventh session, a ping-pong reads none: [`took`]). 64 slots made a 2-rank loop of 512-byte
-/// posts slower (0.10–0.14 → 0.13–0.16 µs), the ping-pong no faster.
+/// forty-seventh session, a ping-pong reads none: [`took`]). 64 slots made a 2-rank loop of
+/// 512-byte posts slower (0.10–0.14 → 0.13–0.16 µs), the ping-pong no faster.
 #[cfg(not(herald_loom))]
 pub(crate) const SLOTS: usize = 16;
 /// Two slots in loom models: a few epochs then reuse every slot.

@@ -5,6 +5,9 @@ use crate::CliError;
 use herald::model::Transport;
 use herald::runtime::CollectiveError;
 use herald::{Comm, CommOptions, CommRank, Hierarchy, Team};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -172,8 +175,41 @@ fn measure(
     Ok((times, span / k as f64))
 }
 
-/// Measures every case `slices` times, interleaved: each slice runs every case once in a
-/// rotating order, each measurement preceded by a raw hop on the first two PUs.
+/// The seed of the slices' orders (fixed: a run's order is the same every time).
+const ORDER_SEED: u64 = 0x6865_7261_6c64;
+
+/// The order of slice `s` over cases whose rank counts are `ns`: the rank counts' groups in
+/// turn, starting with group `s` (one team after another: a team change costs a pause), and
+/// each group's cases in a random order drawn from `rng`.
+///
+/// Not a rotation of one order: that kept every case behind the same neighbour in every slice,
+/// the first case of each group (mostly the planner's pick) behind another group's last, and a
+/// neighbour changes what a measurement finds (caches, the team's threads' waits). With 16
+/// ranks on 2 CPUs the 256 KiB one-block star, which always came right after the 32 KiB line
+/// stream, measured 79–112 µs in nine runs (median 88) against 79–84 (80) for two blocks;
+/// shuffled, 80–92 (83) against 82–94 (88) in eight (docs/fidelity.md, "Forty-eighth
+/// session").
+fn slice_order(ns: &[u32], s: usize, rng: &mut StdRng) -> Vec<usize> {
+    let mut groups: Vec<u32> = Vec::new();
+    for &n in ns {
+        if !groups.contains(&n) {
+            groups.push(n);
+        }
+    }
+    let turn = |n: u32| {
+        let g = groups.iter().position(|&m| m == n).expect("group");
+        (g + groups.len() - s % groups.len()) % groups.len()
+    };
+    let mut order: Vec<usize> = (0..ns.len()).collect();
+    order.shuffle(rng);
+    // Stable: each group keeps its shuffled order.
+    order.sort_by_key(|&j| turn(ns[j]));
+    order
+}
+
+/// Measures every case `slices` times, interleaved: each slice runs every case once, the
+/// rank counts in turn and each one's cases in a random order ([`slice_order`]), each
+/// measurement preceded by a raw hop on the first two PUs.
 ///
 /// # Errors
 /// A usage error if a team cannot start; `Failed` if a byte arrives wrong or a call fails.
@@ -215,12 +251,11 @@ pub(crate) fn run_slices(
         let (_, per) = measure(team, &mut ends[slot(c)], c, 3, seed, clock)?;
         reps.push(((TARGET_NS / per.max(1.0)) as u64).clamp(MIN_REPS, MAX_REPS));
     }
-    let len = all.len();
-    let stride = len.div_ceil(slices).max(1);
     let mut last_team = None;
+    let mut rng = StdRng::seed_from_u64(ORDER_SEED);
+    let ns: Vec<u32> = all.iter().map(|c| c.n).collect();
     for s in 0..slices {
-        for i in 0..len {
-            let j = (i + s * stride) % len;
+        for j in slice_order(&ns, s, &mut rng) {
             seed += 1;
             let c = &all[j];
             // Idle workers wait for their next job spinning, then yielding, then parked; a
@@ -244,4 +279,37 @@ pub(crate) fn run_slices(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every slice measures every case once, one rank count's cases together, the groups
+    /// starting in turn; and a case does not keep one predecessor from slice to slice.
+    #[test]
+    fn each_slice_is_a_permutation_grouped_by_rank_count_with_changing_neighbours() {
+        // Three rank counts, the cases of each not contiguous in the list.
+        let ns = [2, 4, 2, 16, 4, 2, 16, 2, 4, 2];
+        let mut rng = StdRng::seed_from_u64(ORDER_SEED);
+        let mut before_first = std::collections::BTreeSet::new();
+        for s in 0..20 {
+            let order = slice_order(&ns, s, &mut rng);
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..ns.len()).collect::<Vec<_>>(), "slice {s}");
+            let runs: Vec<u32> = order.iter().map(|&j| ns[j]).collect();
+            let mut groups = runs.clone();
+            groups.dedup();
+            assert_eq!(groups.len(), 3, "slice {s}: {runs:?}");
+            assert_eq!(groups[0], [2, 4, 16][s % 3], "slice {s}: {runs:?}");
+            // The case that precedes case 0 (of rank count 2), where one does in its group.
+            let at = order.iter().position(|&j| j == 0).expect("case 0");
+            if at > 0 && ns[order[at - 1]] == 2 {
+                before_first.insert(order[at - 1]);
+            }
+        }
+        // Case 0 has four other cases in its group: over 20 slices it followed several.
+        assert!(before_first.len() >= 3, "{before_first:?}");
+    }
 }

@@ -19,9 +19,12 @@
 //!    `herald calibrate` measures and subtracts it). A measurement repeats this about a
 //!    millisecond's worth (at least 3 times) and keeps the median and the mean of its
 //!    repetitions; it checks every received byte once (and a stamp per repetition).
-//! 3. **Slices**: every slice runs every case once, in a rotating order, each measurement
-//!    preceded by a short raw core-to-core hop on CPUs 0 and 1 that names the latency mode it
-//!    ran in ([`herald::calibrate::find_modes`]).
+//! 3. **Slices**: every slice runs every case once: the rank counts in turn, each one's cases
+//!    in a random order (seeded: the same in every run), so that no case always follows the
+//!    same neighbour (a rotating order did that, and biased the regret against the planner's
+//!    pick, the first case of its group). Each measurement is preceded by a short raw
+//!    core-to-core hop on CPUs 0 and 1 that names the latency mode it ran in
+//!    ([`herald::calibrate::find_modes`]).
 //! 4. **Report** ([`report`]): per mode, each case's median over its measurements in that mode
 //!    with p10–p90 (and the same of its means), its prediction for the profile's regime
 //!    nearest the mode, and per `(n, bytes, mode)` the regret `measured(pick) / measured(best)

@@ -1,7 +1,7 @@
 //! `herald bench hop|stream|bcast|bcast64`: herald against raw atomics and peer crates.
 //!
 //! Every figure comes from interleaved short slices in one run (each slice runs every
-//! contestant once, in a rotating order), and comparisons are per-slice ratios reported as
+//! contestant once, in a random order), and comparisons are per-slice ratios reported as
 //! median, p10 and p90: on a VM whose core-to-core latency switches between modes every few
 //! seconds, separate long runs would compare different modes.
 
@@ -12,6 +12,9 @@ use crate::output::{
 use crate::CliError;
 use crossbeam::utils::CachePadded;
 use herald::{runtime::channel, Comm, Team};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
 use std::hint::spin_loop;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -60,15 +63,28 @@ pub(crate) struct BenchArgs {
 /// A contestant: runs one slice on the team and returns its figure.
 type Contestant<'a> = (&'static str, Box<dyn FnMut(&mut Team) -> f64 + 'a>);
 
-/// Runs `slices` rounds of every contestant (rotating order); figures by contestant.
+/// The seed of the slices' orders (fixed: a run's orders are the same every time).
+const ORDER_SEED: u64 = 7;
+
+/// Runs `slices` rounds of every contestant, each round in a random order; figures by
+/// contestant.
+///
+/// Not a rotation of one order, which kept every contestant behind the same neighbour: in
+/// `bcast`, herald right after the raw hop on the same team, the cross-core copy right after the
+/// shared flag's copy of the same size. Twelve alternating runs of `herald bench bcast --slices
+/// 6` each way (docs/runtime.md, "Forty-eighth session"): herald over the copy at 4 MiB 1.105
+/// (1.01–1.28) rotating, 0.974 (0.86–1.18) shuffled; 4 KiB 1.20 and 1.25; 48 B over the flag
+/// 1.53 and 1.58.
 fn interleave(team: &mut Team, slices: usize, cs: &mut [Contestant<'_>]) -> Vec<Vec<f64>> {
     let mut out = vec![Vec::with_capacity(slices); cs.len()];
     for c in cs.iter_mut() {
         (c.1)(team); // warm-up
     }
-    for s in 0..slices {
-        for i in 0..cs.len() {
-            let j = (i + s) % cs.len();
+    let mut rng = StdRng::seed_from_u64(ORDER_SEED);
+    let mut order: Vec<usize> = (0..cs.len()).collect();
+    for _ in 0..slices {
+        order.shuffle(&mut rng);
+        for &j in &order {
             out[j].push((cs[j].1)(team));
         }
     }

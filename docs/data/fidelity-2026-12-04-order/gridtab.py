@@ -5,7 +5,10 @@ res = collections.defaultdict(dict)  # (v, n, bytes) -> run -> (pick, paired, re
 for f in sorted(glob.glob('*-n*-*.json')):
     v, n, run = re.match(r'(\w+)-n(\d+)-(\d+)\.json', f).groups()
     j = json.load(open(f))
-    dom = [i for i, m in enumerate(j['modes']) if m['regime'] == 'dominant']
+    # The largest mode predicted in the dominant regime (a profile without a slow regime
+    # predicts the host's slow mode in the dominant one too).
+    dom = [max((i for i, m in enumerate(j['modes']) if m['regime'] == 'dominant'),
+               key=lambda i: j['modes'][i]['share'])]
     hop = {i: m['raw_hop_ns'] for i, m in enumerate(j['modes'])}
     share = {i: m['share'] for i, m in enumerate(j['modes'])}
     for r in j['regret']:

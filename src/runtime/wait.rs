@@ -157,7 +157,7 @@ pub(crate) fn set_thread_cpu_mates(mates: u32) {
 
 /// How many other workers of its team share the calling thread's CPU (0 where it is not
 /// pinned).
-#[cfg(test)]
+#[cfg(all(test, not(herald_loom)))]
 pub(crate) fn thread_cpu_mates() -> u32 {
     CPU_MATES.with(std::cell::Cell::get)
 }

@@ -303,7 +303,7 @@ impl Signal {
     pub fn wait_until<T>(&self, mut ready: impl FnMut() -> Option<T>) -> Result<T, Aborted> {
         match ready() {
             Some(value) => Ok(value),
-            None => self.wait_cold(&mut |_| ready(), true, false, YIELD_FOR, false),
+            None => self.wait_cold(&mut |_| ready(), true, false, YIELD_FOR, &|| false),
         }
     }
 
@@ -314,20 +314,25 @@ impl Signal {
     /// [`PARK_MAX`]), so a condition nobody notifies about (a peer that will never come, found
     /// only by looking) is seen too.
     ///
-    /// `across`: a thread on another CPU makes the condition true, and no thread of the
-    /// waiter's CPU can act on it. A waiter that shares its CPU with other workers then spins
-    /// first too, as one with a CPU of its own does (yielding would hand its CPU to a mate with
-    /// nothing to do, and the wait would end only on the waiter's next turn); otherwise it
-    /// yields at once (module notes, "Thresholds").
+    /// `across` answers whether a thread on another CPU makes the condition true and no
+    /// thread of the waiter's CPU can act on it. A waiter that shares its CPU with other
+    /// workers then spins first too, as one with a CPU of its own does (yielding would hand its
+    /// CPU to a mate with nothing to do, and the wait would end only on the waiter's next
+    /// turn); otherwise it yields at once (module notes, "Thresholds"). It is asked only by
+    /// such a waiter, once its first poll has failed: its answer may read other ranks' lines,
+    /// and a waiter with a CPU of its own, which spins anyway, never pays for them (a 2-rank
+    /// ping-pong of 48-byte posts read the root's call-number line on every call while the
+    /// answer was computed up front: docs/runtime.md, "The reply rule's price where ranks have
+    /// CPUs of their own").
     #[inline]
     pub(crate) fn wait_phased_across<T>(
         &self,
-        across: bool,
+        across: impl Fn() -> bool,
         mut ready: impl FnMut(Phase) -> Option<T>,
     ) -> Result<T, Aborted> {
         match ready(Phase::Spin) {
             Some(value) => Ok(value),
-            None => self.wait_cold(&mut ready, true, true, YIELD_FOR, across),
+            None => self.wait_cold(&mut ready, true, true, YIELD_FOR, &across),
         }
     }
 
@@ -347,7 +352,7 @@ impl Signal {
         &self,
         ready: impl FnMut(Phase) -> Option<Result<T, E>>,
     ) -> Result<Result<T, E>, Aborted> {
-        self.wait_phased_or_across(false, ready)
+        self.wait_phased_or_across(|| false, ready)
     }
 
     /// [`wait_phased_or`](Self::wait_phased_or) with
@@ -355,7 +360,7 @@ impl Signal {
     #[inline]
     pub(crate) fn wait_phased_or_across<T, E>(
         &self,
-        across: bool,
+        across: impl Fn() -> bool,
         mut ready: impl FnMut(Phase) -> Option<Result<T, E>>,
     ) -> Result<Result<T, E>, Aborted> {
         let mut failed = None;
@@ -394,7 +399,7 @@ impl Signal {
                 false,
                 false,
                 expected.max(YIELD_FOR),
-                false,
+                &|| false,
             ) {
                 Ok(value) => value,
                 Err(Aborted) => unreachable!("an unabortable wait returned Aborted"),
@@ -422,12 +427,12 @@ impl Signal {
         abortable: bool,
         timed: bool,
         yield_for: std::time::Duration,
-        across: bool,
+        across: &dyn Fn() -> bool,
     ) -> Result<T, Aborted> {
         let aborted = || abortable && thread_aborted();
         let (spins, yields) = if cfg!(herald_loom) {
             (0, 0)
-        } else if across || CPU_MATES.try_with(std::cell::Cell::get).unwrap_or(0) == 0 {
+        } else if CPU_MATES.try_with(std::cell::Cell::get).unwrap_or(0) == 0 || across() {
             (SPIN_POLLS, YIELD_STEPS)
         } else {
             (0, YIELD_STEPS)
@@ -579,5 +584,33 @@ mod tests {
         let signal = Signal::new();
         let (ready, _) = after(3, Err::<(), _>(wide));
         assert_eq!(signal.wait_phased_or(ready), Ok(Err(wide)));
+    }
+
+    #[test]
+    fn only_a_waiter_beside_a_mate_asks_whether_it_waits_across_and_only_once_it_waits() {
+        // `across` may read other ranks' lines: a waiter with a CPU of its own spins anyway
+        // and must never pay for it, nor any waiter whose first look succeeds.
+        std::thread::spawn(|| {
+            let signal = Signal::new();
+            let asked = std::cell::Cell::new(0u32);
+            let across = || {
+                asked.set(asked.get() + 1);
+                true
+            };
+            for (mates, at, expected) in [(0, 1, 0), (0, 5, 0), (1, 1, 0), (1, 5, 1), (3, 5, 1)] {
+                super::set_thread_cpu_mates(mates);
+                asked.set(0);
+                let (ready, polls) = after(at, 11u8);
+                assert_eq!(signal.wait_phased_across(across, ready), Ok(11));
+                assert_eq!(polls.get(), at);
+                assert_eq!(
+                    asked.get(),
+                    expected,
+                    "{mates} mates, answered on poll {at}"
+                );
+            }
+        })
+        .join()
+        .expect("the waits");
     }
 }

@@ -135,8 +135,10 @@ pub(crate) struct RankState {
     /// The token of the thread that drives it (made its last call; 0: none yet).
     pub(crate) driver: AtomicU64,
     /// The CPU its driver is pinned to ([`NO_CPU`](crate::runtime::wait::NO_CPU): not pinned
-    /// by a team, or no driver yet); stored with `driver`.
-    pub(crate) home: AtomicU64,
+    /// by a team, or no driver yet); stored with `driver`. On a line of its own: other ranks
+    /// read it as they wait (`Core::across`, `Core::mates`), and on `seq`'s line each such
+    /// read took the line this rank stores its next call's number to.
+    pub(crate) home: CachePadded<AtomicU64>,
     /// What a lender polls while this rank copies from it, on lines of its own. Kept on the
     /// line of `seq`, the lender's polls took that line from the reader just as the reader's
     /// next call stored its number there; that store then waited for the line to come back,
@@ -179,7 +181,7 @@ impl RankState {
             headers: std::array::from_fn(|_| AtomicU64::new(0)),
             seq: AtomicU64::new(0),
             driver: AtomicU64::new(0),
-            home: AtomicU64::new(crate::runtime::wait::NO_CPU),
+            home: CachePadded::new(AtomicU64::new(crate::runtime::wait::NO_CPU)),
             progress: CachePadded::new(Progress {
                 reads_done: AtomicU64::new(0),
                 departed: AtomicU64::new(PRESENT),

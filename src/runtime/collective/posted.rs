@@ -564,7 +564,7 @@ fn wait_post(
         }
         None
     };
-    core.signals[me].wait_phased_or_across(spin_for(core, posts, me, root, epoch), look)?
+    core.signals[me].wait_phased_or_across(|| spin_for(core, posts, me, root, epoch), look)?
 }
 
 /// Whether rank `me`, waiting on board `posts` for `root`'s post of `epoch`, may spin where it

@@ -881,12 +881,20 @@ pub fn calibrate(
         profile(world, cluster, opts, (duration, clock, resolution), parts)
     });
     if opts.posted && cluster.hosts().len() == 1 {
-        // Every rank plans the trees with rank 0's profile.
+        // Every rank plans the trees with rank 0's profile. Where the profile cannot model the
+        // job (on a loaded host every slice of a level can be discarded), there is no tree to
+        // compare with: the profile goes out without the comparison (`posted` empty: the
+        // planner's trees everywhere), and every rank, holding the same profile, skips it alike.
         let shared = share_profile(world, made.as_ref())?;
-        let (bcasts, reduces) = measure_posted(world, chan, cluster, &shared, opts, clock)?;
-        if let Some(p) = made.as_mut() {
-            p.posted = bcasts;
-            p.posted_allreduce = reduces;
+        if cluster
+            .model(&shared, &herald::model::Assumptions::default())
+            .is_ok()
+        {
+            let (bcasts, reduces) = measure_posted(world, chan, cluster, &shared, opts, clock)?;
+            if let Some(p) = made.as_mut() {
+                p.posted = bcasts;
+                p.posted_allreduce = reduces;
+            }
         }
     }
     Ok(made)

@@ -438,6 +438,21 @@ fn calibration(
             !one_way.is_some_and(|v| v.is_finite() && v > 0.0)
                 || level.logp(herald::model::Pick::Dominant).is_err()
         });
+        // Checked first: such a calibration also skips the posted comparison (it has no tree
+        // to compare with), and a longer run is the remedy for both.
+        match missing {
+            None => {}
+            Some(&d) if scale >= 4 => {
+                return Err(fail(format!(
+                    "calibration: level {} has no usable one-way time or LogP model (3 runs)",
+                    profile.levels[d].name
+                )))
+            }
+            Some(_) => {
+                scale *= 2;
+                continue;
+            }
+        }
         // The combine's times: two sizes, each positive and finite (1 MiB cannot be added in
         // no time), the larger value taking longer.
         let combine: Vec<(u64, f64)> = profile
@@ -484,16 +499,7 @@ fn calibration(
                 )));
             }
         }
-        match missing {
-            None => return Ok((want.len(), profile)),
-            Some(&d) if scale >= 4 => {
-                return Err(fail(format!(
-                    "calibration: level {} has no usable one-way time or LogP model (3 runs)",
-                    profile.levels[d].name
-                )))
-            }
-            Some(_) => scale *= 2,
-        }
+        return Ok((want.len(), profile));
     }
 }
 

@@ -124,6 +124,8 @@ fn profile(rt: Rt) -> Profile {
         shared_posted_ns: None,
         shared_posted_line_ns: None,
         shared_posted_bytes: None,
+        shared_posted_read_line_ns: None,
+        shared_posted_read_bytes: None,
         shared_copy_ns_per_byte: None,
         shared_copy_large_ns_per_byte: None,
         held_extra_ns: None,
@@ -1289,6 +1291,54 @@ fn readers_of_one_pu_take_turns_after_one_post() {
             posted_star(&p, 1, 4, bytes),
             Ok(write + 3 * (s_ps + read)),
             "{bytes} B"
+        );
+    }
+}
+
+/// `p` with a further reader on one PU measured to add `read_line` ns per further posted line.
+fn with_shared_read(mut p: Profile, read_line: f64) -> Profile {
+    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    let r = l3.runtime.as_mut().unwrap();
+    r.shared_posted_read_line_ns = Some(one(read_line));
+    r.shared_posted_read_bytes = Some(65_536);
+    p
+}
+
+#[test]
+fn a_further_reader_of_one_pu_pays_its_measured_share_of_each_line() {
+    // Four ranks on one PU, the one-PU call T (6 µs at one line, 10 ns per further line) and
+    // a third rank measured to add 3 ns per further line: beyond the handoff S, the one-line
+    // call is halved between the post and a read, and each further line costs a read 3 ns
+    // and the post the other 7.
+    let p = with_shared_read(shared_posted_profile(), 3.0);
+    let (_, s_ps) = shared_costs();
+    for bytes in [48u64, 4096, 65_536] {
+        let lines = posted_lines(bytes);
+        let first = 6_000_000 - s_ps;
+        let read = (first - first / 2) + (lines - 1) * 3_000;
+        let write = (first / 2) + (lines - 1) * 7_000;
+        assert_eq!(
+            posted_star(&p, 1, 4, bytes),
+            Ok(write + 3 * (s_ps + read)),
+            "{bytes} B"
+        );
+    }
+}
+
+#[test]
+fn the_calibration_s_third_reader_gives_back_the_read_share() {
+    // The calibration's definition, `((T₃(64 KiB) − T₂(64 KiB)) − (T₃(48 B) − T₂(48 B))) /
+    // (lines − 1)` over posts between two and among three ranks of one PU, applied to the
+    // model's own predictions, returns the share it was given, up to the whole line's cost
+    // (10 ns; a larger measurement leaves the post nothing per line).
+    for (given, want) in [(0.0, 0.0), (3.0, 3.0), (10.0, 10.0), (25.0, 10.0)] {
+        let p = with_shared_read(shared_posted_profile(), given);
+        let t = |n: u32, b: u64| posted_star(&p, 1, n, b).unwrap() as f64;
+        let lines = posted_lines(65_536) - 1;
+        let got = ((t(3, 65_536) - t(2, 65_536)) - (t(3, 48) - t(2, 48))) / lines as f64;
+        assert!(
+            (got - want * 1000.0).abs() < 1.0,
+            "given {given} ns: {got} ps a line"
         );
     }
 }

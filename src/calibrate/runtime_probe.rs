@@ -7,7 +7,8 @@
 //! broadcast between two ranks pinned to one PU (the handoff when ranks share a PU), and posted
 //! broadcasts ([`CommRank::broadcast`](crate::runtime::CommRank::broadcast) of a communicator
 //! that posts) of one line and of a full slot, between the pair and between two ranks of one
-//! PU (of one line and of `SHARED_FULL` bytes), and single copies into a reader's buffer that
+//! PU (of one line and of `SHARED_FULL` and `SHARED_READ` bytes) and among three ranks of one
+//! PU (of one line and of `SHARED_READ` bytes), and single copies into a reader's buffer that
 //! the other PU holds (read back to rank 0 just before, untimed). Every case of a slice comes
 //! right after a raw atomic ping-pong between the two PUs (one line per direction), whose modes
 //! over the run are the host's latency regimes; every quantity is a weighted distribution over
@@ -48,6 +49,10 @@ const POSTED_TWO: usize = 48 + 64;
 /// The longer posted size between two ranks of one PU: the end of the default
 /// [`shared_posted_bytes`](crate::CommOptions::shared_posted_bytes), 129 lines.
 const SHARED_FULL: usize = 8 << 10;
+/// The longer post among three ranks of one PU (and between two, beside it): the largest slot
+/// where ranks share CPUs, where a further reader's read is long enough to time against its
+/// handoff.
+const SHARED_READ: usize = crate::runtime::SHARED_POSTED_LIMIT;
 /// The single-copy sizes measured into a reader's buffer that the other PU holds: two below
 /// the runtime's streaming window (copied plainly), a chunk, four, and `DIRECT[2]` (past one
 /// core's L2 here, where the other PU keeps only part of it), all three inside it.
@@ -77,6 +82,9 @@ struct Case {
     /// Single copy into a buffer the other PU holds: before each repetition (untimed), rank
     /// 0 copies rank 1's buffer by single copy.
     held: bool,
+    /// A post on the pair's first PU among this many ranks (2 or 3) with slots of
+    /// `SHARED_READ` bytes (0: not such a case).
+    read_ranks: usize,
 }
 
 const fn case(bytes: usize, direct: bool, blocks: Blocks, shared: bool) -> Case {
@@ -87,6 +95,7 @@ const fn case(bytes: usize, direct: bool, blocks: Blocks, shared: bool) -> Case 
         shared,
         posted: false,
         held: false,
+        read_ranks: 0,
     }
 }
 
@@ -105,6 +114,16 @@ const fn posted(bytes: usize, shared: bool) -> Case {
         shared,
         posted: true,
         held: false,
+        read_ranks: 0,
+    }
+}
+
+/// A posted broadcast among `ranks` ranks of the pair's first PU, in slots of `SHARED_READ`
+/// bytes.
+const fn posted_read(bytes: usize, ranks: usize) -> Case {
+    Case {
+        read_ranks: ranks,
+        ..posted(bytes, true)
     }
 }
 
@@ -117,9 +136,10 @@ const fn posted(bytes: usize, shared: bool) -> Case {
 /// between two ranks of one PU, a posted broadcast of two lines, a single copy of `HELD[3]`
 /// bytes, single copies of the three largest `HELD` sizes into a buffer the other PU holds,
 /// a single copy of `HELD[1]` bytes, single copies of the two smallest `HELD` sizes into
-/// such a buffer, `DIRECT[0]` bytes by single copy in 2 blocks, and a single copy of
-/// `DIRECT[2]` bytes between two ranks of one PU.
-const CASES: [Case; 30] = [
+/// such a buffer, `DIRECT[0]` bytes by single copy in 2 blocks, a single copy of `DIRECT[2]`
+/// bytes between two ranks of one PU, and posted broadcasts of one line and of `SHARED_READ`
+/// bytes in slots of `SHARED_READ` bytes between two and among three ranks of one PU.
+const CASES: [Case; 34] = [
     case(ONE_LINE, false, Blocks::One, false),
     case(BURST, false, Blocks::One, false),
     case(STREAM[0], false, Blocks::One, false),
@@ -150,6 +170,10 @@ const CASES: [Case; 30] = [
     held(HELD[1]),
     case(DIRECT[0], true, Blocks::Two, false),
     case(DIRECT[2], true, Blocks::One, true),
+    posted_read(ONE_LINE, 2),
+    posted_read(SHARED_READ, 2),
+    posted_read(ONE_LINE, 3),
+    posted_read(SHARED_READ, 3),
 ];
 const _: () = assert!(HELD[0] == DIRECT[0] && HELD[2] == DIRECT[1] && HELD[4] == DIRECT[2]);
 const _: () = assert!(DIRECT[1] < HELD[3] && HELD[3] < DIRECT[2]);
@@ -173,8 +197,9 @@ fn lines(bytes: usize) -> f64 {
 /// line, the same two on one PU, posted further line of a long slot, copy per byte on one PU,
 /// posted two lines, the five held copies' extra time, the copy per byte from `HELD[3]` to
 /// `DIRECT[2]` (the large one then ends at `HELD[3]`), the single copy's executor, the copy per
-/// byte on one PU from `DIRECT[1]` to `DIRECT[2]`.
-const QUANTITIES: usize = 26;
+/// byte on one PU from `DIRECT[1]` to `DIRECT[2]`, a further reader's cost per further posted
+/// line on one PU.
+const QUANTITIES: usize = 27;
 
 /// The cases (indices into [`CASES`]) each quantity of [`quantities`] is computed from.
 /// A slice's value of a quantity is kept only where its cases between the pair's two PUs all
@@ -209,6 +234,7 @@ const QUANTITY_CASES: [&[usize]; QUANTITIES] = [
     &[6, 21],
     &[28, 4, 7, 5],
     &[29, 19],
+    &[33, 31, 32, 30],
 ];
 
 /// The quantities (see [`QUANTITIES`]) from one slice's median times of [`CASES`], ns.
@@ -235,6 +261,10 @@ fn quantities(t: &[f64; CASES.len()]) -> [f64; QUANTITIES] {
     let long_line = (t[17] - t[14]) / (shared_lines - posted_lines) as f64;
     let shared_copy = (t[19] - t[18]) / (DIRECT[1] - DIRECT[0]) as f64;
     let shared_copy_large = (t[29] - t[19]) / (DIRECT[2] - DIRECT[1]) as f64;
+    // A third rank of the PU adds its handoff and its read of the slot; the handoff cancels
+    // between the long and the one-line post.
+    let read_lines = crate::runtime::shared_posted_lines(SHARED_READ).expect("a slot");
+    let read_line = ((t[33] - t[31]) - (t[32] - t[30])) / (read_lines - 1) as f64;
     [
         t[0],
         burst,
@@ -262,6 +292,7 @@ fn quantities(t: &[f64; CASES.len()]) -> [f64; QUANTITIES] {
         upper,
         direct_exec,
         shared_copy_large,
+        read_line,
     ]
 }
 
@@ -280,6 +311,8 @@ pub(crate) struct RuntimeProbe {
     team: Team,
     /// Two workers pinned to the pair's first PU (ranks that share a PU).
     shared: Team,
+    /// Three workers pinned to the pair's first PU.
+    three: Team,
     stream: Comm,
     direct: Comm,
     /// Posts every size up to a slot's.
@@ -287,6 +320,10 @@ pub(crate) struct RuntimeProbe {
     /// Posts every size up to `SHARED_FULL` (its ranks share a CPU by its options: on the
     /// shared team, or between the pair for the long slot).
     shared_posted: Comm,
+    /// Posts every size up to `SHARED_READ` between two ranks of one PU (on the shared team).
+    shared_posted_read: Comm,
+    /// The same among three ranks (on the `three` team).
+    shared_posted_three: Comm,
     chunk: usize,
     /// The 2-rank broadcast from rank 0, in one block.
     program: Program,
@@ -317,6 +354,7 @@ impl RuntimeProbe {
     pub(crate) fn new(a: usize, b: usize) -> Result<RuntimeProbe, CalibrateError> {
         let team = Team::with_cores(vec![a, b])?;
         let shared = Team::with_cores(vec![a, a])?;
+        let three = Team::with_cores(vec![a, a, a])?;
         let stream = Comm::with_options(
             2,
             CommOptions {
@@ -340,16 +378,17 @@ impl RuntimeProbe {
             },
         )
         .map_err(probe)?;
-        let shared_posted = Comm::with_options(
-            2,
-            CommOptions {
-                cpus: Some(1),
-                posted_broadcast: true,
-                shared_posted_bytes: Some(0..=SHARED_FULL),
-                ..CommOptions::default()
-            },
-        )
-        .map_err(probe)?;
+        let shared_options = |limit: usize| CommOptions {
+            cpus: Some(1),
+            posted_broadcast: true,
+            shared_posted_bytes: Some(0..=limit),
+            ..CommOptions::default()
+        };
+        let shared_posted = Comm::with_options(2, shared_options(SHARED_FULL)).map_err(probe)?;
+        let shared_posted_read =
+            Comm::with_options(2, shared_options(SHARED_READ)).map_err(probe)?;
+        let shared_posted_three =
+            Comm::with_options(3, shared_options(SHARED_READ)).map_err(probe)?;
         let model = Model::from(Postal::new(Ratio::ONE).map_err(probe)?);
         let schedule =
             generate(&Request::broadcast(Algorithm::Binomial, 2, 1, 0), &model).map_err(probe)?;
@@ -369,10 +408,13 @@ impl RuntimeProbe {
         Ok(RuntimeProbe {
             team,
             shared,
+            three,
             stream,
             direct,
             posted,
             shared_posted,
+            shared_posted_read,
+            shared_posted_three,
             chunk,
             program,
             two,
@@ -381,7 +423,7 @@ impl RuntimeProbe {
             samples: Vec::new(),
             reps: [
                 64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32, 64, 32, 16, 16, 16, 8, 4, 64, 4, 4, 4,
-                2, 8, 8, 8, 8, 2,
+                2, 8, 8, 8, 8, 2, 64, 16, 32, 8,
             ],
             warm: false,
             order: fastrand::Rng::with_seed(ORDER_SEED),
@@ -496,6 +538,8 @@ impl RuntimeProbe {
             held_bytes: Some(HELD.iter().map(|&b| b as u64).collect()),
             copy_upper_ns_per_byte: Some(dist(23)),
             upper_bytes: Some(HELD[3] as u64),
+            shared_posted_read_line_ns: Some(dist(26)),
+            shared_posted_read_bytes: Some(SHARED_READ as u64),
         })
     }
 
@@ -539,11 +583,13 @@ impl RuntimeProbe {
         Ok(((out[0] - clock) / (2 * RAW_TRIPS) as f64).max(0.0))
     }
 
-    /// The median ns of `reps` barrier-then-one broadcasts of `what` from rank 0: both ranks leave
-    /// two barriers, rank 0 reads the clock and broadcasts, each rank reads the clock when its call returns; one broadcast
-    /// takes from rank 0's start to the later return (what `herald fidelity` measures, and
-    /// what the model's makespan is). Rank 0 writes fresh data before every repetition
-    /// (untimed), so the payload crosses from its core each time. The bytes are checked.
+    /// The median ns of `reps` barrier-then-one broadcasts of `what` from rank 0: every rank
+    /// leaves two barriers, rank 0 reads the clock and broadcasts, each rank reads the clock when
+    /// its call returns; one broadcast takes from rank 0's start to the latest return (what
+    /// `herald fidelity` measures, and what the model's makespan is). Rank 0 writes fresh data
+    /// before every repetition (outside the timed span, though where rank 0 returns before its
+    /// readers it writes beside their reads: docs/fidelity.md, "Fiftieth session"), so the
+    /// payload crosses from its core each time. The bytes are checked.
     fn broadcasts(&mut self, what: Case, reps: u64, clock: f64) -> Result<f64, CalibrateError> {
         let Case {
             bytes,
@@ -552,8 +598,13 @@ impl RuntimeProbe {
             shared,
             posted,
             held,
+            read_ranks,
         } = what;
-        let comm = if posted && (shared || bytes > POSTED_FULL) {
+        let comm = if read_ranks == 3 {
+            &mut self.shared_posted_three
+        } else if read_ranks == 2 {
+            &mut self.shared_posted_read
+        } else if posted && (shared || bytes > POSTED_FULL) {
             &mut self.shared_posted
         } else if posted {
             &mut self.posted
@@ -575,7 +626,9 @@ impl RuntimeProbe {
                 *b = (j as u8).wrapping_mul(7) ^ salt;
             }
         };
-        let team = if shared {
+        let team = if read_ranks == 3 {
+            &mut self.three
+        } else if shared {
             &mut self.shared
         } else {
             &mut self.team
@@ -614,14 +667,14 @@ impl RuntimeProbe {
                 call(c, &mut buf)?;
                 ends.push(Instant::now());
             }
-            // Both ranks are done with the last timed call before either checks its bytes
-            // (on one PU, a rank that returned first would check while the other still copies).
+            // Every rank is done with the last timed call before any checks its bytes (on one
+            // PU, a rank that returned first would check while another still copies).
             c.barrier()?;
             let mut want = vec![0; bytes];
             fill(&mut want, reps - 1);
             Ok::<_, crate::runtime::CollectiveError>((starts, ends, buf == want))
         });
-        let mut records = Vec::with_capacity(2);
+        let mut records = Vec::with_capacity(3);
         for (rank, r) in out.into_iter().enumerate() {
             let r = r.map_err(probe)?;
             if !r.2 {
@@ -633,7 +686,7 @@ impl RuntimeProbe {
         }
         let times: Vec<f64> = (0..reps as usize)
             .map(|i| {
-                let last = records[0].1[i].max(records[1].1[i]);
+                let last = records.iter().map(|r| r.1[i]).max().expect("ranks");
                 let ns = last.saturating_duration_since(records[0].0[i]).as_nanos() as f64;
                 (ns - clock).max(0.0)
             })

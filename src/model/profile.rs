@@ -517,6 +517,19 @@ pub struct RuntimeCalibration {
     /// The longer payload behind `shared_posted_line_ns`, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_posted_bytes: Option<u64>,
+    /// What a further reader on one PU adds per further line of a post: three ranks pinned to
+    /// one PU against two, `((T₃(b) − T₂(b)) − (T₃(48 B) − T₂(48 B))) / (lines(b) − 1)` with
+    /// `b` = `shared_posted_read_bytes` (a third rank costs its handoff and its read; the
+    /// handoff cancels). The rest of `shared_posted_line_ns` is the root's post: its writes
+    /// into the slot cost more than a read of the slot from the PU's cache (at 64 KiB here
+    /// about 70 % of the call beyond the handoff, docs/fidelity.md, "Fiftieth session").
+    /// Absent from profiles written before herald measured it (then each further line's cost
+    /// is halved between the post and a read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_posted_read_line_ns: Option<Distribution>,
+    /// The longer payload behind `shared_posted_read_line_ns`, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_posted_read_bytes: Option<u64>,
     /// Single copy between two ranks pinned to one PU, ns per byte: `(T(direct_bytes[1]) −
     /// T(direct_bytes[0])) / (direct_bytes[1] − direct_bytes[0])`, the root's fresh payload
     /// copied by the other rank from the PU's own cache. Absent from profiles written before

@@ -58,12 +58,14 @@
 //! * **Posting where ranks share PUs** (twenty-second session): the call `T` of a post
 //!   between two ranks pinned to one PU is calibrated at one line and at 8 KiB
 //!   ([`RuntimeCosts::shared_posted_ps`]); the simulation of the PUs' turns (below) charges
-//!   the root's post half of `T − S` and a reader on the root's PU the other half after its
-//!   handoff `S`, and a reader on another PU what a post between their level's PUs costs
-//!   beyond the root's half and the hop; a reader whose PU-mate already read the slot reads
-//!   it from their PU's cache, at the on-PU half (or the across cost, if less). The root
-//!   returns once it posted. A profile without
-//!   the one-PU measurement does not model posting there.
+//!   the root's post its share of `T − S` and a reader on the root's PU the rest after its
+//!   handoff `S` ([`RuntimeCosts::shared_posted_split_ps`]: halves, but since the fiftieth
+//!   session each further line's read costs what a third rank on one PU was measured to add,
+//!   the post the rest), and a reader on another PU what a post between their level's PUs costs
+//!   beyond the root's share and the hop; a reader whose PU-mate already read the slot reads
+//!   it from their PU's cache, at the on-PU read's cost (or the across cost, if less). The
+//!   root returns once it posted. A profile without the one-PU measurement does not model
+//!   posting there.
 //! * **Separate messages** from one sender are `gap = max(g, o)` apart (the channel's LogP gap).
 //! * **Oversubscription** (tenth session; [`predict_runtime`](crate::sim::predict_runtime)
 //!   simulates it): with more ranks than PUs, the ranks of a PU take turns on it in a fixed
@@ -364,6 +366,9 @@ pub struct RuntimeCosts {
     /// A posted broadcast between two ranks of one PU: of one line, and per further line, ps;
     /// `None`: not measured.
     shared_post: Option<(u64, u64)>,
+    /// What a reader on the root's PU takes of each further line's cost, ps (at most the
+    /// line's cost); `None`: not measured (half of it).
+    shared_post_read_line_ps: Option<u64>,
     /// Single copy between two ranks of one PU (from that PU's cache), fs per byte; `None`:
     /// not measured.
     shared_copy_fs_per_byte: Option<u64>,
@@ -659,6 +664,10 @@ impl RuntimeCosts {
             let line = r.shared_posted_line_ns.as_ref()?;
             Some((ps(one.pick(pick)), ps(line.pick(pick))))
         });
+        let shared_post_read_line_ps = finest.as_ref().and_then(|(_, r)| {
+            let read = r.shared_posted_read_line_ns.as_ref()?;
+            Some(ps(read.pick(pick).max(0.0)))
+        });
         // A one-PU copy rate, ns → fs per byte.
         let fs_per_byte =
             |d: &Option<super::Distribution>| Some(ps(d.as_ref()?.pick(pick) * 1000.0));
@@ -693,6 +702,7 @@ impl RuntimeCosts {
             turn_scales,
             chunk_bytes,
             shared_post,
+            shared_post_read_line_ps,
             shared_copy_fs_per_byte,
             shared_copy_large_fs_per_byte,
         }
@@ -855,6 +865,43 @@ impl RuntimeCosts {
         let (one, line) = self.shared_post?;
         let lines = crate::runtime::shared_posted_lines(usize::try_from(bytes).ok()?)? as u64;
         Some(one + (lines - 1) * line)
+    }
+
+    /// How a posted broadcast of `bytes` payload bytes between two ranks of one PU divides
+    /// beyond the handoff: `(post, read)`, ps — the root's post, and a read of the slot by a
+    /// rank of the root's PU (every further reader of that PU pays it again after its own
+    /// handoff). The one-line call beyond the handoff is halved between them; of each further
+    /// line the read takes what the calibration measured a third rank on the PU to add
+    /// ([`shared_posted_read_line_ns`](crate::model::RuntimeCalibration::shared_posted_read_line_ns),
+    /// at most the line's cost), the post the rest; a profile without that measurement halves
+    /// the lines too. `None` where [`shared_posted_ps`](Self::shared_posted_ps) is.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use herald::{*, model::{RuntimeCosts, Pick}};
+    /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+    /// let profile = Profile::from_json_forced(&text)?;
+    /// let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+    /// let costs = RuntimeCosts::from_profile(&profile, &h, Pick::Dominant)?;
+    /// // This profile predates the measurement of posts on one PU.
+    /// assert_eq!(costs.shared_posted_split_ps(4096), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn shared_posted_split_ps(&self, bytes: u64) -> Option<(u64, u64)> {
+        let whole = self.shared_posted_ps(bytes)?;
+        let (one, line) = self.shared_post?;
+        let lines = crate::runtime::shared_posted_lines(usize::try_from(bytes).ok()?)? as u64;
+        let work = whole.saturating_sub(self.switch_ps);
+        let read = match self.shared_post_read_line_ps {
+            Some(r) => {
+                let first = one.saturating_sub(self.switch_ps);
+                (first - first / 2) + (lines - 1) * r.min(line)
+            }
+            None => work - work / 2,
+        }
+        .min(work);
+        Some((work - read, read))
     }
 
     /// A single copy of `bytes` bytes between two ranks of one PU, from that PU's cache, ps

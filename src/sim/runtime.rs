@@ -376,24 +376,22 @@ fn predict_posted(
     })
 }
 
-/// [`predict_posted`] where ranks share PUs: the root's post costs it half of what a posted
-/// broadcast between two ranks of one PU took beyond the handoff, a reader on its PU the other
-/// half, and a reader on another PU what a post between their level's two PUs took beyond the
-/// root's half and the hop.
+/// [`predict_posted`] where ranks share PUs: the root's post costs it its share of what a
+/// posted broadcast between two ranks of one PU took beyond the handoff, a reader on its PU
+/// the rest ([`RuntimeCosts::shared_posted_split_ps`]), and a reader on another PU what a post
+/// between their level's two PUs took beyond the root's share and the hop.
 fn predict_shared_posted(
     s: &Schedule,
     costs: &RuntimeCosts,
     bytes: u64,
     root: u32,
 ) -> Result<RuntimePrediction, PredictError> {
-    let whole = costs
-        .shared_posted_ps(bytes)
+    let (write, read) = costs
+        .shared_posted_split_ps(bytes)
         .ok_or(PredictError::NotPostable(
             "ranks share PUs, and the profile did not measure posting there (or the payload is \
          larger than a slot)",
         ))?;
-    let work = whole.saturating_sub(costs.switch_ps());
-    let write = work / 2;
     let lines = crate::runtime::shared_posted_lines(bytes as usize).expect("measured") as u64;
     let sends = program_of(s);
     let shape = Shape {
@@ -407,11 +405,7 @@ fn predict_shared_posted(
         transport: Transport::Posted,
         call: 0,
         exec: 0,
-        post: runtime_shared::Post {
-            write,
-            read: work - write,
-            lines,
-        },
+        post: runtime_shared::Post { write, read, lines },
     };
     let (makespan_ps, last_hold_ps) = runtime_shared::predict(&shape, costs)?;
     Ok(RuntimePrediction {

@@ -541,7 +541,7 @@ impl<'a> Sim<'a> {
                         // A rank of a PU where another has read the slot reads it from that
                         // PU's cache, as a rank of the root's PU reads the root's writes.
                         let read = match self.costs.between(from, r) {
-                            // On the root's PU: the other half of the one-PU call.
+                            // On the root's PU: the read's share of the one-PU call.
                             None => post.read,
                             Some(l) => {
                                 let across = l

@@ -286,6 +286,14 @@ fn table(p: &Profile) -> String {
                     c(l, 1)
                 ));
             }
+            if let (Some(l), Some(b)) = (&r.shared_posted_read_line_ns, r.shared_posted_read_bytes)
+            {
+                out.push_str(&format!(
+                    "    of which a further reader of that CPU reads {} per further line (three \
+                     ranks against two, to {b} B)\n",
+                    c(l, 1)
+                ));
+            }
             let one_cpu = [
                 (
                     &r.shared_copy_ns_per_byte,

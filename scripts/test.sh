@@ -32,6 +32,7 @@ if [ -n "${HERALD_SKIP_MIRI:-}" ]; then
   echo "scripts/test.sh: Miri skipped: HERALD_SKIP_MIRI is set (for development runs; .ci/run never sets it)"
 elif cargo +nightly miri --version >/dev/null 2>&1; then
   cargo +nightly miri test -p herald --no-default-features --test channel --test failure_paths
+  cargo +nightly miri test -p herald --no-default-features --test posted_broadcast few_calls
 else
   echo "scripts/test.sh: Miri skipped: no nightly toolchain with Miri here (cargo +nightly miri --version fails)"
 fi

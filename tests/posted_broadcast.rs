@@ -215,6 +215,18 @@ fn ranks_sharing_cpus_let_a_root_run_63_posts_ahead() {
     });
 }
 
+/// Few calls, for Miri (`scripts/test.sh` runs the tests whose names start `few_calls` under
+/// it): posts that end in the first line, part-way into a further line, at a full slot, and
+/// (ranks sharing CPUs) in a long slot; the root copies the further lines into the slot whole
+/// and each reader copies them out whole (the `unsafe` of `posted.rs`).
+#[test]
+fn few_calls_of_every_kind_of_slot_arrive_byte_for_byte() {
+    watchdog(|| {
+        rounds_of(&[0, 48, 49, 64, 113, 1072], 2, posting(), 12, None, false);
+        rounds_of(&[49, 200, 8192], 3, sharing(), 6, None, false);
+    });
+}
+
 #[test]
 fn every_rank_gets_every_byte() {
     watchdog(|| {

@@ -46,10 +46,12 @@
 //! eight atomic words: a tag (the low 32 bits of the epoch and the high 32 bits of the
 //! digest of the poster's calls so far, this one included), the call's header, and six
 //! payload words (48 bytes); its further lines (16, or as many as the board's largest
-//! post needs) hold eight payload words each, and a payload uses as many as it needs. Payload
-//! words are written `Relaxed` and read `Relaxed` or, a reader's further lines, copied whole
-//! (the one `unsafe` here: the reader has the slot alone then), ordered by the first line's
-//! tag (`Release` store, `Acquire` load, the further lines written before the first).
+//! post needs) hold eight payload words each, and a payload uses as many as it needs. The
+//! first line's payload words are written and read `Relaxed`; the further lines are copied
+//! whole, into the slot by the root and out of it by each reader (the two `unsafe` blocks
+//! here: the root has the slot's further lines alone while it writes them, the readers while
+//! they read them), word by word under loom; ordered by the first line's tag (`Release`
+//! store, `Acquire` load, the further lines written before the first).
 //!
 //! 1. Every rank, at the start of its epoch `e`, stores `e` in its progress word (`Release`):
 //!    it has finished reading every earlier epoch. It notifies every other rank (a root may
@@ -231,9 +233,35 @@ struct Slot<'a> {
     more: &'a [More],
 }
 
-/// Stores `bytes` into a slot's further lines.
+/// Stores `bytes` into a slot's further lines: copied whole (`memcpy`, the last line's tail
+/// left as it was: no reader looks past the payload's length), or word by word under loom
+/// (whose atomics are not plain memory).
 #[inline(never)]
 fn store_more(more: &[More], bytes: &[u8]) {
+    #[cfg(not(herald_loom))]
+    {
+        assert!(
+            bytes.len() <= std::mem::size_of_val(more),
+            "a payload longer than its slot"
+        );
+        // SAFETY: `More` is `repr(C)`, eight `AtomicU64`s (the size and layout of `u64`s,
+        // interior mutability: writable through a shared reference) and no padding, so `more`
+        // spans `size_of_val(more)` contiguous bytes, at least `bytes.len()` (checked);
+        // `bytes` is the caller's buffer, apart from the slot. The root writes these lines
+        // only once every reader's progress shows it finished reading the slot's previous
+        // epoch, and a reader copies them only after it loaded the tag that the root stores
+        // (`Release`) after this copy: nothing reads or writes these bytes during the copy
+        // (the protocol the `loom_` models check), and writing an atomic's bytes without a
+        // race is sound.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                more.as_ptr().cast::<u8>().cast_mut(),
+                bytes.len(),
+            );
+        }
+    }
+    #[cfg(herald_loom)]
     for (line, bytes) in more.iter().zip(bytes.chunks(64)) {
         store_words(&line.words, bytes);
     }

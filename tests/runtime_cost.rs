@@ -284,6 +284,43 @@ fn copies_past_the_upper_point_take_its_slope_up_to_the_next_point() {
 }
 
 #[test]
+fn a_single_copy_faster_than_its_parts_gives_its_point_back() {
+    // The parts of the calibrated 4 KiB single copy: the descriptor's hop (75 ns) and line
+    // (9.5), the copy at 50 ps per byte (204.8), the hop back (75): 364.3 ns. Measured at
+    // 300 ns, the parts overlap by 64.3: the fixed cost is 0 (not negative), and a 2-rank
+    // single copy ends 64.3 ns sooner, so the model gives both calibration points back.
+    let rt = Rt {
+        direct: 300.0,
+        ..RT
+    };
+    let p = profile(rt);
+    let h = machine(2);
+    let costs = RuntimeCosts::from_profile(&p, &h, Pick::Dominant).unwrap();
+    let parts = HOP_PS + 9_500 + 4096 * 50 + HOP_PS;
+    assert_eq!(costs.direct_call_ps(), Some(0));
+    assert_eq!(costs.direct_overlap_ps(), parts - 300_000);
+    let s = tree(Algorithm::Binomial, 2, 1);
+    let direct = |b: u64| predict(&p, &h, &s, b, Transport::Direct);
+    assert_eq!(direct(4096), 300_000);
+    assert!(direct(64 << 10).abs_diff(300_000 + 60 * 1024 * 50) <= 1);
+    // Measured above its parts, nothing overlaps (the fixed cost takes the difference).
+    let slow = profile(Rt {
+        direct: 400.0,
+        ..RT
+    });
+    let costs = RuntimeCosts::from_profile(&slow, &h, Pick::Dominant).unwrap();
+    assert_eq!(costs.direct_overlap_ps(), 0);
+    assert_eq!(costs.direct_call_ps(), Some(400_000 - parts));
+    assert_eq!(predict(&slow, &h, &s, 4096, Transport::Direct), 400_000);
+    // Streams do not take it.
+    let (fast, at_400) = (
+        predict(&p, &h, &s, 4096, Transport::Stream),
+        predict(&slow, &h, &s, 4096, Transport::Stream),
+    );
+    assert_eq!(fast, at_400);
+}
+
+#[test]
 fn blocks_on_one_edge_cost_one_message() {
     let h = machine(2);
     let t = |p: &Profile, m: u32| {

@@ -346,6 +346,11 @@ pub struct RuntimeCosts {
     call_ps: u64,
     /// A single-copy call's fixed cost, ps; `None`: single copy not modelled.
     direct_call_ps: Option<u64>,
+    /// What the parts of the calibrated single copy of `direct_bytes[0]` (the descriptor's
+    /// line and hop, the copy, its block, the hop back) exceed its measured time by, ps (0
+    /// where they do not): they overlap, and a single copy between ranks with PUs of their own
+    /// ends that much sooner ([`direct_overlap_ps`](Self::direct_overlap_ps)).
+    direct_overlap_ps: u64,
     /// What a streamed call through the executor (several blocks, or more than
     /// `burst_lines` lines) costs each rank beyond `call_ps`, ps (0: not measured): at 2 lines
     /// and at `exec_lines` lines and more.
@@ -626,19 +631,21 @@ impl RuntimeCosts {
         finest: Option<(RuntimeLevel, &RuntimeCalibration)>,
         pick: Pick,
     ) -> RuntimeCosts {
-        let (call_ps, direct_call_ps, chunk_bytes) = match &finest {
+        let (call_ps, direct_call_ps, direct_overlap_ps, chunk_bytes) = match &finest {
             Some((l, r)) => {
                 // What a one-line message and a one-block `direct_bytes[0]`-byte copy (its
                 // block cost, and the hop back that ends the lender's wait) cost beyond the call.
                 let first = l.hop_ps + l.burst_line_ps;
                 let copy = l.copy_ps(r.direct_bytes[0]).unwrap_or(0) + l.block_ps + l.hop_ps;
+                let direct = ps(r.direct_ns.pick(pick));
                 (
                     ps(r.one_line_ns.pick(pick)).saturating_sub(first),
-                    Some(ps(r.direct_ns.pick(pick)).saturating_sub(first + copy)),
+                    Some(direct.saturating_sub(first + copy)),
+                    (first + copy).saturating_sub(direct),
                     r.chunk_bytes.max(1),
                 )
             }
-            None => (0, None, 64 << 10),
+            None => (0, None, 0, 64 << 10),
         };
         // The handoff between two ranks of one PU: the runtime's measured one-line broadcast
         // on one PU beyond the call and its line, or the bare thread switch.
@@ -694,6 +701,7 @@ impl RuntimeCosts {
             levels,
             call_ps,
             direct_call_ps,
+            direct_overlap_ps,
             exec_ps,
             exec_lines,
             direct_exec_ps,
@@ -744,6 +752,19 @@ impl RuntimeCosts {
     /// A single-copy call's fixed cost, ps (`None`: not calibrated, single copy not modelled).
     pub fn direct_call_ps(&self) -> Option<u64> {
         self.direct_call_ps
+    }
+
+    /// How much sooner a single copy between ranks with PUs of their own ends than the sum of
+    /// its parts, ps: where the calibrated single copy of `direct_bytes[0]` took less than its
+    /// parts (the descriptor's line and hop, the copy at the per-byte rate, its block cost, the
+    /// hop back that ends the lender's wait), they overlap by the difference, and the call's
+    /// fixed cost ([`direct_call_ps`](Self::direct_call_ps)) is 0. `predict_runtime` ends such
+    /// a broadcast that much sooner, so that 2 ranks give the calibration point back (a fixed
+    /// cost cannot be negative). Since the fifty-first session's copy (docs/runtime.md, "Chunks
+    /// copied by a vector loop") the 4 KiB copy measures 256–266 ns here against parts of about
+    /// 302. Not applied where ranks share PUs (their turns are simulated from the call on).
+    pub fn direct_overlap_ps(&self) -> u64 {
+        self.direct_overlap_ps
     }
 
     /// What a streamed call of `lines` lines costs each rank beyond

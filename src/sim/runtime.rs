@@ -276,10 +276,15 @@ pub fn predict_runtime(
         .map(|h| h.map_or(call, |h| h.last))
         .max()
         .unwrap_or(call);
+    // A single copy's parts overlap by what the calibration measured them to (0 for streams).
+    let overlap = match transport {
+        Transport::Direct => costs.direct_overlap_ps(),
+        _ => 0,
+    };
     Ok(RuntimePrediction {
         transport,
-        makespan_ps: end.max(last_hold),
-        last_hold_ps: last_hold,
+        makespan_ps: end.max(last_hold).saturating_sub(overlap),
+        last_hold_ps: last_hold.saturating_sub(overlap),
     })
 }
 

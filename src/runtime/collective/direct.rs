@@ -84,6 +84,9 @@ pub(crate) struct DirectFraming<'a> {
     /// Copy with non-temporal stores: another CPU holds this rank's buffer ([`held`]) and
     /// the size or the communicator's timings say streaming is cheaper (`held.rs`).
     streaming: bool,
+    /// No other CPU holds this rank's buffer: its chunks are copied by [`chunk_copy`] (else
+    /// by [`copy_chunk`], plainly or streaming).
+    unheld: bool,
     /// Where this call's copies add their time ([`clock`] ticks) and bytes, if the call is
     /// timed (`held.rs`).
     timer: Option<&'a Cell<(u64, u64)>>,
@@ -91,14 +94,14 @@ pub(crate) struct DirectFraming<'a> {
 
 impl<'a> DirectFraming<'a> {
     /// The framing of `buf` in `blocks` blocks of `chunk`-byte chunks for call `(seq, header)`,
-    /// copied into with non-temporal stores if `streaming`, each copy's time and bytes added
-    /// to `timer` if given.
+    /// copied into with non-temporal stores if `streaming`, by [`chunk_copy`] if `unheld`,
+    /// each copy's time and bytes added to `timer` if given.
     fn new(
         (seq, header): (u64, u64),
         buf: &mut [u8],
         (blocks, chunk): (u32, usize),
         poisoned: &'a AtomicBool,
-        (streaming, timer): (bool, Option<&'a Cell<(u64, u64)>>),
+        (streaming, unheld, timer): (bool, bool, Option<&'a Cell<(u64, u64)>>),
     ) -> DirectFraming<'a> {
         let bytes = buf.len();
         DirectFraming {
@@ -109,6 +112,7 @@ impl<'a> DirectFraming<'a> {
             chunk: chunk.max(1),
             poisoned,
             streaming,
+            unheld,
             timer,
         }
     }
@@ -170,7 +174,14 @@ impl<'a> DirectFraming<'a> {
         // and `off + len <= self.bytes` (this rank's own chunk layout, checked above), so the
         // read stays inside it; `base[off..off + len]` lies in this rank's buffer, which no
         // other thread touches before this rank forwards a descriptor of it.
-        unsafe { copy_chunk(src.add(off), self.base.add(off), len, self.streaming) };
+        unsafe {
+            let (src, dst) = (src.add(off), self.base.add(off));
+            if self.unheld {
+                chunk_copy(src, dst, len);
+            } else {
+                copy_chunk(src, dst, len, self.streaming);
+            }
+        }
         if let (Some(timer), Some(start)) = (self.timer, start) {
             let (ticks, bytes) = timer.get();
             let took = clock().saturating_sub(start);
@@ -222,13 +233,14 @@ pub(crate) fn broadcast(
     let geometry = (program.blocks(), chunk);
     // Into a buffer another CPU holds: plainly or streaming, by size and by the
     // communicator's timings (`held.rs`); anywhere else plainly.
-    let pick = if held(scratch.lent_across, buf) {
-        core.held.pick(&mut scratch.held_calls, buf.len())
-    } else {
+    let unheld = !held(scratch.lent_across, buf);
+    let pick = if unheld {
         PLAIN
+    } else {
+        core.held.pick(&mut scratch.held_calls, buf.len())
     };
     let timer = Cell::new((0u64, 0u64));
-    let way = (pick.streaming, pick.timed.then_some(&timer));
+    let way = (pick.streaming, unheld, pick.timed.then_some(&timer));
     let framing = DirectFraming::new(id, buf, geometry, core.poison_flag(), way);
     let lent_buf = (buf.as_ptr() as usize, buf.len());
     // Rule 4: armed before anything is published; its drop waits for this rank's readers.
@@ -414,6 +426,37 @@ unsafe fn plain_copy(src: *const u8, dst: *mut u8, len: usize) {
     unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
 }
 
+/// A single copy's chunk into a buffer no other CPU holds: on x86-64 with AVX2, chunks of
+/// [`VECTOR_FROM`] (256) bytes or more through [`vector_copy`] whatever the two addresses,
+/// shorter ones by `copy_nonoverlapping`. Where the two buffers lie a multiple of 32 bytes apart the C library
+/// copies such chunks with `rep movsb` (glibc 2.36 on this AMD host: from 2112 bytes up to the
+/// L2's size), which is slower here from another CPU's cache. A cross-core copy of a buffer
+/// the other CPU just wrote, the median over 60 slices, the two ways alternating: 4 KiB 170–180
+/// ns by the C library against 141–150 by the loop, 16 KiB 400 against 400, 64 KiB 1.52–1.53
+/// µs against 1.53, and 1 MiB in 16 chunks of 64 KiB (as herald's single copy moves it)
+/// 29.3–29.5 against 22.1–22.4 µs (one 1 MiB `memcpy`, which glibc does with a vector loop of
+/// its own: 22.4–22.5); into a buffer the other CPU read last, 4 KiB 260 against 241 ns, 16 KiB
+/// 1.73 against 1.58 µs (docs/runtime.md, "Chunks copied by a vector loop"). Copies into a
+/// buffer another CPU holds keep [`copy_chunk`]: its plain and streaming ways are chosen by
+/// timings of the C library's copy (`held.rs`), and `herald bench bcast`'s 4 KiB ping-pong,
+/// whose copies are such, was no faster with the loop (paired 1.02 over 31 runs). herald-mpi's
+/// copies keep [`plain_copy`] too ([`copy_plain`]: with the loop for every copy its posted
+/// 64 KiB and 1 MiB broadcasts got slower, "Copies between buffers aligned apart").
+///
+/// # Safety
+/// As [`copy_chunk`].
+#[inline]
+unsafe fn chunk_copy(src: *const u8, dst: *mut u8, len: usize) {
+    #[cfg(all(target_arch = "x86_64", not(herald_loom), not(miri)))]
+    if len >= VECTOR_FROM && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the caller's contract; the CPU has AVX2 (checked).
+        unsafe { vector_copy(src, dst, len) };
+        return;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+}
+
 /// Copies `len` bytes with 32-byte AVX2 loads from any address and 32-byte
 /// stores to aligned ones, 128 bytes an iteration, the unaligned ends copied plainly: a
 /// misaligned load costs the same whatever the distance between `src` and `dst`.
@@ -481,8 +524,9 @@ pub unsafe fn copy_streaming(src: &[u8], dst: *mut u8) {
 /// distance between the two: the C library's copy, which `copy_from_slice` calls, takes up to
 /// 2.4× as long when `dst − src` is not a multiple of 32 (x86-64 here; 1 MiB from another
 /// CPU's cache in 149 µs against 62), and such copies take a loop of AVX2 loads and aligned
-/// stores instead. herald's single copy copies every plain chunk so; herald-mpi's posted
-/// broadcasts use it for their copies into and out of the shared window.
+/// stores instead. herald-mpi's posted broadcasts use it for their copies into and out of the
+/// shared window; herald's single copy takes that loop at every distance for its chunks into a
+/// buffer no other CPU holds (docs/runtime.md, "Chunks copied by a vector loop").
 ///
 /// ```
 /// let src: Vec<u8> = (0..100_000u32).map(|i| i as u8).collect();
@@ -915,7 +959,7 @@ mod stress {
 
 #[cfg(all(test, not(herald_loom)))]
 mod copy_tests {
-    use super::{copy_chunk, held, HELD_FROM};
+    use super::{chunk_copy, copy_chunk, held, HELD_FROM};
 
     #[test]
     fn a_streaming_copy_moves_every_byte_at_every_alignment_and_length() {
@@ -943,22 +987,36 @@ mod copy_tests {
 
     #[test]
     fn a_plain_copy_moves_every_byte_whatever_the_two_alignments() {
-        // The vector copy's cases: every destination alignment modulo 64 (its head aligns to
-        // 32), sources at distances from it that are and are not multiples of 16 and 32,
-        // lengths on both sides of its threshold and of its 128-byte steps.
+        // The vector copy's cases, by both plain ways (the C library's or the loop by the
+        // distance, and a single copy's chunk, the loop at every distance): every destination
+        // alignment modulo 64 (its head aligns to 32), sources at distances from it that are
+        // and are not multiples of 16 and 32, lengths on both sides of its threshold and of
+        // its 128-byte steps, and a few short ones.
         const ROOM: usize = 5000;
         let src: Vec<u8> = (0..ROOM as u32).map(|i| (i * 13 + 1) as u8).collect();
-        let lens = (250..=300).chain([383, 384, 385, 511, 512, 513, 640, 4096 + 17]);
+        let lens = (0..4)
+            .chain(250..=300)
+            .chain([383, 384, 385, 511, 512, 513, 640, 4096 + 17]);
         for len in lens {
             for d in 0..64 {
                 for s in [0, 1, 16, 17, 31, 32, 48, 63] {
-                    let mut dst = vec![0xEEu8; ROOM];
-                    // SAFETY: both ranges lie inside their vectors (`d + len < ROOM`, `s +
-                    // len < ROOM`) and the vectors are distinct.
-                    unsafe { copy_chunk(src.as_ptr().add(s), dst.as_mut_ptr().add(d), len, false) };
-                    assert_eq!(&dst[d..d + len], &src[s..s + len], "len {len} d {d} s {s}");
-                    assert!(dst[..d].iter().all(|&b| b == 0xEE));
-                    assert!(dst[d + len..].iter().all(|&b| b == 0xEE));
+                    for chunk in [false, true] {
+                        let mut dst = vec![0xEEu8; ROOM];
+                        let (from, to) = (src.as_ptr(), dst.as_mut_ptr());
+                        // SAFETY: both ranges lie inside their vectors (`d + len < ROOM`, `s +
+                        // len < ROOM`) and the vectors are distinct.
+                        unsafe {
+                            if chunk {
+                                chunk_copy(from.add(s), to.add(d), len);
+                            } else {
+                                copy_chunk(from.add(s), to.add(d), len, false);
+                            }
+                        }
+                        let at = format!("len {len} d {d} s {s} chunk {chunk}");
+                        assert_eq!(&dst[d..d + len], &src[s..s + len], "{at}");
+                        assert!(dst[..d].iter().all(|&b| b == 0xEE), "{at}");
+                        assert!(dst[d + len..].iter().all(|&b| b == 0xEE), "{at}");
+                    }
                 }
             }
         }

@@ -321,6 +321,30 @@ fn a_single_copy_faster_than_its_parts_gives_its_point_back() {
 }
 
 #[test]
+fn a_one_line_stream_faster_than_its_parts_gives_its_point_back() {
+    // The one-line broadcast's parts: its hop (75 ns) and its line (16). Measured at 80 ns,
+    // they overlap by 11: the call's fixed cost is 0, and a 2-rank stream ends 11 ns sooner,
+    // so both the one-line point and the burst's slope are given back.
+    let p = profile(Rt {
+        one_line: 80.0,
+        burst: 16.0,
+        ..RT
+    });
+    let h = machine(2);
+    let costs = RuntimeCosts::from_profile(&p, &h, Pick::Dominant).unwrap();
+    assert_eq!(costs.call_ps(), 0);
+    assert_eq!(costs.stream_overlap_ps(), HOP_PS + 16_000 - 80_000);
+    let s = tree(Algorithm::Binomial, 2, 1);
+    let stream = |b: u64| predict(&p, &h, &s, b, Transport::Stream);
+    assert_eq!(stream(48), 80_000);
+    let burst = 16 * 56 - 8;
+    assert_eq!(stream(burst) - stream(48), 15 * 16_000);
+    // Single copies do not take it (their own overlap is 0 here: 2 µs for 4 KiB).
+    assert_eq!(costs.direct_overlap_ps(), 0);
+    assert_eq!(predict(&p, &h, &s, 4096, Transport::Direct), 2_000_000);
+}
+
+#[test]
 fn blocks_on_one_edge_cost_one_message() {
     let h = machine(2);
     let t = |p: &Profile, m: u32| {

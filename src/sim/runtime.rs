@@ -276,10 +276,11 @@ pub fn predict_runtime(
         .map(|h| h.map_or(call, |h| h.last))
         .max()
         .unwrap_or(call);
-    // A single copy's parts overlap by what the calibration measured them to (0 for streams).
+    // The first message's parts overlap by what the calibration measured them to.
     let overlap = match transport {
         Transport::Direct => costs.direct_overlap_ps(),
-        _ => 0,
+        Transport::Stream => costs.stream_overlap_ps(),
+        Transport::Posted => 0,
     };
     Ok(RuntimePrediction {
         transport,

@@ -638,7 +638,8 @@ impl RuntimeCosts {
             match &finest {
                 Some((l, r)) => {
                     // What a one-line message and a one-block `direct_bytes[0]`-byte copy (its
-                    // block cost, and the hop back that ends the lender's wait) cost beyond the call.
+                    // block cost, and the hop back that ends the lender's wait) cost beyond the
+                    // call; where the calibrated call is shorter, how much the parts overlap.
                     let first = l.hop_ps + l.burst_line_ps;
                     let copy = l.copy_ps(r.direct_bytes[0]).unwrap_or(0) + l.block_ps + l.hop_ps;
                     let (one_line, direct) =

@@ -232,7 +232,7 @@ pub(crate) fn broadcast(
 ) -> Result<(), CollectiveError> {
     let geometry = (program.blocks(), chunk);
     // Into a buffer another CPU holds: plainly or streaming, by size and by the
-    // communicator's timings (`held.rs`); anywhere else plainly.
+    // communicator's timings (`held.rs`); anywhere else by herald's own loop (`chunk_copy`).
     let unheld = !held(scratch.lent_across, buf);
     let pick = if unheld {
         PLAIN
@@ -428,9 +428,9 @@ unsafe fn plain_copy(src: *const u8, dst: *mut u8, len: usize) {
 
 /// A single copy's chunk into a buffer no other CPU holds: on x86-64 with AVX2, chunks of
 /// [`VECTOR_FROM`] (256) bytes or more through [`vector_copy`] whatever the two addresses,
-/// shorter ones by `copy_nonoverlapping`. Where the two buffers lie a multiple of 32 bytes apart the C library
-/// copies such chunks with `rep movsb` (glibc 2.36 on this AMD host: from 2112 bytes up to the
-/// L2's size), which is slower here from another CPU's cache. A cross-core copy of a buffer
+/// shorter ones by `copy_nonoverlapping`. Where the two buffers lie a multiple of 32 bytes
+/// apart the C library copies such chunks with `rep movsb` (glibc 2.36 on this AMD host: from
+/// 2112 bytes up to the L2's size), which is slower here from another CPU's cache. A cross-core copy of a buffer
 /// the other CPU just wrote, the median over 60 slices, the two ways alternating: 4 KiB 170–180
 /// ns by the C library against 141–150 by the loop, 16 KiB 400 against 400, 64 KiB 1.52–1.53
 /// µs against 1.53, and 1 MiB in 16 chunks of 64 KiB (as herald's single copy moves it)

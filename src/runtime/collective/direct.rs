@@ -413,13 +413,9 @@ const VECTOR_FROM: usize = 256;
 /// As [`copy_chunk`].
 #[inline]
 unsafe fn plain_copy(src: *const u8, dst: *mut u8, len: usize) {
-    #[cfg(all(target_arch = "x86_64", not(herald_loom), not(miri)))]
-    if len >= VECTOR_FROM
-        && (dst as usize).wrapping_sub(src as usize) % 32 != 0
-        && std::arch::is_x86_feature_detected!("avx2")
-    {
-        // SAFETY: the caller's contract; the CPU has AVX2 (checked).
-        unsafe { vector_copy(src, dst, len) };
+    if (dst as usize).wrapping_sub(src as usize) % 32 != 0 {
+        // SAFETY: the caller's contract (`chunk_copy` has the same).
+        unsafe { chunk_copy(src, dst, len) };
         return;
     }
     // SAFETY: the caller's contract.

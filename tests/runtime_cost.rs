@@ -130,6 +130,8 @@ fn profile(rt: Rt) -> Profile {
         shared_copy_large_ns_per_byte: None,
         held_extra_ns: None,
         held_bytes: None,
+        footprint_extra_ns_per_byte: None,
+        footprint_bytes: None,
     });
     p
 }
@@ -1633,5 +1635,74 @@ fn a_forwarder_on_shared_pus_pays_only_for_readers_on_other_pus() {
     assert!(
         predict(&held, &h, &across, bytes, Transport::Direct)
             > predict(&plain, &h, &across, bytes, Transport::Direct)
+    );
+}
+
+/// `p` with single copies measured up to `huge` bytes (at `RT`'s rate) and, where `points`
+/// is not empty, the extra per byte (ns) of copies among buffers of `(footprint bytes, …)`.
+fn with_footprint(mut p: Profile, huge: u64, points: &[(u64, f64)]) -> Profile {
+    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    let r = l3.runtime.as_mut().unwrap();
+    r.copy_huge_ns_per_byte = Some(one(RT.large));
+    r.huge_bytes = Some(huge);
+    if !points.is_empty() {
+        r.footprint_extra_ns_per_byte = Some(points.iter().map(|&(_, e)| one(e)).collect());
+        r.footprint_bytes = Some(points.iter().map(|&(b, _)| b).collect());
+    }
+    p
+}
+
+#[test]
+fn copies_whose_buffers_outgrow_the_caches_pay_the_footprint_extra() {
+    // Calibrated at 4 MiB between two ranks (8 MiB of buffers): no extra up to 8 MiB of
+    // buffers, 0.05 ns per byte at 16 MiB, 0.15 at 64 MiB, linear between, 0.15 beyond.
+    const MIB: u64 = 1 << 20;
+    let plain = with_footprint(profile(RT), 4 * MIB, &[]);
+    let fp = with_footprint(profile(RT), 4 * MIB, &[(16 * MIB, 0.05), (64 * MIB, 0.15)]);
+    let bytes = 4 * MIB;
+    // Two ranks: the calibrated case itself, unchanged.
+    let h = machine(2);
+    let pair = by_hand(2, &[(0, 1)]);
+    assert_eq!(
+        predict(&fp, &h, &pair, bytes, Transport::Direct),
+        predict(&plain, &h, &pair, bytes, Transport::Direct)
+    );
+    // Three ranks with PUs of their own, a star: 12 MiB of buffers, half way to the first
+    // point, so each reader's copy takes 4 MiB · 0.025 ns longer; they copy side by side,
+    // so the broadcast ends that much later.
+    let h = machine(3);
+    let star = by_hand(3, &[(0, 1), (0, 2)]);
+    let extra_ps = |ns_per_byte: f64| (bytes as f64 * ns_per_byte * 1000.0).round() as u64;
+    assert_eq!(
+        predict(&fp, &h, &star, bytes, Transport::Direct)
+            - predict(&plain, &h, &star, bytes, Transport::Direct),
+        extra_ps(0.025)
+    );
+    // Seventeen ranks: 68 MiB, past the last point: its extra.
+    let h = machine(17);
+    let sends: Vec<(u32, u32)> = (1..17).map(|r| (0, r)).collect();
+    let star = by_hand(17, &sends);
+    assert_eq!(
+        predict(&fp, &h, &star, bytes, Transport::Direct)
+            - predict(&plain, &h, &star, bytes, Transport::Direct),
+        extra_ps(0.15)
+    );
+    // Small payloads stay below the base whatever the ranks: unchanged.
+    assert_eq!(
+        predict(&fp, &h, &star, 64 << 10, Transport::Direct),
+        predict(&plain, &h, &star, 64 << 10, Transport::Direct)
+    );
+    // Eight ranks on two PUs (32 MiB, a third of the way from 16 to 64 MiB: 0.05 + 0.1/3
+    // ns per byte): the four readers of the PU without the root copy in turn, each copy
+    // that much longer.
+    let h = machine(2);
+    let sends: Vec<(u32, u32)> = (1..8).map(|r| (0, r)).collect();
+    let star = by_hand(8, &sends);
+    let diff = predict(&fp, &h, &star, bytes, Transport::Direct)
+        - predict(&plain, &h, &star, bytes, Transport::Direct);
+    let one_copy = extra_ps(0.05 + 0.1 / 3.0);
+    assert!(
+        diff.abs_diff(4 * one_copy) < one_copy / 1000,
+        "{diff} ps later, one copy's extra {one_copy} ps"
     );
 }

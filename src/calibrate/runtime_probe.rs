@@ -57,6 +57,13 @@ const SHARED_READ: usize = crate::runtime::SHARED_POSTED_LIMIT;
 /// the runtime's streaming window (copied plainly), a chunk, four, and `DIRECT[2]` (past one
 /// core's L2 here, where the other PU keeps only part of it), all three inside it.
 const HELD: [usize; 5] = [4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20];
+/// The reader buffers a single copy of `HUGE` bytes rotates through, one per case: with the
+/// root's buffer the broadcasts touch 16, 32 and 64 MiB, and the buffer copied into is always
+/// the least recently written. One buffer (the `HUGE` case) touches 8 MiB. A scratch program
+/// on this machine (fifty-second session) copied 4 MiB at about 40 bytes/ns into up to three
+/// buffers in turn and at 10–19 into four or more (a 32 MiB L3 by hwloc, but the copies slowed
+/// from about 16 MiB of buffers on).
+const FOOTPRINT_READERS: [usize; 3] = [3, 7, 15];
 /// How many blocks a case's payload is cut into.
 #[derive(Clone, Copy)]
 enum Blocks {
@@ -85,6 +92,8 @@ struct Case {
     /// A post on the pair's first PU among this many ranks (2 or 3) with slots of
     /// `SHARED_READ` bytes (0: not such a case).
     read_ranks: usize,
+    /// Rank 1's buffers, used in turn (1 but in the footprint cases).
+    rotate: usize,
 }
 
 const fn case(bytes: usize, direct: bool, blocks: Blocks, shared: bool) -> Case {
@@ -96,6 +105,7 @@ const fn case(bytes: usize, direct: bool, blocks: Blocks, shared: bool) -> Case 
         posted: false,
         held: false,
         read_ranks: 0,
+        rotate: 1,
     }
 }
 
@@ -115,6 +125,15 @@ const fn posted(bytes: usize, shared: bool) -> Case {
         posted: true,
         held: false,
         read_ranks: 0,
+        rotate: 1,
+    }
+}
+
+/// A single copy of `bytes` bytes into rank 1's `buffers` buffers in turn.
+const fn rotating(bytes: usize, buffers: usize) -> Case {
+    Case {
+        rotate: buffers,
+        ..case(bytes, true, Blocks::One, false)
     }
 }
 
@@ -137,9 +156,10 @@ const fn posted_read(bytes: usize, ranks: usize) -> Case {
 /// bytes, single copies of the three largest `HELD` sizes into a buffer the other PU holds,
 /// a single copy of `HELD[1]` bytes, single copies of the two smallest `HELD` sizes into
 /// such a buffer, `DIRECT[0]` bytes by single copy in 2 blocks, a single copy of `DIRECT[2]`
-/// bytes between two ranks of one PU, and posted broadcasts of one line and of `SHARED_READ`
-/// bytes in slots of `SHARED_READ` bytes between two and among three ranks of one PU.
-const CASES: [Case; 34] = [
+/// bytes between two ranks of one PU, posted broadcasts of one line and of `SHARED_READ`
+/// bytes in slots of `SHARED_READ` bytes between two and among three ranks of one PU, and
+/// single copies of `HUGE` bytes into each count of `FOOTPRINT_READERS` buffers in turn.
+const CASES: [Case; 37] = [
     case(ONE_LINE, false, Blocks::One, false),
     case(BURST, false, Blocks::One, false),
     case(STREAM[0], false, Blocks::One, false),
@@ -174,6 +194,9 @@ const CASES: [Case; 34] = [
     posted_read(SHARED_READ, 2),
     posted_read(ONE_LINE, 3),
     posted_read(SHARED_READ, 3),
+    rotating(HUGE, FOOTPRINT_READERS[0]),
+    rotating(HUGE, FOOTPRINT_READERS[1]),
+    rotating(HUGE, FOOTPRINT_READERS[2]),
 ];
 const _: () = assert!(HELD[0] == DIRECT[0] && HELD[2] == DIRECT[1] && HELD[4] == DIRECT[2]);
 const _: () = assert!(DIRECT[1] < HELD[3] && HELD[3] < DIRECT[2]);
@@ -198,8 +221,9 @@ fn lines(bytes: usize) -> f64 {
 /// posted two lines, the five held copies' extra time, the copy per byte from `HELD[3]` to
 /// `DIRECT[2]` (the large one then ends at `HELD[3]`), the single copy's executor, the copy per
 /// byte on one PU from `DIRECT[1]` to `DIRECT[2]`, a further reader's cost per further posted
-/// line on one PU.
-const QUANTITIES: usize = 27;
+/// line on one PU, and the extra copy time per byte of `HUGE` bytes into each count of
+/// `FOOTPRINT_READERS` buffers in turn.
+const QUANTITIES: usize = 30;
 
 /// The cases (indices into [`CASES`]) each quantity of [`quantities`] is computed from.
 /// A slice's value of a quantity is kept only where its cases between the pair's two PUs all
@@ -235,6 +259,9 @@ const QUANTITY_CASES: [&[usize]; QUANTITIES] = [
     &[28, 4, 7, 5],
     &[29, 19],
     &[33, 31, 32, 30],
+    &[34, 9],
+    &[35, 9],
+    &[36, 9],
 ];
 
 /// The quantities (see [`QUANTITIES`]) from one slice's median times of [`CASES`], ns.
@@ -293,6 +320,9 @@ fn quantities(t: &[f64; CASES.len()]) -> [f64; QUANTITIES] {
         direct_exec,
         shared_copy_large,
         read_line,
+        (t[34] - t[9]) / HUGE as f64,
+        (t[35] - t[9]) / HUGE as f64,
+        (t[36] - t[9]) / HUGE as f64,
     ]
 }
 
@@ -423,7 +453,7 @@ impl RuntimeProbe {
             samples: Vec::new(),
             reps: [
                 64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32, 64, 32, 16, 16, 16, 8, 4, 64, 4, 4, 4,
-                2, 8, 8, 8, 8, 2, 64, 16, 32, 8,
+                2, 8, 8, 8, 8, 2, 64, 16, 32, 8, 2, 2, 2,
             ],
             warm: false,
             order: fastrand::Rng::with_seed(ORDER_SEED),
@@ -540,6 +570,13 @@ impl RuntimeProbe {
             upper_bytes: Some(HELD[3] as u64),
             shared_posted_read_line_ns: Some(dist(26)),
             shared_posted_read_bytes: Some(SHARED_READ as u64),
+            footprint_extra_ns_per_byte: Some((27..30).map(dist).collect()),
+            footprint_bytes: Some(
+                FOOTPRINT_READERS
+                    .iter()
+                    .map(|&k| ((k + 1) * HUGE) as u64)
+                    .collect(),
+            ),
         })
     }
 
@@ -599,6 +636,7 @@ impl RuntimeProbe {
             posted,
             held,
             read_ranks,
+            rotate,
         } = what;
         let comm = if read_ranks == 3 {
             &mut self.shared_posted_three
@@ -635,7 +673,8 @@ impl RuntimeProbe {
         };
         let out = team.run_with(&mut ranks, |_, c| {
             let me = c.rank();
-            let mut buf = vec![0; bytes];
+            // Rank 1 copies into its buffers in turn (one but in the footprint cases).
+            let mut bufs = vec![vec![0; bytes]; if me == 1 { rotate } else { 1 }];
             // Untimed: takes the rings and warms the caches.
             let call = |c: &mut crate::runtime::CommRank<'_>, buf: &mut [u8]| {
                 if posted {
@@ -645,16 +684,21 @@ impl RuntimeProbe {
                 }
             };
             c.barrier()?;
-            call(c, &mut buf)?;
+            for j in 0..rotate {
+                let k = j % bufs.len();
+                call(c, &mut bufs[k])?;
+            }
             let (mut starts, mut ends) = (Vec::new(), Vec::with_capacity(reps as usize));
             for i in 0..reps {
+                let k = i as usize % bufs.len();
+                let buf = &mut bufs[k];
                 if held {
                     // Untimed: rank 0 copies rank 1's buffer, so rank 0's PU holds its lines.
                     c.barrier()?;
-                    c.broadcast_with(back, &mut buf)?;
+                    c.broadcast_with(back, buf)?;
                 }
                 if me == 0 {
-                    fill(&mut buf, i);
+                    fill(buf, i);
                 }
                 c.barrier()?;
                 // A second barrier: the first wakes a rank that parked while rank 0 wrote the
@@ -664,7 +708,7 @@ impl RuntimeProbe {
                 if me == 0 {
                     starts.push(Instant::now());
                 }
-                call(c, &mut buf)?;
+                call(c, buf)?;
                 ends.push(Instant::now());
             }
             // Every rank is done with the last timed call before any checks its bytes (on one
@@ -672,7 +716,8 @@ impl RuntimeProbe {
             c.barrier()?;
             let mut want = vec![0; bytes];
             fill(&mut want, reps - 1);
-            Ok::<_, crate::runtime::CollectiveError>((starts, ends, buf == want))
+            let last = &bufs[(reps - 1) as usize % bufs.len()];
+            Ok::<_, crate::runtime::CollectiveError>((starts, ends, *last == want))
         });
         let mut records = Vec::with_capacity(3);
         for (rank, r) in out.into_iter().enumerate() {

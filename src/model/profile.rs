@@ -562,6 +562,20 @@ pub struct RuntimeCalibration {
     /// The payloads behind `held_extra_ns`, bytes, ascending, one per point.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_bytes: Option<Vec<u64>>,
+    /// What a single copy of `huge_bytes` costs per byte beyond the calibrated one (whose two
+    /// buffers, `2 · huge_bytes`, are all a repeated broadcast touches) when the reader copies
+    /// into the least recently written of several buffers, ns per byte, at each of
+    /// `footprint_bytes`: the bytes the broadcasts touch in all (the root's buffer and the
+    /// reader's). A broadcast among `n` ranks touches `n` buffers of its payload; once they
+    /// outgrow the caches, each copy reads and writes memory. Measured as `T(rotating) −
+    /// T(huge)` over `huge_bytes`. Absent from profiles written before herald measured it
+    /// (fifty-second session; then every copy costs what the calibrated one does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footprint_extra_ns_per_byte: Option<Vec<Distribution>>,
+    /// The footprints behind `footprint_extra_ns_per_byte`, bytes, ascending, each above
+    /// `2 · huge_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footprint_bytes: Option<Vec<u64>>,
 }
 
 /// One level of the topology summary.
@@ -805,6 +819,22 @@ impl Profile {
                 return Err(ProfileError::Malformed(format!(
                     "level {:?}: held_extra_ns and held_bytes must have one point per size, \
                      sizes ascending",
+                    level.name
+                )));
+            }
+            let (points, bytes) = (
+                r.footprint_extra_ns_per_byte.as_ref(),
+                r.footprint_bytes.as_ref(),
+            );
+            let base = r.huge_bytes.map(|h| 2 * h);
+            let ascending = bytes.is_none_or(|b| {
+                b.windows(2).all(|w| w[0] < w[1])
+                    && b.first().is_none_or(|&f| base.is_some_and(|base| f > base))
+            });
+            if points.map(Vec::len) != bytes.map(Vec::len) || !ascending {
+                return Err(ProfileError::Malformed(format!(
+                    "level {:?}: footprint_extra_ns_per_byte and footprint_bytes must have one \
+                     point per footprint, footprints ascending and above 2 · huge_bytes",
                     level.name
                 )));
             }

@@ -39,6 +39,10 @@
 //!   the model keeps the rate between PUs: at 16 ranks on 2 PUs, the same rate made trees that
 //!   forward within a PU predicted 1.11–1.26 ms against a star's 1.47 at 4 MiB, and they
 //!   measured 4.7–5.3 ms against 3.8 (docs/fidelity.md, forty-first session).
+//!   A copy in a broadcast whose buffers (one of the payload per rank, `n · bytes`) outgrow
+//!   the caches costs the calibrated extra per byte at that footprint
+//!   ([`RuntimeLevel::footprint_ps`], fifty-second session): 4, 8 and 16 ranks of 4 MiB had
+//!   measured 1.5–3.3× their prediction without it.
 //! * **Posting** ([`Transport::Posted`], nineteenth session): the root writes one slot (a line
 //!   with the call's header and 48 bytes, one more line per further 64 bytes, at most
 //!   [`POSTED_MAX_BYTES`](crate::runtime::POSTED_MAX_BYTES)) and every other rank reads it.
@@ -204,6 +208,14 @@ pub struct RuntimeLevel {
     /// rank there, which read it in the call before): `(payload bytes, extra ps)` at the
     /// calibrated sizes, ascending; empty where not measured ([`held_ps`](Self::held_ps)).
     pub held_extra_ps: Vec<(u64, u64)>,
+    /// What a single copy costs per byte beyond [`copy_ps`](Self::copy_ps) when a broadcast's
+    /// buffers outgrow the caches: `(footprint bytes, extra fs per byte)` at the calibrated
+    /// footprints, ascending, from `(footprint_base, 0)` on; empty where not measured
+    /// ([`footprint_ps`](Self::footprint_ps)).
+    pub footprint_extra_fs_per_byte: Vec<(u64, u64)>,
+    /// The footprint of the calibrated copies (`2 · huge_bytes`: the root's buffer and the
+    /// reader's), bytes; at most this, a copy costs no extra.
+    pub footprint_base: u64,
     /// Where the values came from.
     pub source: RuntimeSource,
 }
@@ -278,6 +290,53 @@ impl RuntimeLevel {
             }
             _ => prev.1.max(0) as u64,
         }
+    }
+
+    /// What a single copy of `bytes` bytes costs beyond [`copy_ps`](Self::copy_ps) in a
+    /// broadcast whose buffers take `footprint` bytes in all (`n` ranks' buffers of the
+    /// payload), ps: `bytes` at the extra per byte interpolated linearly between the
+    /// calibrated footprints (0 up to `footprint_base`; the last point's extra beyond it, the
+    /// copy then running from and to memory).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use herald::{*, model::{RuntimeCosts, Pick}};
+    /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+    /// # let profile = Profile::from_json_forced(&text)?;
+    /// # let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+    /// # let costs = RuntimeCosts::from_profile(&profile, &h, Pick::Dominant)?;
+    /// let mut level = costs.between(0, 1).expect("two PUs meet").clone();
+    /// level.footprint_base = 8 << 20;
+    /// // 16 MiB of buffers: 20 ps (0.02 ns) more per byte; 64 MiB: 60 ps.
+    /// level.footprint_extra_fs_per_byte = vec![(16 << 20, 20_000), (64 << 20, 60_000)];
+    /// assert_eq!(level.footprint_ps(8 << 20, 1 << 20), 0);
+    /// assert_eq!(level.footprint_ps(12 << 20, 1000), 10_000); // half way to the first point
+    /// assert_eq!(level.footprint_ps(40 << 20, 1000), 40_000);
+    /// assert_eq!(level.footprint_ps(1 << 30, 1000), 60_000);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn footprint_ps(&self, footprint: u64, bytes: u64) -> u64 {
+        let mut below = (self.footprint_base, 0u64);
+        for &(at, extra) in &self.footprint_extra_fs_per_byte {
+            if footprint <= at {
+                let (from, base) = below;
+                if footprint <= from {
+                    return bytes_ps(bytes, base);
+                }
+                // Linear between `below` and this point (the extra may fall as well as rise).
+                let span = u128::from(at - from);
+                let step = u128::from(footprint - from);
+                let fs = if extra >= base {
+                    u128::from(base) + u128::from(extra - base) * step / span
+                } else {
+                    u128::from(base) - u128::from(base - extra) * step / span
+                };
+                return bytes_ps(bytes, u64::try_from(fs).unwrap_or(u64::MAX));
+            }
+            below = (at, extra);
+        }
+        bytes_ps(bytes, below.1)
     }
 
     /// Receiver time to copy a `bytes`-byte message by single copy, ps (`None` if single copy is
@@ -497,6 +556,16 @@ fn level_costs(
                     .collect(),
                 _ => Vec::new(),
             },
+            footprint_extra_fs_per_byte: match (&r.footprint_extra_ns_per_byte, &r.footprint_bytes)
+            {
+                (Some(d), Some(b)) if r.huge_bytes.is_some() => b
+                    .iter()
+                    .zip(d)
+                    .map(|(&b, d)| (b, fs(d.pick(pick).max(0.0))))
+                    .collect(),
+                _ => Vec::new(),
+            },
+            footprint_base: r.huge_bytes.map_or(u64::MAX, |h| 2 * h),
             source,
         },
         None => {
@@ -521,6 +590,8 @@ fn level_costs(
                 post_full_lines: 1,
                 post_long_line_ps: 0,
                 held_extra_ps: Vec::new(),
+                footprint_extra_fs_per_byte: Vec::new(),
+                footprint_base: u64::MAX,
                 source: RuntimeSource::LogGp,
             }
         }

@@ -11,7 +11,7 @@
 //! docs).
 
 use super::runtime_shared::{self, Shape};
-use crate::model::{RuntimeCosts, Transport};
+use crate::model::{RuntimeCosts, RuntimeLevel, Transport};
 use crate::schedule::{Collective, Schedule};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -146,9 +146,13 @@ pub fn predict_runtime(
     };
     let sends = program_of(s);
     // Single copy: per rank, what its copy costs beyond itself because readers on other PUs
-    // hold its buffer (0 for streams).
+    // hold its buffer, and because the broadcast's buffers outgrow the caches (0 for streams).
     let held: Vec<u64> = match transport {
-        Transport::Direct => (0..n).map(|r| held_ps(costs, &sends, r, bytes)).collect(),
+        Transport::Direct => (0..n)
+            .map(|r| {
+                held_ps(costs, &sends, r, bytes) + footprint_ps(costs, finest, &sends, r, bytes)
+            })
+            .collect(),
         _ => vec![0; n as usize],
     };
     // More ranks than PUs: the ranks of a PU take turns on it, simulated.
@@ -301,6 +305,27 @@ fn held_ps(costs: &RuntimeCosts, sends: &[RankSends], r: u32, bytes: u64) -> u64
         .iter()
         .filter_map(|&(to, _)| costs.between(r, to))
         .map(|l| l.held_ps(bytes))
+        .max()
+        .unwrap_or(0)
+}
+
+/// What rank `r`'s single copy of the `bytes`-byte payload costs beyond the copy because the
+/// broadcast's buffers (one of the payload per rank) outgrow the caches, ps, at the level
+/// between `r` and the rank it copies from (the finest where they share a PU); 0 for the root.
+fn footprint_ps(
+    costs: &RuntimeCosts,
+    finest: Option<&RuntimeLevel>,
+    sends: &[RankSends],
+    r: u32,
+    bytes: u64,
+) -> u64 {
+    let footprint = (sends.len() as u64).saturating_mul(bytes);
+    sends
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.iter().any(|&(to, _)| to == r))
+        .filter_map(|(from, _)| costs.between(from as u32, r).or(finest))
+        .map(|l| l.footprint_ps(footprint, bytes))
         .max()
         .unwrap_or(0)
 }

@@ -327,6 +327,22 @@ fn table(p: &Profile) -> String {
                     points.join(", ")
                 ));
             }
+            if let (Some(d), Some(b), Some(h)) = (
+                &r.footprint_extra_ns_per_byte,
+                &r.footprint_bytes,
+                r.huge_bytes,
+            ) {
+                let points: Vec<String> = b
+                    .iter()
+                    .zip(d)
+                    .map(|(b, d)| format!("{} at {} MiB", c(d, 3), b >> 20))
+                    .collect();
+                out.push_str(&format!(
+                    "    single copy of {} MiB among more buffers, beyond the copy, ns per byte: {}\n",
+                    h >> 20,
+                    points.join(", ")
+                ));
+            }
         }
         let capacity = match &level.capacity {
             Some(c) => format!("{}{}", if c.at_least { "≥" } else { "" }, c.transfers),

@@ -317,26 +317,19 @@ impl RuntimeLevel {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn footprint_ps(&self, footprint: u64, bytes: u64) -> u64 {
-        let mut below = (self.footprint_base, 0u64);
+        let mut prev = (self.footprint_base, 0i128);
         for &(at, extra) in &self.footprint_extra_fs_per_byte {
+            let extra = i128::from(extra);
             if footprint <= at {
-                let (from, base) = below;
-                if footprint <= from {
-                    return bytes_ps(bytes, base);
-                }
-                // Linear between `below` and this point (the extra may fall as well as rise).
-                let span = u128::from(at - from);
-                let step = u128::from(footprint - from);
-                let fs = if extra >= base {
-                    u128::from(base) + u128::from(extra - base) * step / span
-                } else {
-                    u128::from(base) - u128::from(base - extra) * step / span
-                };
-                return bytes_ps(bytes, u64::try_from(fs).unwrap_or(u64::MAX));
+                // Linear between the point below and this one (0 at or below the base).
+                let into = i128::from(footprint.saturating_sub(prev.0));
+                let span = i128::from(at - prev.0).max(1);
+                let fs = prev.1 + (extra - prev.1) * into / span;
+                return bytes_ps(bytes, fs.max(0) as u64);
             }
-            below = (at, extra);
+            prev = (at, extra);
         }
-        bytes_ps(bytes, below.1)
+        bytes_ps(bytes, prev.1 as u64)
     }
 
     /// Receiver time to copy a `bytes`-byte message by single copy, ps (`None` if single copy is

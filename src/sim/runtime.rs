@@ -148,11 +148,12 @@ pub fn predict_runtime(
     // Single copy: per rank, what its copy costs beyond itself because readers on other PUs
     // hold its buffer, and because the broadcast's buffers outgrow the caches (0 for streams).
     let held: Vec<u64> = match transport {
-        Transport::Direct => (0..n)
-            .map(|r| {
-                held_ps(costs, &sends, r, bytes) + footprint_ps(costs, finest, &sends, r, bytes)
-            })
-            .collect(),
+        Transport::Direct => {
+            let extra = footprint_ps(costs, finest, &sends, bytes);
+            (0..n)
+                .map(|r| held_ps(costs, &sends, r, bytes) + extra[r as usize])
+                .collect()
+        }
         _ => vec![0; n as usize],
     };
     // More ranks than PUs: the ranks of a PU take turns on it, simulated.
@@ -309,25 +310,26 @@ fn held_ps(costs: &RuntimeCosts, sends: &[RankSends], r: u32, bytes: u64) -> u64
         .unwrap_or(0)
 }
 
-/// What rank `r`'s single copy of the `bytes`-byte payload costs beyond the copy because the
-/// broadcast's buffers (one of the payload per rank) outgrow the caches, ps, at the level
-/// between `r` and the rank it copies from (the finest where they share a PU); 0 for the root.
+/// Per rank, what its single copy of the `bytes`-byte payload costs beyond the copy because
+/// the broadcast's buffers (one of the payload per rank) outgrow the caches, ps, at the level
+/// between it and the rank it copies from (the finest where they share a PU); 0 for the root.
 fn footprint_ps(
     costs: &RuntimeCosts,
     finest: Option<&RuntimeLevel>,
     sends: &[RankSends],
-    r: u32,
     bytes: u64,
-) -> u64 {
+) -> Vec<u64> {
     let footprint = (sends.len() as u64).saturating_mul(bytes);
-    sends
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.iter().any(|&(to, _)| to == r))
-        .filter_map(|(from, _)| costs.between(from as u32, r).or(finest))
-        .map(|l| l.footprint_ps(footprint, bytes))
-        .max()
-        .unwrap_or(0)
+    let mut extra = vec![0; sends.len()];
+    for (from, s) in sends.iter().enumerate() {
+        for &(to, _) in s {
+            if let Some(l) = costs.between(from as u32, to).or(finest) {
+                let e = &mut extra[to as usize];
+                *e = (*e).max(l.footprint_ps(footprint, bytes));
+            }
+        }
+    }
+    extra
 }
 
 /// What the runtime's executor runs of broadcast `s`: each rank's sends in program order (all

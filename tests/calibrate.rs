@@ -476,6 +476,44 @@ fn held_copy_points_load_from_older_profiles_and_must_pair_up() {
 }
 
 #[test]
+fn forwarded_copy_points_are_optional_and_must_pair_up() {
+    // Profiles from before the fifty-third session have none: they load without them.
+    let text = std::fs::read_to_string("docs/data/profile-2026-11-30-AB.json").unwrap();
+    let old = Profile::from_json_forced(&text).unwrap();
+    let r = old.level("l3").unwrap().runtime.as_ref().unwrap();
+    assert!(r.forwarded_extra_ns.is_none() && r.forwarded_bytes.is_none());
+    // Three points at three sizes load; one size fewer, sizes out of order, or points without
+    // sizes are malformed.
+    let edit = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let levels = v["levels"].as_array_mut().unwrap();
+        let l3 = levels.iter_mut().find(|l| l["name"] == "l3").unwrap();
+        let rt = &mut l3["runtime"];
+        rt["forwarded_extra_ns"] = rt["held_extra_ns"].clone();
+        rt["forwarded_bytes"] = serde_json::json!([65536, 262144, 1048576]);
+        f(rt);
+        Profile::from_json_forced(&v.to_string())
+    };
+    let loaded = edit(&|_| {}).unwrap();
+    let r = loaded.level("l3").unwrap().runtime.as_ref().unwrap();
+    assert_eq!(
+        r.forwarded_bytes.as_deref(),
+        Some(&[65536, 262144, 1048576][..])
+    );
+    assert_eq!(r.forwarded_extra_ns.as_ref().map(Vec::len), Some(3));
+    let shorter = edit(&|rt| {
+        rt["forwarded_bytes"].as_array_mut().unwrap().pop();
+    });
+    assert!(matches!(shorter, Err(ProfileError::Malformed(m)) if m.contains("forwarded_bytes")));
+    let unordered = edit(&|rt| rt["forwarded_bytes"].as_array_mut().unwrap().swap(0, 1));
+    assert!(matches!(unordered, Err(ProfileError::Malformed(m)) if m.contains("ascending")));
+    let no_sizes = edit(&|rt| {
+        rt.as_object_mut().unwrap().remove("forwarded_bytes");
+    });
+    assert!(matches!(no_sizes, Err(ProfileError::Malformed(m)) if m.contains("forwarded_bytes")));
+}
+
+#[test]
 fn levels_convert_to_exact_models() {
     let p = profile("h");
     let l3 = p.level("l3").unwrap();

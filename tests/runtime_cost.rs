@@ -132,6 +132,8 @@ fn profile(rt: Rt) -> Profile {
         held_bytes: None,
         footprint_extra_ns_per_byte: None,
         footprint_bytes: None,
+        forwarded_extra_ns: None,
+        forwarded_bytes: None,
     });
     p
 }
@@ -1635,6 +1637,78 @@ fn a_forwarder_on_shared_pus_pays_only_for_readers_on_other_pus() {
     assert!(
         predict(&held, &h, &across, bytes, Transport::Direct)
             > predict(&plain, &h, &across, bytes, Transport::Direct)
+    );
+}
+
+/// `p` with a copy from a forwarder's buffer that another PU holds measured at `(bytes,
+/// extra ns beyond the held copy)` points.
+fn with_forwarded(mut p: Profile, points: &[(u64, f64)]) -> Profile {
+    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    let r = l3.runtime.as_mut().unwrap();
+    r.forwarded_extra_ns = Some(points.iter().map(|&(_, e)| one(e)).collect());
+    r.forwarded_bytes = Some(points.iter().map(|&(b, _)| b).collect());
+    p
+}
+
+#[test]
+fn a_copy_from_a_forwarders_streamed_buffer_pays_the_forwarded_extra() {
+    // A forwarder whose reader runs on another PU copies into a buffer that PU holds: inside
+    // the runtime's streaming window (32 KiB – 2 MiB) with streaming stores, so its own
+    // readers read the bytes from memory. Points: 64 KiB 2 µs, 256 KiB 5 µs, 1 MiB 12 µs.
+    let plain = profile(RT);
+    let fwd = with_forwarded(
+        profile(RT),
+        &[
+            (64 << 10, 2_000.0),
+            (256 << 10, 5_000.0),
+            (1 << 20, 12_000.0),
+        ],
+    );
+    // Ranks with PUs of their own, a chain 0 → 1 → 2 of one chunk: rank 2's copy, the last
+    // on the only path, takes exactly the extra longer: 2 µs at 64 KiB, half of it at 32 KiB
+    // (linear from nothing).
+    let h = machine(3);
+    let chain = by_hand(3, &[(0, 1), (1, 2)]);
+    let extra = |s: &Schedule, bytes: u64| {
+        predict(&fwd, &h, s, bytes, Transport::Direct)
+            - predict(&plain, &h, s, bytes, Transport::Direct)
+    };
+    assert_eq!(extra(&chain, 64 << 10), 2_000_000);
+    assert_eq!(extra(&chain, 32 << 10), 1_000_000);
+    // Outside the window the forwarder copies plainly (its bytes stay in its cache, as a
+    // root's own writes do): unchanged below and above it.
+    assert_eq!(extra(&chain, 16 << 10), 0);
+    assert_eq!(extra(&chain, 4 << 20), 0);
+    // The root's readers read what the root wrote: a star and a pair are unchanged.
+    let star = by_hand(3, &[(0, 1), (0, 2)]);
+    let pair = by_hand(2, &[(0, 1)]);
+    for bytes in [64u64 << 10, 1 << 20] {
+        assert_eq!(extra(&star, bytes), 0, "star, {bytes} B");
+        assert_eq!(extra(&pair, bytes), 0, "pair, {bytes} B");
+    }
+    // 4 ranks on 2 PUs (PU 0: ranks 0 and 2; PU 1: ranks 1 and 3). Rank 1 forwarding to
+    // rank 3 of its own PU lends no buffer across: unchanged. Rank 2 forwarding to rank 3
+    // on PU 1 does, and rank 3 copies from memory: dearer.
+    let (plain, fwd) = (
+        shared_profile(),
+        with_forwarded(shared_profile(), &[(64 << 10, 2_000.0)]),
+    );
+    let h = machine(2);
+    let same = by_hand(4, &[(0, 1), (0, 2), (1, 3)]);
+    let across = by_hand(4, &[(0, 2), (0, 1), (2, 3)]);
+    let bytes = 64 << 10;
+    assert_eq!(
+        predict(&fwd, &h, &same, bytes, Transport::Direct),
+        predict(&plain, &h, &same, bytes, Transport::Direct)
+    );
+    assert!(
+        predict(&fwd, &h, &across, bytes, Transport::Direct)
+            > predict(&plain, &h, &across, bytes, Transport::Direct)
+    );
+    // Streams move no copies: unchanged.
+    assert_eq!(
+        predict(&fwd, &h, &across, bytes, Transport::Stream),
+        predict(&plain, &h, &across, bytes, Transport::Stream)
     );
 }
 

@@ -94,6 +94,10 @@ struct Case {
     read_ranks: usize,
     /// Rank 1's buffers, used in turn (1 but in the footprint cases).
     rotate: usize,
+    /// A held case whose root does not write fresh data: its buffer holds what it copied
+    /// back from rank 1 (untimed), by streaming stores where the runtime streams, so the
+    /// timed reader copies from wherever those stores left the bytes.
+    stale: bool,
 }
 
 const fn case(bytes: usize, direct: bool, blocks: Blocks, shared: bool) -> Case {
@@ -106,6 +110,7 @@ const fn case(bytes: usize, direct: bool, blocks: Blocks, shared: bool) -> Case 
         held: false,
         read_ranks: 0,
         rotate: 1,
+        stale: false,
     }
 }
 
@@ -126,6 +131,17 @@ const fn posted(bytes: usize, shared: bool) -> Case {
         held: false,
         read_ranks: 0,
         rotate: 1,
+        stale: false,
+    }
+}
+
+/// A held single copy (see [`held`]) whose root copied its payload back from rank 1 just
+/// before, untimed, and wrote nothing after: the reader copies from a buffer its owner's own
+/// single copy last wrote.
+const fn from_copy(bytes: usize) -> Case {
+    Case {
+        stale: true,
+        ..held(bytes)
     }
 }
 
@@ -158,8 +174,9 @@ const fn posted_read(bytes: usize, ranks: usize) -> Case {
 /// such a buffer, `DIRECT[0]` bytes by single copy in 2 blocks, a single copy of `DIRECT[2]`
 /// bytes between two ranks of one PU, posted broadcasts of one line and of `SHARED_READ`
 /// bytes in slots of `SHARED_READ` bytes between two and among three ranks of one PU, and
-/// single copies of `HUGE` bytes into each count of `FOOTPRINT_READERS` buffers in turn.
-const CASES: [Case; 37] = [
+/// single copies of `HUGE` bytes into each count of `FOOTPRINT_READERS` buffers in turn, and
+/// the three largest `HELD` sizes' held copies from a buffer the root copied into last.
+const CASES: [Case; 40] = [
     case(ONE_LINE, false, Blocks::One, false),
     case(BURST, false, Blocks::One, false),
     case(STREAM[0], false, Blocks::One, false),
@@ -197,6 +214,9 @@ const CASES: [Case; 37] = [
     rotating(HUGE, FOOTPRINT_READERS[0]),
     rotating(HUGE, FOOTPRINT_READERS[1]),
     rotating(HUGE, FOOTPRINT_READERS[2]),
+    from_copy(HELD[2]),
+    from_copy(HELD[3]),
+    from_copy(HELD[4]),
 ];
 const _: () = assert!(HELD[0] == DIRECT[0] && HELD[2] == DIRECT[1] && HELD[4] == DIRECT[2]);
 const _: () = assert!(DIRECT[1] < HELD[3] && HELD[3] < DIRECT[2]);
@@ -221,9 +241,10 @@ fn lines(bytes: usize) -> f64 {
 /// posted two lines, the five held copies' extra time, the copy per byte from `HELD[3]` to
 /// `DIRECT[2]` (the large one then ends at `HELD[3]`), the single copy's executor, the copy per
 /// byte on one PU from `DIRECT[1]` to `DIRECT[2]`, a further reader's cost per further posted
-/// line on one PU, and the extra copy time per byte of `HUGE` bytes into each count of
-/// `FOOTPRINT_READERS` buffers in turn.
-const QUANTITIES: usize = 30;
+/// line on one PU, the extra copy time per byte of `HUGE` bytes into each count of
+/// `FOOTPRINT_READERS` buffers in turn, and the extra time of the three largest held copies
+/// when the root's buffer was last written by its own (held) copy rather than by the root.
+const QUANTITIES: usize = 33;
 
 /// The cases (indices into [`CASES`]) each quantity of [`quantities`] is computed from.
 /// A slice's value of a quantity is kept only where its cases between the pair's two PUs all
@@ -262,6 +283,9 @@ const QUANTITY_CASES: [&[usize]; QUANTITIES] = [
     &[34, 9],
     &[35, 9],
     &[36, 9],
+    &[37, 22],
+    &[38, 23],
+    &[39, 24],
 ];
 
 /// The quantities (see [`QUANTITIES`]) from one slice's median times of [`CASES`], ns.
@@ -323,6 +347,9 @@ fn quantities(t: &[f64; CASES.len()]) -> [f64; QUANTITIES] {
         (t[34] - t[9]) / HUGE as f64,
         (t[35] - t[9]) / HUGE as f64,
         (t[36] - t[9]) / HUGE as f64,
+        t[37] - t[22],
+        t[38] - t[23],
+        t[39] - t[24],
     ]
 }
 
@@ -453,7 +480,7 @@ impl RuntimeProbe {
             samples: Vec::new(),
             reps: [
                 64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32, 64, 32, 16, 16, 16, 8, 4, 64, 4, 4, 4,
-                2, 8, 8, 8, 8, 2, 64, 16, 32, 8, 2, 2, 2,
+                2, 8, 8, 8, 8, 2, 64, 16, 32, 8, 2, 2, 2, 4, 4, 2,
             ],
             warm: false,
             order: fastrand::Rng::with_seed(ORDER_SEED),
@@ -577,6 +604,8 @@ impl RuntimeProbe {
                     .map(|&k| ((k + 1) * HUGE) as u64)
                     .collect(),
             ),
+            forwarded_extra_ns: Some((30..33).map(dist).collect()),
+            forwarded_bytes: Some(HELD[2..].iter().map(|&b| b as u64).collect()),
         })
     }
 
@@ -637,6 +666,7 @@ impl RuntimeProbe {
             held,
             read_ranks,
             rotate,
+            stale,
         } = what;
         let comm = if read_ranks == 3 {
             &mut self.shared_posted_three
@@ -675,6 +705,10 @@ impl RuntimeProbe {
             let me = c.rank();
             // Rank 1 copies into its buffers in turn (one but in the footprint cases).
             let mut bufs = vec![vec![0; bytes]; if me == 1 { rotate } else { 1 }];
+            if stale && me == 0 {
+                // The payload of every repetition: copied back and forth from here on.
+                fill(&mut bufs[0], 0);
+            }
             // Untimed: takes the rings and warms the caches.
             let call = |c: &mut crate::runtime::CommRank<'_>, buf: &mut [u8]| {
                 if posted {
@@ -697,7 +731,7 @@ impl RuntimeProbe {
                     c.barrier()?;
                     c.broadcast_with(back, buf)?;
                 }
-                if me == 0 {
+                if me == 0 && !stale {
                     fill(buf, i);
                 }
                 c.barrier()?;
@@ -715,7 +749,7 @@ impl RuntimeProbe {
             // PU, a rank that returned first would check while another still copies).
             c.barrier()?;
             let mut want = vec![0; bytes];
-            fill(&mut want, reps - 1);
+            fill(&mut want, if stale { 0 } else { reps - 1 });
             let last = &bufs[(reps - 1) as usize % bufs.len()];
             Ok::<_, crate::runtime::CollectiveError>((starts, ends, *last == want))
         });

@@ -576,6 +576,20 @@ pub struct RuntimeCalibration {
     /// `2 · huge_bytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub footprint_bytes: Option<Vec<u64>>,
+    /// What a single copy costs beyond its own time when the buffer it copies from was last
+    /// written by its owner's single copy into a buffer another PU holds (a forwarder's
+    /// buffer in a repeated broadcast: the forwarder's readers hold it from the call before),
+    /// rather than by the owner itself, ns, at each of `forwarded_bytes`. Inside the
+    /// runtime's streaming window (32 KiB – 2 MiB) that copy streams, and the next reader
+    /// reads its bytes from memory. Measured as `T(forwarded) − T(held)` at each size: both
+    /// held copies (see `held_extra_ns`), the forwarded one with no fresh data written by the
+    /// root after its untimed copy back. Absent from profiles written before herald measured
+    /// it (fifty-third session; then such copies cost what any copy costs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forwarded_extra_ns: Option<Vec<Distribution>>,
+    /// The payloads behind `forwarded_extra_ns`, bytes, ascending, one per point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forwarded_bytes: Option<Vec<u64>>,
 }
 
 /// One level of the topology summary.
@@ -835,6 +849,15 @@ impl Profile {
                 return Err(ProfileError::Malformed(format!(
                     "level {:?}: footprint_extra_ns_per_byte and footprint_bytes must have one \
                      point per footprint, footprints ascending and above 2 · huge_bytes",
+                    level.name
+                )));
+            }
+            let (points, bytes) = (r.forwarded_extra_ns.as_ref(), r.forwarded_bytes.as_ref());
+            let ascending = bytes.is_none_or(|b| b.windows(2).all(|w| w[0] < w[1]));
+            if points.map(Vec::len) != bytes.map(Vec::len) || !ascending {
+                return Err(ProfileError::Malformed(format!(
+                    "level {:?}: forwarded_extra_ns and forwarded_bytes must have one point per \
+                     size, sizes ascending",
                     level.name
                 )));
             }

@@ -216,6 +216,12 @@ pub struct RuntimeLevel {
     /// The footprint of the calibrated copies (`2 · huge_bytes`: the root's buffer and the
     /// reader's), bytes; at most this, a copy costs no extra.
     pub footprint_base: u64,
+    /// What a single copy costs its reader beyond [`copy_ps`](Self::copy_ps) when it copies
+    /// from a forwarder's buffer that another PU holds (the forwarder's own copy into it
+    /// streamed, inside the runtime's streaming window): `(payload bytes, extra ps)` at the
+    /// calibrated sizes, ascending; empty where not measured
+    /// ([`forwarded_ps`](Self::forwarded_ps)).
+    pub forwarded_extra_ps: Vec<(u64, u64)>,
     /// Where the values came from.
     pub source: RuntimeSource,
 }
@@ -330,6 +336,53 @@ impl RuntimeLevel {
             prev = (at, extra);
         }
         bytes_ps(bytes, prev.1 as u64)
+    }
+
+    /// What a single copy of a `bytes`-byte payload costs its reader beyond
+    /// [`copy_ps`](Self::copy_ps) when the buffer it copies from is a forwarder's that another
+    /// PU holds, ps; 0 where not measured. Such a forwarder copies into its buffer as
+    /// [`held_ps`](Self::held_ps) describes: inside the runtime's streaming window (32 KiB –
+    /// 2 MiB) with streaming stores from the start, so its readers read the bytes from memory;
+    /// outside it plainly (in the host's fast latency mode), leaving them in its cache as a
+    /// root's own writes do: no extra there. Inside the window the extra is linear from nothing
+    /// at 0 bytes through the calibrated points inside it, and beyond the last one in proportion
+    /// to the bytes (each byte is read from memory once).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use herald::{*, model::{RuntimeCosts, Pick}};
+    /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+    /// # let profile = Profile::from_json_forced(&text)?;
+    /// # let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+    /// # let costs = RuntimeCosts::from_profile(&profile, &h, Pick::Dominant)?;
+    /// let mut level = costs.between(0, 1).expect("two PUs meet").clone();
+    /// // This profile predates the measurement.
+    /// assert_eq!(level.forwarded_ps(1 << 20), 0);
+    /// level.forwarded_extra_ps = vec![(65536, 2000), (1 << 20, 40_000)];
+    /// assert_eq!(level.forwarded_ps(32768), 1000); // half way from nothing to the first point
+    /// assert_eq!(level.forwarded_ps(2 << 20), 80_000); // in proportion past the last
+    /// assert_eq!(level.forwarded_ps(16384), 0); // below the window: plain copies
+    /// assert_eq!(level.forwarded_ps(4 << 20), 0); // above it
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn forwarded_ps(&self, bytes: u64) -> u64 {
+        let window = crate::runtime::STREAMING;
+        let inside = |b: u64| usize::try_from(b).is_ok_and(|b| window.contains(&b));
+        if !inside(bytes) {
+            return 0;
+        }
+        let mut prev = (0u64, 0i128);
+        for &(b, e) in self.forwarded_extra_ps.iter().filter(|p| inside(p.0)) {
+            let e = i128::from(e);
+            if bytes <= b {
+                let into = i128::from(bytes - prev.0);
+                let span = i128::from(b - prev.0).max(1);
+                return (prev.1 + (e - prev.1) * into / span).max(0) as u64;
+            }
+            prev = (b, e);
+        }
+        (prev.1 * i128::from(bytes) / i128::from(prev.0.max(1))).max(0) as u64
     }
 
     /// Receiver time to copy a `bytes`-byte message by single copy, ps (`None` if single copy is
@@ -559,6 +612,14 @@ fn level_costs(
                 _ => Vec::new(),
             },
             footprint_base: r.huge_bytes.map_or(u64::MAX, |h| 2 * h),
+            forwarded_extra_ps: match (&r.forwarded_extra_ns, &r.forwarded_bytes) {
+                (Some(d), Some(b)) => b
+                    .iter()
+                    .zip(d)
+                    .map(|(&b, d)| (b, ps(d.pick(pick) * factor)))
+                    .collect(),
+                _ => Vec::new(),
+            },
             source,
         },
         None => {
@@ -585,6 +646,7 @@ fn level_costs(
                 held_extra_ps: Vec::new(),
                 footprint_extra_fs_per_byte: Vec::new(),
                 footprint_base: u64::MAX,
+                forwarded_extra_ps: Vec::new(),
                 source: RuntimeSource::LogGp,
             }
         }

@@ -146,12 +146,16 @@ pub fn predict_runtime(
     };
     let sends = program_of(s);
     // Single copy: per rank, what its copy costs beyond itself because readers on other PUs
-    // hold its buffer, and because the broadcast's buffers outgrow the caches (0 for streams).
+    // hold its buffer, because the broadcast's buffers outgrow the caches, and because it
+    // copies from a forwarder's buffer that its own copy streamed to memory (0 for streams).
     let held: Vec<u64> = match transport {
         Transport::Direct => {
             let extra = footprint_ps(costs, finest, &sends, bytes);
+            let forwarded = forwarded_ps(costs, finest, &sends, root, bytes);
             (0..n)
-                .map(|r| held_ps(costs, &sends, r, bytes) + extra[r as usize])
+                .map(|r| {
+                    held_ps(costs, &sends, r, bytes) + extra[r as usize] + forwarded[r as usize]
+                })
                 .collect()
         }
         _ => vec![0; n as usize],
@@ -326,6 +330,35 @@ fn footprint_ps(
             if let Some(l) = costs.between(from as u32, to).or(finest) {
                 let e = &mut extra[to as usize];
                 *e = (*e).max(l.footprint_ps(footprint, bytes));
+            }
+        }
+    }
+    extra
+}
+
+/// Per rank, what its single copy of the `bytes`-byte payload costs beyond the copy because
+/// it copies from a forwarder's buffer that another PU holds (the forwarder lends it to a rank
+/// on another PU, so its own copy into it streams inside the runtime's window and the bytes
+/// are read from memory), ps, at the level between the two (the finest where they share a
+/// PU); 0 for the root's readers and the root.
+fn forwarded_ps(
+    costs: &RuntimeCosts,
+    finest: Option<&RuntimeLevel>,
+    sends: &[RankSends],
+    root: u32,
+    bytes: u64,
+) -> Vec<u64> {
+    let mut extra = vec![0; sends.len()];
+    for (from, s) in sends.iter().enumerate() {
+        let from = from as u32;
+        let held = s.iter().any(|&(to, _)| costs.between(from, to).is_some());
+        if from == root || !held {
+            continue;
+        }
+        for &(to, _) in s {
+            if let Some(l) = costs.between(from, to).or(finest) {
+                let e = &mut extra[to as usize];
+                *e = (*e).max(l.forwarded_ps(bytes));
             }
         }
     }

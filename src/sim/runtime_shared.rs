@@ -36,8 +36,9 @@ pub(super) struct Shape<'a> {
     /// Per rank: its sends `(to, block)` in program order.
     pub(super) sends: &'a [Vec<(u32, u32)>],
     /// Per rank: what its single copy of the payload costs beyond the copy because readers on
-    /// other PUs hold its buffer, and because the broadcast's buffers outgrow the caches, ps
-    /// (0 for other transports).
+    /// other PUs hold its buffer, because the broadcast's buffers outgrow the caches, and
+    /// because it copies from a forwarder's buffer streamed to memory, ps (0 for other
+    /// transports).
     pub(super) held: &'a [u64],
     /// Units (lines or chunks) per block.
     pub(super) units: &'a [u64],
@@ -528,7 +529,8 @@ impl<'a> Sim<'a> {
                             copy = copy.min(c);
                         }
                         // A reader that forwards to another PU writes into lines that PU
-                        // holds from the call before; buffers past the caches cost more.
+                        // holds from the call before; buffers past the caches cost more, and
+                        // so does a forwarder's buffer its held copy streamed to memory.
                         copy += share(self.shape.held[r as usize]);
                         let per_unit = copy.div_ceil(u.max(1));
                         let first = t.max(a.first) + l.block_ps + per_unit;

@@ -343,6 +343,17 @@ fn table(p: &Profile) -> String {
                     points.join(", ")
                 ));
             }
+            if let (Some(d), Some(b)) = (&r.forwarded_extra_ns, &r.forwarded_bytes) {
+                let points: Vec<String> = b
+                    .iter()
+                    .zip(d)
+                    .map(|(b, d)| format!("{} at {b} B", c(d, 0)))
+                    .collect();
+                out.push_str(&format!(
+                    "    single copy from a forwarder's buffer another CPU holds, beyond the held copy: {}\n",
+                    points.join(", ")
+                ));
+            }
         }
         let capacity = match &level.capacity {
             Some(c) => format!("{}{}", if c.at_least { "≥" } else { "" }, c.transfers),

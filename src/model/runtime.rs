@@ -549,6 +549,15 @@ fn level_costs(
     let hop_ps = ratio_ps(lp.l()) + 2 * ratio_ps(lp.o());
     let gap_ps = ratio_ps(lp.g().max(lp.o()));
     let fs = |ns_per_byte: f64| ps(ns_per_byte * factor * 1000.0);
+    // `(bytes, extra ps)` of points measured at sizes; none unless both are there.
+    let sized_ps = |d: &Option<Vec<super::Distribution>>, b: &Option<Vec<u64>>| match (d, b) {
+        (Some(d), Some(b)) => b
+            .iter()
+            .zip(d)
+            .map(|(&b, d)| (b, ps(d.pick(pick) * factor)))
+            .collect(),
+        _ => Vec::new(),
+    };
     match runtime {
         Some(r) => RuntimeLevel {
             hop_ps,
@@ -594,14 +603,7 @@ fn level_costs(
                 .as_ref()
                 .or(r.posted_line_ns.as_ref())
                 .map_or(0, |d| ps(d.pick(pick) * factor)),
-            held_extra_ps: match (&r.held_extra_ns, &r.held_bytes) {
-                (Some(d), Some(b)) => b
-                    .iter()
-                    .zip(d)
-                    .map(|(&b, d)| (b, ps(d.pick(pick) * factor)))
-                    .collect(),
-                _ => Vec::new(),
-            },
+            held_extra_ps: sized_ps(&r.held_extra_ns, &r.held_bytes),
             footprint_extra_fs_per_byte: match (&r.footprint_extra_ns_per_byte, &r.footprint_bytes)
             {
                 (Some(d), Some(b)) if r.huge_bytes.is_some() => b
@@ -612,14 +614,7 @@ fn level_costs(
                 _ => Vec::new(),
             },
             footprint_base: r.huge_bytes.map_or(u64::MAX, |h| 2 * h),
-            forwarded_extra_ps: match (&r.forwarded_extra_ns, &r.forwarded_bytes) {
-                (Some(d), Some(b)) => b
-                    .iter()
-                    .zip(d)
-                    .map(|(&b, d)| (b, ps(d.pick(pick) * factor)))
-                    .collect(),
-                _ => Vec::new(),
-            },
+            forwarded_extra_ps: sized_ps(&r.forwarded_extra_ns, &r.forwarded_bytes),
             source,
         },
         None => {

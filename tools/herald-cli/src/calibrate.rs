@@ -315,16 +315,19 @@ fn table(p: &Profile) -> String {
                     ));
                 }
             }
-            if let (Some(d), Some(b)) = (&r.held_extra_ns, &r.held_bytes) {
+            // Points measured at sizes, ns each: `… at B B, …`.
+            let at_sizes = |d: &[Distribution], b: &[u64]| {
                 let points: Vec<String> = b
                     .iter()
                     .zip(d)
                     .map(|(b, d)| format!("{} at {b} B", c(d, 0)))
                     .collect();
+                points.join(", ")
+            };
+            if let (Some(d), Some(b)) = (&r.held_extra_ns, &r.held_bytes) {
                 out.push_str(&format!(
-                    "    single copy into a buffer the other CPU holds, beyond the copy: {}
-",
-                    points.join(", ")
+                    "    single copy into a buffer the other CPU holds, beyond the copy: {}\n",
+                    at_sizes(d, b)
                 ));
             }
             if let (Some(d), Some(b), Some(h)) = (
@@ -344,14 +347,10 @@ fn table(p: &Profile) -> String {
                 ));
             }
             if let (Some(d), Some(b)) = (&r.forwarded_extra_ns, &r.forwarded_bytes) {
-                let points: Vec<String> = b
-                    .iter()
-                    .zip(d)
-                    .map(|(b, d)| format!("{} at {b} B", c(d, 0)))
-                    .collect();
                 out.push_str(&format!(
-                    "    single copy from a forwarder's buffer another CPU holds, beyond the held copy: {}\n",
-                    points.join(", ")
+                    "    single copy from a forwarder's buffer another CPU holds, beyond the held \
+                     copy: {}\n",
+                    at_sizes(d, b)
                 ));
             }
         }
@@ -399,6 +398,32 @@ mod tests {
                 ),
                 "no line ending {line:?} in\n{t}"
             );
+        }
+    }
+
+    /// The held and forwarded copies' extras each print on a line of their own, every point
+    /// with its size.
+    #[test]
+    fn the_table_prints_each_point_with_its_size() {
+        let text = std::fs::read_to_string("../../docs/data/forwarded-2026-12-04/C1.json").unwrap();
+        let profile = Profile::from_json_forced(&text).unwrap();
+        let t = table(&profile);
+        let line = |start: &str| {
+            t.lines()
+                .find(|l| l.starts_with(start))
+                .unwrap_or_else(|| panic!("no line {start:?} in\n{t}"))
+                .to_string()
+        };
+        let held = line("    single copy into a buffer the other CPU holds, beyond the copy: ");
+        for b in [4096, 16384, 65536, 262144, 1048576] {
+            assert!(held.contains(&format!(" at {b} B")), "{held}");
+        }
+        let fwd = line(
+            "    single copy from a forwarder's buffer another CPU holds, beyond the held copy: ",
+        );
+        assert_eq!(fwd.matches(" at ").count(), 3, "{fwd}");
+        for b in [65536, 262144, 1048576] {
+            assert!(fwd.contains(&format!(" at {b} B")), "{fwd}");
         }
     }
 }

@@ -442,6 +442,53 @@ fn single_copy_broadcasts_every_schedule() {
 }
 
 #[test]
+fn one_descriptor_copies_among_ranks_sharing_cpus_complete() {
+    // A one-chunk single copy's lender spins on its turns once only readers on other CPUs are
+    // left, where no rank of its CPU forwards (stars), and yields as before where one does
+    // (binomial and binary trees, chains): 3–16 ranks on the machine's CPUs, payloads of one
+    // chunk (the default 64 KiB) up to it, every root in turn and two calls back to back,
+    // every byte checked.
+    watchdog(|| {
+        for n in [3, 4, 8, 16] {
+            let mut team = Team::new(n).unwrap();
+            for alg in [
+                Algorithm::Star,
+                Algorithm::Binomial,
+                Algorithm::Binary,
+                Algorithm::Chain,
+            ] {
+                let opts = CommOptions {
+                    direct_min_bytes: 1,
+                    schedule: DefaultSchedule::Fixed(alg),
+                    ..CommOptions::default()
+                };
+                let mut comm = Comm::with_options(n, opts).unwrap();
+                let mut ranks = comm.ranks();
+                let ok = team.run_with(&mut ranks, |_, c| {
+                    let mut good = true;
+                    for (i, len) in [100usize, 32 << 10, 64 << 10].into_iter().enumerate() {
+                        for root in 0..c.size() {
+                            for k in 0..2 {
+                                let want = payload(len, (i * 31 + root * 2 + k) as u64);
+                                let mut buf = if c.rank() == root {
+                                    want.clone()
+                                } else {
+                                    vec![0x5a; len]
+                                };
+                                c.broadcast(root, &mut buf).unwrap();
+                                good &= buf == want;
+                            }
+                        }
+                    }
+                    good
+                });
+                assert!(ok.iter().all(|&b| b), "n={n} {alg}");
+            }
+        }
+    });
+}
+
+#[test]
 fn single_copy_mismatches_and_panics_do_not_hang() {
     watchdog(|| {
         for n in [2, 3, 8] {

@@ -57,13 +57,19 @@
 //!
 //! The exception is a wait for a thread on another CPU on which no thread of the waiter's own
 //! CPU can act: the caller says so (`across`), and the waiter spins first as one with a CPU of
-//! its own does. One caller does: a posted broadcast's root waiting for the reply to its own
+//! its own does. Two callers do. First, a posted broadcast's root waiting for the reply to its own
 //! post from the other CPU (a ping-pong: the readers beside it read that post, they do not
 //! answer it), where no mate keeps the replying root from posting. Yielding there hands the
 //! CPU to a mate with nothing to do, and the reply is read only on the waiter's next turn: 4
 //! ranks on 2 CPUs ping-ponged broadcasts of 8–64 bytes in about 0.3 µs against 2.0–2.2 µs
 //! yielding at once, 8 ranks in 0.5–1.2 µs against 3.9–4.9 (docs/runtime.md, "A waiter spins
-//! for a thread on the other CPU"). A wait that every mate waits out too (a small allreduce
+//! for a thread on the other CPU"). Second, a single copy's lender of one descriptor waits for its
+//! readers the same way once only readers on other CPUs are left and no rank of its CPU
+//! forwards (its readers on its own CPU copy first, so it asks again on each turn): with 8 and
+//! 16 ranks on 2 CPUs a one-block star of 64 KiB took 12.0–12.2 and 26.3–27.4 µs against
+//! 17.1–17.4 and 37.2–38.4 yielding at once, the root returning a round of its CPU's other
+//! threads after its last reader (docs/runtime.md, "A lender spins for readers on the other
+//! CPU"). A wait that every mate waits out too (a small allreduce
 //! whose ranks beside it have deposited) is not such a wait: its mates must run to return
 //! after it, and a spin there delays them (a barrier and then one allreduce took 4.4–5.4 µs
 //! with it, 3.1–3.3 without in most pairs).
@@ -303,7 +309,7 @@ impl Signal {
     pub fn wait_until<T>(&self, mut ready: impl FnMut() -> Option<T>) -> Result<T, Aborted> {
         match ready() {
             Some(value) => Ok(value),
-            None => self.wait_cold(&mut |_| ready(), true, false, YIELD_FOR, &|| false),
+            None => self.wait_cold(&mut |_| ready(), true, false, YIELD_FOR, &|| false, false),
         }
     }
 
@@ -332,7 +338,7 @@ impl Signal {
     ) -> Result<T, Aborted> {
         match ready(Phase::Spin) {
             Some(value) => Ok(value),
-            None => self.wait_cold(&mut ready, true, true, YIELD_FOR, &across),
+            None => self.wait_cold(&mut ready, true, true, YIELD_FOR, &across, false),
         }
     }
 
@@ -380,16 +386,24 @@ impl Signal {
 
     /// Like [`wait_until`](Self::wait_until), but not abortable (team bookkeeping).
     pub(crate) fn wait_until_unabortable<T>(&self, ready: impl FnMut() -> Option<T>) -> T {
-        self.wait_until_unabortable_for(YIELD_FOR, ready)
+        self.wait_until_unabortable_for(YIELD_FOR, || false, ready)
     }
 
     /// Like [`wait_until_unabortable`](Self::wait_until_unabortable), yielding for at least
     /// `expected` (and at least [`YIELD_FOR`]) before parking: for a wait whose length the
     /// waiter can bound from the work it waits for (a lender's readers copying its buffer),
     /// so that a wait of known length does not pay a wake-up.
+    ///
+    /// `across` answers whether only threads on other CPUs can still make the condition true
+    /// (see [`wait_phased_across`](Self::wait_phased_across)). It is asked again on each of the
+    /// waiter's turns where it shares its CPU: a lender's readers on its own CPU copy first,
+    /// then only those on the other CPU are left, and from then on each turn spins before it
+    /// yields again (a reader there that finishes during the spin is seen at once, not a round
+    /// of the CPU's other threads later).
     pub(crate) fn wait_until_unabortable_for<T>(
         &self,
         expected: std::time::Duration,
+        across: impl Fn() -> bool,
         mut ready: impl FnMut() -> Option<T>,
     ) -> T {
         match ready() {
@@ -399,7 +413,8 @@ impl Signal {
                 false,
                 false,
                 expected.max(YIELD_FOR),
-                &|| false,
+                &across,
+                true,
             ) {
                 Ok(value) => value,
                 Err(Aborted) => unreachable!("an unabortable wait returned Aborted"),
@@ -428,6 +443,7 @@ impl Signal {
         timed: bool,
         yield_for: std::time::Duration,
         across: &dyn Fn() -> bool,
+        respin: bool,
     ) -> Result<T, Aborted> {
         let aborted = || abortable && thread_aborted();
         let (spins, yields) = if cfg!(herald_loom) {
@@ -454,6 +470,16 @@ impl Signal {
                 thread::yield_now();
                 if let Some(value) = ready(Phase::Slow) {
                     return Ok(value);
+                }
+                // A waiter that shares its CPU and began yielding at once spins on each turn
+                // where `respin` asks, once only other CPUs' threads can end the wait.
+                if respin && spins == 0 && across() {
+                    for _ in 0..SPIN_POLLS {
+                        std::hint::spin_loop();
+                        if let Some(value) = ready(Phase::Spin) {
+                            return Ok(value);
+                        }
+                    }
                 }
                 if yielded >= yields && began.elapsed() >= yield_for {
                     break;

@@ -243,6 +243,14 @@ pub(crate) fn broadcast(
     let way = (pick.streaming, unheld, pick.timed.then_some(&timer));
     let framing = DirectFraming::new(id, buf, geometry, core.poison_flag(), way);
     let lent_buf = (buf.as_ptr() as usize, buf.len());
+    let is_root = me == program.root() as usize;
+    let one = one_descriptor(program, prog, is_root, &framing);
+    // The lender's wait may spin for readers on other CPUs only where no rank of its CPU
+    // forwards in this call (such a rank may still wait on this CPU after its reads).
+    let spin_across = one
+        && core
+            .mates(me)
+            .all(|r| program.rank(r as u32).sends.is_empty());
     // Rule 4: armed before anything is published; its drop waits for this rank's readers.
     let mut lent = Lent {
         core,
@@ -250,13 +258,13 @@ pub(crate) fn broadcast(
         id,
         receivers: prog,
         bytes: buf.len(),
+        spin_across,
         succeeded: false,
     };
     let result = {
         // Rule 3: dropped (reads marked done) before `lent` waits for this rank's readers.
         let _done = ReadsDone { core, me, id, prog };
-        let is_root = me == program.root() as usize;
-        if one_descriptor(program, prog, is_root, &framing) {
+        if one {
             one_chunk(core, me, prog, id, &framing, links)
         } else {
             let exec = Exec::new(
@@ -653,6 +661,10 @@ pub(super) struct Lent<'p> {
     /// The bytes each reader copies from the lent buffer (at most): the wait for the readers
     /// yields for about their copy time before it parks ([`lend_wait`]).
     pub(super) bytes: usize,
+    /// Whether the wait spins on each turn once only readers on other CPUs are left: a
+    /// one-descriptor copy ([`one_descriptor`]) whose CPU's other ranks forward nothing in the
+    /// call (docs/runtime.md, "A lender spins for readers on the other CPU").
+    pub(super) spin_across: bool,
     /// Whether the run succeeded (set just before the drop on the normal path).
     pub(super) succeeded: bool,
 }
@@ -689,7 +701,16 @@ impl Drop for Lent<'_> {
         }
         let (core, me, id) = (self.core, self.me, self.id);
         let expected = lend_wait(self.bytes, self.receivers.sends.len());
-        core.signals[me].wait_until_unabortable_for(expected, || {
+        // Once every reader still copying runs on another CPU, nothing on this one can end
+        // the wait: it spins on each turn (docs/runtime.md, "A lender spins for readers on
+        // the other CPU").
+        let across = || {
+            self.spin_across
+                && self.receivers.sends.iter().all(|&(to, _)| {
+                    core.across(me, to as usize) || reader_finished(core, to as usize, id)
+                })
+        };
+        core.signals[me].wait_until_unabortable_for(expected, across, || {
             if thread_aborted() && !core.is_poisoned() {
                 // This rank's team was aborted: receivers driven by other teams do not see
                 // that flag, so make it the communicator's before relying on it (rule 5).
@@ -798,6 +819,7 @@ mod loom_tests {
                 id,
                 receivers: &prog,
                 bytes: 0,
+                spin_across: false,
                 succeeded,
             });
             // The call returns: the caller frees or rewrites its buffer.

@@ -112,6 +112,7 @@ impl CommRank<'_> {
             receivers: &peers,
             // each reader combines one part of this rank's slice and copies another
             bytes: 2 * len * std::mem::size_of::<T>() / n,
+            spin_across: false,
             succeeded: false,
         };
         let result = {
@@ -303,6 +304,7 @@ mod loom_tests {
             id,
             receivers: &peers,
             bytes: 0,
+            spin_across: false,
             succeeded: false,
         };
         let result = {

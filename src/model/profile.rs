@@ -827,15 +827,23 @@ impl Profile {
                     level.name
                 )));
             }
-            let (points, bytes) = (r.held_extra_ns.as_ref(), r.held_bytes.as_ref());
-            let ascending = bytes.is_none_or(|b| b.windows(2).all(|w| w[0] < w[1]));
-            if points.map(Vec::len) != bytes.map(Vec::len) || !ascending {
-                return Err(ProfileError::Malformed(format!(
-                    "level {:?}: held_extra_ns and held_bytes must have one point per size, \
-                     sizes ascending",
-                    level.name
-                )));
-            }
+            // Points measured at sizes: one per size, sizes ascending.
+            let sized =
+                |points: Option<&Vec<Distribution>>, bytes: Option<&Vec<u64>>, names: &str| {
+                    let ascending = bytes.is_none_or(|b| b.windows(2).all(|w| w[0] < w[1]));
+                    if points.map(Vec::len) != bytes.map(Vec::len) || !ascending {
+                        return Err(ProfileError::Malformed(format!(
+                            "level {:?}: {names} must have one point per size, sizes ascending",
+                            level.name
+                        )));
+                    }
+                    Ok(())
+                };
+            sized(
+                r.held_extra_ns.as_ref(),
+                r.held_bytes.as_ref(),
+                "held_extra_ns and held_bytes",
+            )?;
             let (points, bytes) = (
                 r.footprint_extra_ns_per_byte.as_ref(),
                 r.footprint_bytes.as_ref(),
@@ -852,15 +860,11 @@ impl Profile {
                     level.name
                 )));
             }
-            let (points, bytes) = (r.forwarded_extra_ns.as_ref(), r.forwarded_bytes.as_ref());
-            let ascending = bytes.is_none_or(|b| b.windows(2).all(|w| w[0] < w[1]));
-            if points.map(Vec::len) != bytes.map(Vec::len) || !ascending {
-                return Err(ProfileError::Malformed(format!(
-                    "level {:?}: forwarded_extra_ns and forwarded_bytes must have one point per \
-                     size, sizes ascending",
-                    level.name
-                )));
-            }
+            sized(
+                r.forwarded_extra_ns.as_ref(),
+                r.forwarded_bytes.as_ref(),
+                "forwarded_extra_ns and forwarded_bytes",
+            )?;
         }
         Ok(profile)
     }

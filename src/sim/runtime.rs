@@ -324,16 +324,13 @@ fn footprint_ps(
     bytes: u64,
 ) -> Vec<u64> {
     let footprint = (sends.len() as u64).saturating_mul(bytes);
-    let mut extra = vec![0; sends.len()];
-    for (from, s) in sends.iter().enumerate() {
-        for &(to, _) in s {
-            if let Some(l) = costs.between(from as u32, to).or(finest) {
-                let e = &mut extra[to as usize];
-                *e = (*e).max(l.footprint_ps(footprint, bytes));
-            }
-        }
-    }
-    extra
+    per_reader(
+        costs,
+        finest,
+        sends,
+        |_| true,
+        |l| l.footprint_ps(footprint, bytes),
+    )
 }
 
 /// Per rank, what its single copy of the `bytes`-byte payload costs beyond the copy because
@@ -348,21 +345,40 @@ fn forwarded_ps(
     root: u32,
     bytes: u64,
 ) -> Vec<u64> {
-    let mut extra = vec![0; sends.len()];
+    // A forwarder lends across PUs when one of its readers runs on another PU.
+    let held = |from: u32| {
+        from != root
+            && sends[from as usize]
+                .iter()
+                .any(|&(to, _)| costs.between(from, to).is_some())
+    };
+    per_reader(costs, finest, sends, held, |l| l.forwarded_ps(bytes))
+}
+
+/// Per rank, the largest `extra` of the levels between it and the ranks it copies from whose
+/// sends count (`counts(from)`; the finest level where the two share a PU), ps; 0 for a rank
+/// no counted sender reaches.
+fn per_reader(
+    costs: &RuntimeCosts,
+    finest: Option<&RuntimeLevel>,
+    sends: &[RankSends],
+    counts: impl Fn(u32) -> bool,
+    extra: impl Fn(&RuntimeLevel) -> u64,
+) -> Vec<u64> {
+    let mut out = vec![0; sends.len()];
     for (from, s) in sends.iter().enumerate() {
         let from = from as u32;
-        let held = s.iter().any(|&(to, _)| costs.between(from, to).is_some());
-        if from == root || !held {
+        if !counts(from) {
             continue;
         }
         for &(to, _) in s {
             if let Some(l) = costs.between(from, to).or(finest) {
-                let e = &mut extra[to as usize];
-                *e = (*e).max(l.forwarded_ps(bytes));
+                let e = &mut out[to as usize];
+                *e = (*e).max(extra(l));
             }
         }
     }
-    extra
+    out
 }
 
 /// What the runtime's executor runs of broadcast `s`: each rank's sends in program order (all

@@ -363,6 +363,7 @@ fn profile(host: &str) -> Profile {
         levels: vec![level(20.25, 30.0, 25.0, 40.0, 0.3125)],
         unsettled: Vec::new(),
         switch_ns: dist(1500.0),
+        spin_ns: None,
         combine_ns: Vec::new(),
         posted: Vec::new(),
         posted_allreduce: Vec::new(),

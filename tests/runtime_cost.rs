@@ -1780,3 +1780,42 @@ fn copies_whose_buffers_outgrow_the_caches_pay_the_footprint_extra() {
         "{diff} ps later, one copy's extra {one_copy} ps"
     );
 }
+
+/// The shared profile with a spin phase of `ns` ns (`None`: not measured).
+fn with_spin(ns: Option<f64>) -> Profile {
+    let mut p = shared_profile();
+    p.spin_ns = ns.map(one);
+    p
+}
+
+#[test]
+fn a_lender_waiting_only_for_readers_on_other_pus_spins_for_them() {
+    // A one-block single copy of 4 KiB (one chunk) from rank 0 among 4 ranks on 2 PUs: ranks 0
+    // and 2 share PU 0, ranks 1 and 3 PU 1. Once rank 2 has copied, only readers on PU 1 are
+    // left and the root spins on its turns. With a spin longer than the whole broadcast it
+    // sees the last copy done a hop after it ends, whatever PU 1's phase and speed.
+    let h = machine(2);
+    let run = |spin: Option<f64>, blocks: u32, bytes: u64| {
+        let costs = RuntimeCosts::from_profile(&with_spin(spin), &h, Pick::Dominant).unwrap();
+        predict_runtime(
+            &tree(Algorithm::Star, 4, blocks),
+            &costs,
+            bytes,
+            Transport::Direct,
+        )
+        .unwrap()
+    };
+    let spun = run(Some(1e9), 1, 4096);
+    assert_eq!(spun.makespan_ps, spun.last_hold_ps + HOP_PS);
+    // Yielding at once (no spin measured, or none), the copies are the same and the root
+    // sees the last one only at a later turn: after a handoff at least.
+    let yielded = run(None, 1, 4096);
+    assert_eq!(yielded.last_hold_ps, spun.last_hold_ps);
+    assert!(yielded.makespan_ps > spun.makespan_ps + 1_000_000);
+    assert_eq!(run(Some(0.0), 1, 4096), yielded);
+    // Several blocks, or one block of several chunks (64 KiB each here), run the executor,
+    // whose lender yields at once: the spin changes nothing.
+    for (blocks, bytes) in [(2, 4096), (1, 128 << 10)] {
+        assert_eq!(run(Some(1e9), blocks, bytes), run(None, blocks, bytes));
+    }
+}

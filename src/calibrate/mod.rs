@@ -85,7 +85,10 @@
 //!
 //! `switch_ns`: two threads pinned to one CPU ping-pong on a line, yielding while they wait;
 //! half the round trip is the cost of a message whose receiver must first be scheduled. The
-//! runtime's planner adds it to every latency when ranks outnumber CPUs.
+//! runtime's planner adds it to every latency when ranks outnumber CPUs. `spin_ns`: one spin
+//! phase of the runtime's waits (its polls one spin hint apart), timed eight times a slice
+//! where nothing ends it; a single copy's lender spins that long on each turn once only
+//! readers on other CPUs are left.
 //!
 //! # Capacity
 //!
@@ -453,6 +456,7 @@ pub fn calibrate(
     }
     let mut shared = probes::SharedPair::new(h.os_index(0))?;
     let mut switch: Vec<(f64, f64)> = Vec::new();
+    let mut spin: Vec<(f64, f64)> = Vec::new();
     let start = Instant::now();
     let mut slices = 0usize;
     let mut since_check = 0usize;
@@ -465,6 +469,9 @@ pub fn calibrate(
         let t0 = Instant::now();
         let one_way = shared.slice(opts.hops / 4 + 1, clock)?;
         switch.push((one_way, t0.elapsed().as_secs_f64()));
+        let t0 = Instant::now();
+        let phase = probes::spin_phase(8, clock);
+        spin.push((phase, t0.elapsed().as_secs_f64()));
         since_check += 1;
         if since_check >= 10 {
             since_check = 0;
@@ -534,6 +541,11 @@ pub fn calibrate(
         switch_ns: (!switch.is_empty()).then(|| {
             let mut d = distribution(&switch);
             d.settled = switch.len() >= 10;
+            d
+        }),
+        spin_ns: (!spin.is_empty()).then(|| {
+            let mut d = distribution(&spin);
+            d.settled = spin.len() >= 10;
             d
         }),
         combine_ns: Vec::new(),

@@ -446,6 +446,22 @@ pub(crate) fn concurrent_hops(
     Ok(median(&per_pair))
 }
 
+/// One spin phase of the runtime's waits, timed `reps` times where nothing ends it, less the
+/// clock's overhead `clock`: the median, ns ([`Profile::spin_ns`](crate::Profile::spin_ns)).
+pub(crate) fn spin_phase(reps: u32, clock: f64) -> f64 {
+    let line = CachePadded::new(AtomicU64::new(0));
+    let mut keep = 0u64;
+    let times: Vec<f64> = (0..reps.max(1))
+        .map(|_| {
+            let t0 = Instant::now();
+            keep ^= crate::runtime::spin_out(&line);
+            since(t0) - clock
+        })
+        .collect();
+    std::hint::black_box(keep);
+    median(&times)
+}
+
 /// Two threads pinned to one CPU, taking turns: the one-way handoff when ranks share a core
 /// (the receiver runs only once the sender yields the CPU).
 #[derive(Debug)]

@@ -690,6 +690,14 @@ pub struct Profile {
     /// Absent from profiles written before herald measured it.
     #[serde(default)]
     pub switch_ns: Option<Distribution>,
+    /// One spin phase of a waiting thread: the runtime's polls, one spin hint apart, before it
+    /// yields, timed where nothing ends the wait (the hint's latency varies by CPU; about 25 ns
+    /// on the development machine, 3.2 µs a phase). The runtime model lets a single copy's
+    /// lender that waits only for readers on other PUs spin this long on each of its turns
+    /// ([`RuntimeCosts::spin_ps`](crate::model::RuntimeCosts::spin_ps)). Absent from profiles
+    /// written before herald measured it (then such a lender is taken to yield at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spin_ns: Option<Distribution>,
     /// The time to add a received value into a rank's own, at measured sizes (ascending):
     /// herald-mpi's executors sum vectors of `u64` element-wise, reading two and writing one
     /// (`herald-mpi calibrate` times it on values that fit a core's L2 cache and on one that

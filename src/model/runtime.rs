@@ -82,7 +82,12 @@
 //!   two ranks pinned to one PU, less the call's fixed cost and its line; `b` where the profile
 //!   lacks it). A sender's separate messages are `gap` apart, as above. A stream writes one
 //!   ring's worth ahead of its reader's start on the previous one. A rank alone on its PU never
-//!   yields (the runtime spins there). Where a non-root PU's cycle stands when the call starts
+//!   yields (the runtime spins there). A single copy's lender of one descriptor (one block of
+//!   one chunk), none of whose PU's other ranks forwards, spins for up to a spin phase
+//!   ([`RuntimeCosts::spin_ps`]) on each of its turns once only readers on other PUs are left,
+//!   and returns when the last is done if that falls in the spin (fifty-fourth session; before,
+//!   it yielded at once and saw its last reader a round of its PU's other ranks later:
+//!   docs/runtime.md, "A lender spins for readers on the other CPU"). Where a non-root PU's cycle stands when the call starts
 //!   is unknown: the prediction is the mean over starting ranks and 16 phases of a switch
 //!   (thirty-fifth session; 2 before, whose steps ranked block counts: docs/fidelity.md, run
 //!   AF). Nor is how fast a PU's turns go in a given call: since the forty-third session the
@@ -472,6 +477,8 @@ pub struct RuntimeCosts {
     /// One turn of a yielding thread on a shared PU (the bare thread switch), ps; at most
     /// `switch_ps`.
     yield_ps: u64,
+    /// One spin phase of a waiting thread ([`RuntimeCosts::spin_ps`]).
+    spin_ps: u64,
     /// Relative speeds of a PU's turns, per mille ([`RuntimeCosts::turn_scales`]).
     turn_scales: Vec<u64>,
     /// Payload bytes per single-copy descriptor.
@@ -836,6 +843,10 @@ impl RuntimeCosts {
             direct_exec_ps,
             switch_ps,
             yield_ps,
+            spin_ps: profile
+                .spin_ns
+                .as_ref()
+                .map_or(0, |d| ps(d.pick(pick).max(0.0))),
             turn_scales,
             chunk_bytes,
             shared_post,
@@ -971,6 +982,14 @@ impl RuntimeCosts {
     /// [`switch_ps`](Self::switch_ps).
     pub fn yield_ps(&self) -> u64 {
         self.yield_ps
+    }
+
+    /// One spin phase of a waiting thread, ps ([`Profile::spin_ns`]; 0 where the profile did
+    /// not measure it): on a shared PU, a single copy's lender of one descriptor, none of whose
+    /// PU's other ranks forwards, spins this long on each of its turns once only readers on
+    /// other PUs are left, and returns as soon as the last is done if that falls in the spin.
+    pub fn spin_ps(&self) -> u64 {
+        self.spin_ps
     }
 
     /// How fast a non-root PU's turns go relative to the root's PU's, per mille: the

@@ -38,4 +38,5 @@ pub use program::{
     Blocking, Iteration, Network, Program, ProgramError, RankProgram, RankTiming, Spread,
 };
 pub use team::{Ctx, Placement, RuntimeError, Team, TeamBuilder};
+pub(crate) use wait::spin_out;
 pub use wait::{Aborted, Signal};

@@ -87,6 +87,34 @@ use std::sync::{Arc, Weak};
 
 /// Polls, each after one spin hint, before yielding.
 const SPIN_POLLS: u32 = 128;
+
+/// One spin phase: [`SPIN_POLLS`] polls of `ready`, each after one spin hint (not in
+/// exponential bursts: a burst of 64 hints is microseconds on some cores, far more than the
+/// cross-core hop a wait usually covers).
+#[inline]
+fn spin_phase<T>(ready: &mut dyn FnMut(Phase) -> Option<T>) -> Option<T> {
+    for _ in 0..SPIN_POLLS {
+        std::hint::spin_loop();
+        if let Some(value) = ready(Phase::Spin) {
+            return Some(value);
+        }
+    }
+    None
+}
+
+/// Runs one spin phase that nothing ends, polling `line` as a waiter polls its condition:
+/// what a waiter spends spinning before it yields (calibration times it,
+/// [`Profile::spin_ns`](crate::Profile::spin_ns)). Returns the loads' sum, for the caller to
+/// keep.
+pub(crate) fn spin_out(line: &std::sync::atomic::AtomicU64) -> u64 {
+    let mut sum = 0u64;
+    let out: Option<()> = spin_phase(&mut |_| {
+        sum = sum.wrapping_add(line.load(std::sync::atomic::Ordering::Acquire));
+        None
+    });
+    debug_assert!(out.is_none());
+    sum
+}
 /// Yields before parking: at least this many…
 const YIELD_STEPS: u32 = 64;
 /// …and for at least this long: about what waking a parked thread costs
@@ -446,18 +474,14 @@ impl Signal {
         respin: bool,
     ) -> Result<T, Aborted> {
         let aborted = || abortable && thread_aborted();
+        let shares = CPU_MATES.try_with(std::cell::Cell::get).unwrap_or(0) != 0;
         let (spins, yields) = if cfg!(herald_loom) {
-            (0, 0)
-        } else if CPU_MATES.try_with(std::cell::Cell::get).unwrap_or(0) == 0 || across() {
-            (SPIN_POLLS, YIELD_STEPS)
+            (false, 0)
         } else {
-            (0, YIELD_STEPS)
+            (!shares || across(), YIELD_STEPS)
         };
-        // Poll after every hint, not in exponential bursts: a burst of 64 hints is microseconds
-        // on some cores, far more than the cross-core hop this wait usually covers.
-        for _ in 0..spins {
-            std::hint::spin_loop();
-            if let Some(value) = ready(Phase::Spin) {
+        if spins {
+            if let Some(value) = spin_phase(ready) {
                 return Ok(value);
             }
         }
@@ -471,14 +495,12 @@ impl Signal {
                 if let Some(value) = ready(Phase::Slow) {
                     return Ok(value);
                 }
-                // A waiter that shares its CPU and began yielding at once spins on each turn
-                // where `respin` asks, once only other CPUs' threads can end the wait.
-                if respin && spins == 0 && across() {
-                    for _ in 0..SPIN_POLLS {
-                        std::hint::spin_loop();
-                        if let Some(value) = ready(Phase::Spin) {
-                            return Ok(value);
-                        }
+                // A waiter that shares its CPU spins on each turn where `respin` asks, once
+                // only other CPUs' threads can end the wait (whether or not it spun before its
+                // first yield: the model's rule, docs/runtime.md).
+                if respin && shares && across() {
+                    if let Some(value) = spin_phase(ready) {
+                        return Ok(value);
                     }
                 }
                 if yielded >= yields && began.elapsed() >= yield_for {

@@ -162,6 +162,7 @@ pub fn predict_runtime(
     };
     // More ranks than PUs: the ranks of a PU take turns on it, simulated.
     if n > costs.pus().max(1) {
+        let spins = spinning_lenders(costs, &sends, root, transport, &units);
         let shape = Shape {
             n,
             root,
@@ -174,6 +175,7 @@ pub fn predict_runtime(
             call,
             exec,
             post: runtime_shared::Post::default(),
+            spins: &spins,
         };
         let (makespan_ps, last_hold_ps) = runtime_shared::predict(&shape, costs)?;
         return Ok(RuntimePrediction {
@@ -300,6 +302,36 @@ pub fn predict_runtime(
 
 /// One rank's sends `(to, block)` in program order.
 pub(crate) type RankSends = Vec<(u32, u32)>;
+
+/// Per rank: whether it lends by one descriptor (a single copy of one block of one chunk,
+/// which it heard from one rank, or holds as the root) and no other rank of its PU forwards:
+/// such a lender spins for readers on other PUs ([`RuntimeCosts::spin_ps`]), as the runtime's
+/// does (its `one_descriptor` and `spin_across`).
+fn spinning_lenders(
+    costs: &RuntimeCosts,
+    sends: &[RankSends],
+    root: u32,
+    transport: Transport,
+    units: &[u64],
+) -> Vec<bool> {
+    let n = sends.len();
+    if transport != Transport::Direct || units != [1] {
+        return vec![false; n];
+    }
+    let mut heard = vec![0usize; n];
+    for &(to, _) in sends.iter().flatten() {
+        heard[to as usize] += 1;
+    }
+    let one = |r: usize| heard[r] == usize::from(r != root as usize);
+    (0..n)
+        .map(|r| {
+            let pu = costs.pu(r as u32);
+            !sends[r].is_empty()
+                && one(r)
+                && (0..n).all(|q| q == r || costs.pu(q as u32) != pu || sends[q].is_empty())
+        })
+        .collect()
+}
 
 /// What rank `r`'s single copy of a `bytes`-byte payload costs beyond the copy itself because
 /// ranks on other PUs read its buffer (it forwards to them, and in a repeated broadcast they
@@ -488,6 +520,7 @@ fn predict_shared_posted(
         call: 0,
         exec: 0,
         post: runtime_shared::Post { write, read, lines },
+        spins: &vec![false; s.n() as usize],
     };
     let (makespan_ps, last_hold_ps) = runtime_shared::predict(&shape, costs)?;
     Ok(RuntimePrediction {
@@ -518,5 +551,50 @@ fn block_units(bytes: u64, blocks: u32, b: u32, transport: Transport, chunk: u64
             (len.div_ceil(chunk.max(1)).max(1), len)
         }
         Transport::Posted => unreachable!("a posted broadcast is predicted apart"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{program_of, spinning_lenders};
+    use crate::model::{Pick, RuntimeCosts, Transport};
+    use crate::{generate, Algorithm, Model, Postal, Profile, Ratio, Request, TopologySource};
+
+    /// Which ranks of a 4-rank broadcast `a` from rank 0 on 2 PUs (ranks 0 and 2 on one, 1 and
+    /// 3 on the other) spin for readers on the other PU, single copy in `blocks` blocks of
+    /// `chunks` chunks each.
+    fn spinners(a: Algorithm, blocks: u32, chunks: u64) -> Vec<bool> {
+        let text = std::fs::read_to_string("tests/data/profile-2core.json").unwrap();
+        let profile = Profile::from_json_forced(&text).unwrap();
+        let h = TopologySource::from_options(Some("l3:1 core:2 pu:1"), None)
+            .unwrap()
+            .load()
+            .unwrap();
+        let costs = RuntimeCosts::from_profile(&profile, &h, Pick::Dominant).unwrap();
+        assert_eq!(
+            (0..4).map(|r| costs.pu(r)).collect::<Vec<_>>(),
+            [0, 1, 0, 1]
+        );
+        let model = Model::from(Postal::new(Ratio::ONE).unwrap());
+        let s = generate(&Request::broadcast(a, 4, blocks, 0), &model).unwrap();
+        let units = vec![chunks; blocks as usize];
+        spinning_lenders(&costs, &program_of(&s), 0, Transport::Direct, &units)
+    }
+
+    /// The runtime's rule (`one_descriptor` and `spin_across`): a lender of one block of one
+    /// chunk, none of whose PU's other ranks forwards.
+    #[test]
+    fn lenders_of_one_descriptor_without_forwarding_mates_spin() {
+        // A star: the root lends, its mate (rank 2) only reads; the readers lend nothing.
+        assert_eq!(spinners(Algorithm::Star, 1, 1), [true, false, false, false]);
+        // A chain 0 → 1 → 2 → 3: the root's mate forwards, and rank 2's mate is the root,
+        // which sends; rank 1's mate only reads.
+        assert_eq!(
+            spinners(Algorithm::Chain, 1, 1),
+            [false, true, false, false]
+        );
+        // Several blocks or chunks run the executor, whose lender yields at once.
+        assert_eq!(spinners(Algorithm::Star, 2, 1), [false; 4]);
+        assert_eq!(spinners(Algorithm::Star, 1, 2), [false; 4]);
     }
 }

@@ -52,6 +52,9 @@ pub(super) struct Shape<'a> {
     pub(super) exec: u64,
     /// A posted broadcast's costs (zero for the other transports).
     pub(super) post: Post,
+    /// Per rank: whether it is a single copy's lender of one descriptor none of whose PU's
+    /// other ranks forwards, which spins for readers on other PUs ([`RuntimeCosts::spin_ps`]).
+    pub(super) spins: &'a [bool],
 }
 
 /// What a posted broadcast costs where ranks share PUs, ps.
@@ -243,6 +246,10 @@ struct Pu {
     /// Whether a thread has yielded yet (a non-root PU's first turn is part of a switch: its
     /// threads were yielding in a phase unknown to the call, [`PHASES`]).
     yielded: bool,
+    /// The running thread spins for readers on other PUs until then.
+    spin_end: Option<u64>,
+    /// The running thread has spun in this turn.
+    spun: bool,
 }
 
 struct Sim<'a> {
@@ -590,6 +597,59 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// Whether rank `r` waits only for readers on other PUs: it has not returned, made every
+    /// send and holds everything, and every reader on its own PU has copied (those on other
+    /// PUs may have too, a hop ago at most).
+    fn waits_across(&self, r: u32) -> bool {
+        let me = &self.ranks[r as usize];
+        let pu = self.costs.pu(r);
+        me.returned.is_none()
+            && !self.pieces.sends[r as usize].is_empty()
+            && me.missing == 0
+            && me.next == self.pieces.sends[r as usize].len()
+            && self.pieces.sends[r as usize].iter().all(|&(to, p)| {
+                self.costs.pu(to) != pu || self.ranks[to as usize].hold[p].is_some()
+            })
+    }
+
+    /// Where rank `r`, running at `t` on a PU of `threads` threads with nothing to do, spins
+    /// for readers on other PUs in this turn: the spin's end (`None`: it yields). A spin
+    /// starts once per turn and ends at its end (or when the rank can work).
+    fn spin_end(&self, r: u32, t: u64, pu: &mut Pu, threads: usize) -> Option<u64> {
+        let spin = self.costs.spin_ps();
+        if spin == 0 || threads < 2 || !self.shape.spins[r as usize] || !self.waits_across(r) {
+            pu.spin_end = None;
+            return None;
+        }
+        if pu.spin_end.is_none() && !pu.spun {
+            pu.spun = true;
+            pu.spin_end = Some(t + spin);
+        }
+        match pu.spin_end {
+            Some(end) if t < end => Some(end),
+            _ => {
+                pu.spin_end = None;
+                None
+            }
+        }
+    }
+
+    /// For a PU whose running thread polls without yielding (alone on its PU, or spinning):
+    /// the earliest moment it could act (`Some(None)`: nothing it waits for is on its way).
+    /// `None` for a PU that takes turns.
+    fn polling(&self, pu: &Pu, threads: &[u32]) -> Option<Option<u64>> {
+        match (threads, pu.spin_end) {
+            ([r], _) => Some(self.next_event(*r, pu.time)),
+            (_, Some(end)) => {
+                let r = threads[pu.cur];
+                Some(Some(
+                    self.next_event(r, pu.time).map_or(end, |e| e.min(end)),
+                ))
+            }
+            _ => None,
+        }
+    }
+
     /// Runs the broadcast with the non-root PUs' cycles as `turn` says.
     fn run(mut self, threads: &[Vec<u32>], turn: Turn) -> Result<(u64, u64), PredictError> {
         let root = self.shape.root;
@@ -623,6 +683,8 @@ impl<'a> Sim<'a> {
                 time: self.shape.call,
                 fresh: false,
                 yielded: false,
+                spin_end: None,
+                spun: false,
             })
             .collect();
         let mut left = self.shape.n as usize;
@@ -645,10 +707,32 @@ impl<'a> Sim<'a> {
                 let pu = &mut pus[p];
                 pu.time = end;
                 pu.fresh = false;
+                pu.spin_end = None;
                 if self.ranks[r as usize].returned.is_some() {
                     left -= 1;
                     active[p] -= 1;
                 }
+                continue;
+            }
+            // A lender that waits only for readers on other PUs spins for them on this turn,
+            // up to a spin phase: nothing moves on this PU until its return, its spin's end or
+            // another PU's next move.
+            if let Some(end) = self.spin_end(r, t, &mut pus[p], threads[p].len()) {
+                let others = (0..pus.len())
+                    .filter(|&q| q != p && active[q] > 0)
+                    .filter_map(|q| {
+                        self.polling(&pus[q], &threads[q])
+                            .unwrap_or(Some(pus[q].time))
+                    })
+                    .min();
+                let until = [others, self.next_event(r, t), Some(end)]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    .unwrap_or(end);
+                let pu = &mut pus[p];
+                pu.time = until.max(t + 1);
+                pu.fresh = false;
                 continue;
             }
             // Nothing to do (or returned: waiting in what the program does next): it yields,
@@ -705,6 +789,7 @@ impl<'a> Sim<'a> {
             pu.time = t + step + skip * bare;
             pu.fresh = true;
             pu.yielded = true;
+            pu.spun = false;
         }
         let makespan = self
             .ranks

@@ -372,6 +372,12 @@ fn table(p: &Profile) -> String {
             cell(&Some(d.clone()), 0)
         ));
     }
+    if let Some(d) = &p.spin_ns {
+        out.push_str(&format!(
+            "spin: one spin phase of a waiting thread {}\n",
+            cell(&Some(d.clone()), 0)
+        ));
+    }
     if !p.unsettled.is_empty() {
         out.push_str(&format!("unsettled: {}\n", p.unsettled.join(", ")));
     }

@@ -1099,6 +1099,7 @@ fn profile(
         levels,
         unsettled,
         switch_ns,
+        spin_ns: None,
         combine_ns,
         posted: Vec::new(), // measured after, with every rank (`measure_posted`)
         posted_allreduce: Vec::new(),

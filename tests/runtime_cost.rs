@@ -128,6 +128,7 @@ fn profile(rt: Rt) -> Profile {
         shared_posted_read_bytes: None,
         shared_copy_ns_per_byte: None,
         shared_copy_large_ns_per_byte: None,
+        shared_copy_huge_ns_per_byte: None,
         held_extra_ns: None,
         held_bytes: None,
         footprint_extra_ns_per_byte: None,
@@ -645,6 +646,46 @@ fn a_large_copy_on_one_pu_costs_the_large_one_pu_rate_from_a_lender_there() {
     assert_eq!(
         predict(&p, &h, &pair, 1 << 20, Transport::Direct),
         predict(&old, &h, &pair, 1 << 20, Transport::Direct)
+    );
+}
+
+#[test]
+fn a_one_pu_copy_past_a_mebibyte_takes_its_own_slope_where_measured() {
+    // As above (the pair on one PU, the one-PU rate of large payloads 10 fs a byte), with the
+    // one-PU slope past `direct_bytes[2]` (1 MiB) measured at 5 fs a byte: a payload of more
+    // than 1 MiB costs 10 fs a byte for its first MiB and 5 for the rest (against 50 between
+    // PUs, RT), in one block or in several (the payload decides, each piece its share); up to
+    // 1 MiB nothing changes.
+    let with = |huge: Option<f64>| {
+        let mut p = shared_profile();
+        let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+        let r = l3.runtime.as_mut().unwrap();
+        r.shared_copy_large_ns_per_byte = Some(one(0.01));
+        r.shared_copy_huge_ns_per_byte = huge.map(one);
+        p
+    };
+    let (old, p) = (shared_profile(), with(Some(0.005)));
+    let h = machine(1);
+    for (blocks, bytes) in [(1, 4u64 << 20), (4, 4 << 20), (1, 2 << 20)] {
+        let s = tree(Algorithm::Star, 2, blocks);
+        let mib = 1u64 << 20;
+        assert_eq!(
+            predict(&old, &h, &s, bytes, Transport::Direct)
+                - predict(&p, &h, &s, bytes, Transport::Direct),
+            mib * 40 + (bytes - mib) * 45,
+            "{bytes} B in {blocks} blocks"
+        );
+    }
+    let pair = tree(Algorithm::Star, 2, 1);
+    assert_eq!(
+        predict(&p, &h, &pair, 1 << 20, Transport::Direct),
+        predict(&with(None), &h, &pair, 1 << 20, Transport::Direct)
+    );
+    // Without the slope the large rate continues (the profiles before it).
+    assert_eq!(
+        predict(&old, &h, &pair, 4 << 20, Transport::Direct)
+            - predict(&with(None), &h, &pair, 4 << 20, Transport::Direct),
+        (4 << 20) * 40
     );
 }
 

@@ -175,8 +175,9 @@ const fn posted_read(bytes: usize, ranks: usize) -> Case {
 /// bytes between two ranks of one PU, posted broadcasts of one line and of `SHARED_READ`
 /// bytes in slots of `SHARED_READ` bytes between two and among three ranks of one PU, and
 /// single copies of `HUGE` bytes into each count of `FOOTPRINT_READERS` buffers in turn, and
-/// the three largest `HELD` sizes' held copies from a buffer the root copied into last.
-const CASES: [Case; 40] = [
+/// the three largest `HELD` sizes' held copies from a buffer the root copied into last, and a
+/// single copy of `HUGE` bytes between two ranks of one PU.
+const CASES: [Case; 41] = [
     case(ONE_LINE, false, Blocks::One, false),
     case(BURST, false, Blocks::One, false),
     case(STREAM[0], false, Blocks::One, false),
@@ -217,6 +218,7 @@ const CASES: [Case; 40] = [
     from_copy(HELD[2]),
     from_copy(HELD[3]),
     from_copy(HELD[4]),
+    case(HUGE, true, Blocks::One, true),
 ];
 const _: () = assert!(HELD[0] == DIRECT[0] && HELD[2] == DIRECT[1] && HELD[4] == DIRECT[2]);
 const _: () = assert!(DIRECT[1] < HELD[3] && HELD[3] < DIRECT[2]);
@@ -243,8 +245,9 @@ fn lines(bytes: usize) -> f64 {
 /// byte on one PU from `DIRECT[1]` to `DIRECT[2]`, a further reader's cost per further posted
 /// line on one PU, the extra copy time per byte of `HUGE` bytes into each count of
 /// `FOOTPRINT_READERS` buffers in turn, and the extra time of the three largest held copies
-/// when the root's buffer was last written by its own (held) copy rather than by the root.
-const QUANTITIES: usize = 33;
+/// when the root's buffer was last written by its own (held) copy rather than by the root, and
+/// the copy per byte on one PU from `DIRECT[2]` to `HUGE`.
+const QUANTITIES: usize = 34;
 
 /// The cases (indices into [`CASES`]) each quantity of [`quantities`] is computed from.
 /// A slice's value of a quantity is kept only where its cases between the pair's two PUs all
@@ -286,6 +289,7 @@ const QUANTITY_CASES: [&[usize]; QUANTITIES] = [
     &[37, 22],
     &[38, 23],
     &[39, 24],
+    &[40, 29],
 ];
 
 /// The quantities (see [`QUANTITIES`]) from one slice's median times of [`CASES`], ns.
@@ -350,6 +354,7 @@ fn quantities(t: &[f64; CASES.len()]) -> [f64; QUANTITIES] {
         t[37] - t[22],
         t[38] - t[23],
         t[39] - t[24],
+        (t[40] - t[29]) / (HUGE - DIRECT[2]) as f64,
     ]
 }
 
@@ -480,7 +485,7 @@ impl RuntimeProbe {
             samples: Vec::new(),
             reps: [
                 64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32, 64, 32, 16, 16, 16, 8, 4, 64, 4, 4, 4,
-                2, 8, 8, 8, 8, 2, 64, 16, 32, 8, 2, 2, 2, 4, 4, 2,
+                2, 8, 8, 8, 8, 2, 64, 16, 32, 8, 2, 2, 2, 4, 4, 2, 2,
             ],
             warm: false,
             order: fastrand::Rng::with_seed(ORDER_SEED),
@@ -591,6 +596,7 @@ impl RuntimeProbe {
             shared_posted_bytes: Some(SHARED_FULL as u64),
             shared_copy_ns_per_byte: Some(dist(16)),
             shared_copy_large_ns_per_byte: Some(dist(25)),
+            shared_copy_huge_ns_per_byte: Some(dist(33)),
             held_extra_ns: Some((18..23).map(dist).collect()),
             held_bytes: Some(HELD.iter().map(|&b| b as u64).collect()),
             copy_upper_ns_per_byte: Some(dist(23)),

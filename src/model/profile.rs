@@ -545,6 +545,12 @@ pub struct RuntimeCalibration {
     /// copies cost what a copy between the pair costs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_copy_large_ns_per_byte: Option<Distribution>,
+    /// Single copy between two ranks pinned to one PU beyond `direct_bytes[2]`, ns per byte:
+    /// `(T(huge_bytes) − T(direct_bytes[2])) / (huge_bytes − direct_bytes[2])` on one PU, as
+    /// `shared_copy_large_ns_per_byte` below it. Absent from profiles written before herald
+    /// measured it (fifty-fourth session; then `shared_copy_large_ns_per_byte` continues).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_copy_huge_ns_per_byte: Option<Distribution>,
     /// What a single copy costs beyond `T(bytes)` when the reader's buffer was read by the
     /// other PU since the reader last wrote it, ns, at each of `held_bytes`: the reader's
     /// writes must first take its lines back from that PU's cache. A rank that forwards what

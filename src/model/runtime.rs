@@ -494,6 +494,8 @@ pub struct RuntimeCosts {
     shared_copy_fs_per_byte: Option<u64>,
     /// The same for payloads past `copy_large_from` (from the PU's own writes), fs per byte.
     shared_copy_large_fs_per_byte: Option<u64>,
+    /// Past this many bytes, fs per byte ([`RuntimeCosts::shared_copy_large_ps`]).
+    shared_copy_huge: Option<(u64, u64)>,
 }
 
 /// [`RuntimeCosts::turn_scales`] from a spread `p10 … p90`.
@@ -819,6 +821,12 @@ impl RuntimeCosts {
         let shared_copy_large_fs_per_byte = finest
             .as_ref()
             .and_then(|(_, r)| fs_per_byte(&r.shared_copy_large_ns_per_byte));
+        let shared_copy_huge = finest.as_ref().and_then(|(_, r)| {
+            Some((
+                r.direct_bytes[2],
+                fs_per_byte(&r.shared_copy_huge_ns_per_byte)?,
+            ))
+        });
         let switch = profile.switch_ns.as_ref().map_or(0, |d| ps(d.pick(pick)));
         let switch_ps = shared.unwrap_or(switch);
         // A yield turn: the bare switch where both were measured, else the handoff itself.
@@ -853,6 +861,7 @@ impl RuntimeCosts {
             shared_post_read_line_ps,
             shared_copy_fs_per_byte,
             shared_copy_large_fs_per_byte,
+            shared_copy_huge,
         }
     }
 
@@ -1105,10 +1114,13 @@ impl RuntimeCosts {
         Some(bytes_ps(bytes, self.shared_copy_fs_per_byte?))
     }
 
-    /// A single copy of `bytes` bytes of a payload past the one-PU rate's measured size
+    /// A single copy of a payload of `bytes` bytes past the one-PU rate's measured size
     /// (`copy_large_from`) between two ranks of one PU, from lines that PU wrote, ps (`None`
-    /// where the profile did not measure it). Measured from 64 KiB to 1 MiB
-    /// ([`shared_copy_large_ns_per_byte`](crate::model::RuntimeCalibration::shared_copy_large_ns_per_byte)).
+    /// where the profile did not measure it): the rate measured from 64 KiB to 1 MiB
+    /// ([`shared_copy_large_ns_per_byte`](crate::model::RuntimeCalibration::shared_copy_large_ns_per_byte))
+    /// for the bytes up to `direct_bytes[2]`, and the one measured from there to 4 MiB
+    /// ([`shared_copy_huge_ns_per_byte`](crate::model::RuntimeCalibration::shared_copy_huge_ns_per_byte))
+    /// for the rest, where the profile has it (else the first throughout).
     ///
     /// # Examples
     ///
@@ -1123,7 +1135,13 @@ impl RuntimeCosts {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn shared_copy_large_ps(&self, bytes: u64) -> Option<u64> {
-        Some(bytes_ps(bytes, self.shared_copy_large_fs_per_byte?))
+        let large = self.shared_copy_large_fs_per_byte?;
+        Some(match self.shared_copy_huge {
+            Some((from, huge)) if bytes > from => {
+                bytes_ps(from, large) + bytes_ps(bytes - from, huge)
+            }
+            _ => bytes_ps(bytes, large),
+        })
     }
 
     /// Whether posting where ranks share PUs is modelled: posting is

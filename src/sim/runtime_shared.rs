@@ -528,7 +528,7 @@ impl<'a> Sim<'a> {
                                 .then(|| self.costs.shared_copy_ps(piece))
                                 .flatten()
                         } else if self.pair_alone(r, from) {
-                            self.costs.shared_copy_large_ps(piece)
+                            self.costs.shared_copy_large_ps(bytes).map(share)
                         } else {
                             None
                         };

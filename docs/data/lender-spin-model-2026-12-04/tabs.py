@@ -1,7 +1,8 @@
 # The pick's m/p and paired regret per (ranks, size), per build of the profile, in one latency
 # mode: python3 tabs.py P1,P1ns 1,2,...,16 fast|slow [min paired slices, default 8]
+# (DATA=dir: the runs in that directory, e.g. DATA=huge)
 import gzip,json,os,sys,statistics as st
-HERE=os.path.dirname(os.path.abspath(__file__))
+HERE=os.environ.get('DATA') or os.path.dirname(os.path.abspath(__file__))
 vs=sys.argv[1].split(','); idx=sys.argv[2].split(',')
 fast=(sys.argv[3] if len(sys.argv)>3 else 'fast')=='fast'
 MIN=int(sys.argv[4]) if len(sys.argv)>4 else 8

@@ -305,6 +305,11 @@ fn table(p: &Profile) -> String {
                     r.direct_bytes[1],
                     r.direct_bytes[2],
                 ),
+                (
+                    &r.shared_copy_huge_ns_per_byte,
+                    r.direct_bytes[2],
+                    r.huge_bytes.unwrap_or(r.direct_bytes[2]),
+                ),
             ];
             for (d, from, to) in one_cpu {
                 if let Some(d) = d {
@@ -391,20 +396,30 @@ mod tests {
     /// The text table names both one-CPU copy slopes with the sizes each was measured between.
     #[test]
     fn the_table_prints_both_one_cpu_copy_slopes() {
-        let text =
-            std::fs::read_to_string("../../docs/data/fidelity-2026-12-02-paired/P5.json").unwrap();
-        let profile = Profile::from_json_forced(&text).unwrap();
-        let t = table(&profile);
-        for (from, to) in [(4096, 65536), (65536, 1_048_576)] {
-            let line = format!("per byte (from {from} to {to} B)\n");
-            assert!(
-                t.lines().any(
-                    |l| l.starts_with("    single copy between two ranks of one CPU")
-                        && format!("{l}\n").ends_with(&line)
-                ),
-                "no line ending {line:?} in\n{t}"
-            );
-        }
+        let slopes = |path: &str| {
+            let text = std::fs::read_to_string(path).unwrap();
+            let t = table(&Profile::from_json_forced(&text).unwrap());
+            let found: Vec<String> = t
+                .lines()
+                .filter(|l| l.starts_with("    single copy between two ranks of one CPU"))
+                .map(|l| l.rsplit_once("per byte ").unwrap().1.to_owned())
+                .collect();
+            found
+        };
+        let (a, b, c) = (
+            "(from 4096 to 65536 B)",
+            "(from 65536 to 1048576 B)",
+            "(from 1048576 to 4194304 B)",
+        );
+        // A profile from before the 4 MiB point prints two slopes, one after it three.
+        assert_eq!(
+            slopes("../../docs/data/fidelity-2026-12-02-paired/P5.json"),
+            [a, b]
+        );
+        assert_eq!(
+            slopes("../../docs/data/lender-spin-model-2026-12-04/huge/P2.json"),
+            [a, b, c]
+        );
     }
 
     /// The held and forwarded copies' extras each print on a line of their own, every point

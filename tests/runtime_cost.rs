@@ -971,8 +971,9 @@ fn the_handoff_between_ranks_of_one_pu_is_measured_through_the_runtime() {
 
 #[test]
 fn equal_predictions_rank_fewer_messages_first() {
-    // Predictions within 1 % of the fastest are ties, ranked by message count; the rest by
-    // predicted time, then message count.
+    // Predictions within 1 % of the fastest are ties, ranked by message count, and among
+    // equal counts by predicted time (not by depth: a deeper tree predicted faster within the
+    // band comes first); the rest by predicted time, then message count.
     let p = profile_with(RT, Some(40.0), Some(5_300.0));
     for (n, bytes) in [(2u32, 1u64 << 20), (4, 1 << 20), (8, 4096), (8, 64)] {
         let plan = plan_for_runtime(&p, &machine(2), &request(n, bytes)).unwrap();
@@ -991,10 +992,16 @@ fn equal_predictions_rank_fewer_messages_first() {
             "{n} ranks, {bytes} B"
         );
         for w in plan.ranked[..ties].windows(2) {
-            assert!(
-                w[0].schedule.len() <= w[1].schedule.len(),
-                "{n} ranks, {bytes} B"
-            );
+            let (a, b) = (&w[0], &w[1]);
+            assert!(a.schedule.len() <= b.schedule.len(), "{n} ranks, {bytes} B");
+            if a.schedule.len() == b.schedule.len() {
+                assert!(
+                    a.predicted.makespan_ps <= b.predicted.makespan_ps,
+                    "{n} ranks, {bytes} B: {} before {}",
+                    a.candidate.label,
+                    b.candidate.label
+                );
+            }
         }
         for w in plan.ranked[ties..].windows(2) {
             let (a, b) = (&w[0], &w[1]);
@@ -1859,4 +1866,43 @@ fn a_lender_waiting_only_for_readers_on_other_pus_spins_for_them() {
     for (blocks, bytes) in [(2, 4096), (1, 128 << 10)] {
         assert_eq!(run(Some(1e9), blocks, bytes), run(None, blocks, bytes));
     }
+}
+
+#[test]
+fn within_the_band_of_ties_the_faster_of_equal_message_counts_comes_first() {
+    // A calibration of this machine (docs/data/lender-spin-model-2026-12-04/huge/P3.json): at
+    // 4 ranks of 4 MiB on its 2 PUs the binary tree and dtree(3) both send 3 messages, and
+    // their predictions lie within 1 % of each other. The faster-predicted one is first,
+    // whichever is the shallower (dtree(3) sends all three from the root).
+    let text =
+        std::fs::read_to_string("docs/data/lender-spin-model-2026-12-04/huge/P3.json").unwrap();
+    let p = Profile::from_json_forced(&text).unwrap();
+    let h = TopologySource::from_options(Some("l3:1 core:2 pu:1"), None)
+        .unwrap()
+        .load()
+        .unwrap();
+    let plan = plan_for_runtime(&p, &h, &request(4, 4 << 20)).unwrap();
+    let time = |label: &str| {
+        plan.ranked
+            .iter()
+            .find(|c| c.candidate.label == label && c.candidate.blocks == 1)
+            .map(|c| (c.predicted.makespan_ps, c.schedule.len()))
+            .unwrap()
+    };
+    let (binary, dtree) = (time("binary"), time("dtree(3)"));
+    assert_eq!((binary.1, dtree.1), (3, 3));
+    let (fast, slow) = (binary.0.min(dtree.0), binary.0.max(dtree.0));
+    assert!(
+        fast < slow && slow - fast <= fast / 100,
+        "{binary:?} {dtree:?}"
+    );
+    let first = plan
+        .ranked
+        .iter()
+        .position(|c| c.predicted.makespan_ps == fast);
+    let second = plan
+        .ranked
+        .iter()
+        .position(|c| c.predicted.makespan_ps == slow);
+    assert!(first < second, "{binary:?} {dtree:?}");
 }

@@ -29,10 +29,10 @@ pub struct RuntimeChoice {
 /// Candidates ranked by the runtime's predicted time, fastest first.
 #[derive(Debug, Clone)]
 pub struct RuntimePlan {
-    /// Every legal (candidate, transport), fastest first (ties: fewer messages first, then the
-    /// fewer hops from the root to the last receiver of a block, then by label, blocks,
-    /// transport). Predictions within 1 % of the fastest are ties: the model does not resolve
-    /// less.
+    /// Every legal (candidate, transport), fastest first. Predictions within 1 % of the
+    /// fastest are ties (the model does not resolve less), ranked by fewer messages first, then
+    /// by prediction; equal predictions by the fewer hops from the root to the last receiver of
+    /// a block, then by label, blocks, transport.
     pub ranked: Vec<RuntimeChoice>,
     /// Candidates that did not apply, with the reason.
     pub rejected: Vec<(String, String)>,
@@ -161,14 +161,17 @@ pub fn rank_for_runtime(
         (a.predicted.makespan_ps, sa, rest(a)).cmp(&(b.predicted.makespan_ps, sb, rest(b)))
     });
     // The model does not resolve differences under 1 % (its inputs are medians whose spreads
-    // are several per cent): predictions within 1 % of the best are ties, ranked by shape.
+    // are several per cent): predictions within 1 % of the best are ties, ranked by message
+    // count, then by prediction; depth only among equal predictions (fifty-fourth session:
+    // depth first picked star-like trees over the binary and "optimal" trees at 4 and 5
+    // ranks of 4 MiB, which measured 12–20 % faster; docs/fidelity.md).
     let best = keyed[0].1.predicted.makespan_ps;
     let ties = keyed
         .iter()
         .take_while(|(_, c)| c.predicted.makespan_ps - best <= best / RESOLUTION)
         .count();
-    keyed[..ties].sort_by(|(sa, a), (sb, b)| {
-        (sa, a.predicted.makespan_ps, rest(a)).cmp(&(sb, b.predicted.makespan_ps, rest(b)))
+    keyed[..ties].sort_by(|((ma, da), a), ((mb, db), b)| {
+        (ma, a.predicted.makespan_ps, da, rest(a)).cmp(&(mb, b.predicted.makespan_ps, db, rest(b)))
     });
     let ranked = keyed.into_iter().map(|(_, c)| c).collect();
     Ok(RuntimePlan { ranked, rejected })

@@ -1,12 +1,11 @@
 # Measured medians per candidate, the CLI before (old) and after (new) the runtime's respin
 # change, per latency mode: python3 rt.py r 8   (r-*.json.gz, runs 1..8)   or   python3 rt.py q 8
-import gzip,json,os,sys,statistics as st
+import os,sys,statistics as st
 HERE=os.path.dirname(os.path.abspath(__file__))
-pre,runs=sys.argv[1],int(sys.argv[2])
+sys.path.insert(0, HERE)
+from runs import runs
 res={}
-for v in ('old','new'):
-  for i in range(1,runs+1):
-    d=json.load(gzip.open(f'{HERE}/{pre}-{v}-{i}.json.gz'))
+for v,i,d in runs(HERE, sys.argv[1], ('old','new'), int(sys.argv[2])):
     for r in d['rows']:
       m=d['modes'][r['mode']]
       if r['samples']<8 or r['transport']!='direct': continue

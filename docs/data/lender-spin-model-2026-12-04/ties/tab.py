@@ -1,13 +1,12 @@
 # The pick and its paired regret per (ranks, size), fast mode, the CLI before (head) and
 # after (tie) the change to the band of ties: python3 tab.py tie 5   (tie-*.json.gz)
 #                                             python3 tab.py tie4 5  (tie4-*.json.gz)
-import gzip,json,os,sys,statistics as st
+import os,sys,statistics as st
 HERE=os.path.dirname(os.path.abspath(__file__))
-pre,runs=sys.argv[1],int(sys.argv[2])
+sys.path.insert(0, os.path.dirname(HERE))
+from runs import runs
 res={}
-for v in ('head','tie'):
-  for i in range(1,runs+1):
-    d=json.load(gzip.open(f'{HERE}/{pre}-{v}-{i}.json.gz'))
+for v,i,d in runs(HERE, sys.argv[1], ('head','tie'), int(sys.argv[2])):
     ms=[j for j,m in enumerate(d['modes']) if m['raw_hop_ns']<150]
     if not ms: continue
     for g in d['regret']:

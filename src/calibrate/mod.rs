@@ -538,19 +538,21 @@ pub fn calibrate(
         topology: TopologySummary::of(h),
         levels,
         unsettled,
-        switch_ns: (!switch.is_empty()).then(|| {
-            let mut d = distribution(&switch);
-            d.settled = switch.len() >= 10;
-            d
-        }),
-        spin_ns: (!spin.is_empty()).then(|| {
-            let mut d = distribution(&spin);
-            d.settled = spin.len() >= 10;
-            d
-        }),
+        switch_ns: per_slice(&switch),
+        spin_ns: per_slice(&spin),
         combine_ns: Vec::new(),
         posted: Vec::new(),
         posted_allreduce: Vec::new(),
+    })
+}
+
+/// A quantity timed once a slice (value, weight): its distribution, settled after 10 slices;
+/// `None` before any.
+fn per_slice(samples: &[(f64, f64)]) -> Option<Distribution> {
+    (!samples.is_empty()).then(|| {
+        let mut d = distribution(samples);
+        d.settled = samples.len() >= 10;
+        d
     })
 }
 

@@ -322,13 +322,16 @@ fn spinning_lenders(
     for &(to, _) in sends.iter().flatten() {
         heard[to as usize] += 1;
     }
-    let one = |r: usize| heard[r] == usize::from(r != root as usize);
+    // Per PU, its ranks that send: a lender spins where it is the only one.
+    let mut senders = vec![0usize; costs.pus().max(1) as usize];
+    for r in (0..n).filter(|&r| !sends[r].is_empty()) {
+        senders[costs.pu(r as u32) as usize] += 1;
+    }
     (0..n)
         .map(|r| {
-            let pu = costs.pu(r as u32);
             !sends[r].is_empty()
-                && one(r)
-                && (0..n).all(|q| q == r || costs.pu(q as u32) != pu || sends[q].is_empty())
+                && heard[r] == usize::from(r != root as usize)
+                && senders[costs.pu(r as u32) as usize] == 1
         })
         .collect()
 }

@@ -246,10 +246,9 @@ struct Pu {
     /// Whether a thread has yielded yet (a non-root PU's first turn is part of a switch: its
     /// threads were yielding in a phase unknown to the call, [`PHASES`]).
     yielded: bool,
-    /// The running thread spins for readers on other PUs until then.
+    /// The running thread spins for readers on other PUs until then (one spin a turn: when
+    /// it ends the thread yields at once).
     spin_end: Option<u64>,
-    /// The running thread has spun in this turn.
-    spun: bool,
 }
 
 struct Sim<'a> {
@@ -604,7 +603,6 @@ impl<'a> Sim<'a> {
         let me = &self.ranks[r as usize];
         let pu = self.costs.pu(r);
         me.returned.is_none()
-            && !self.pieces.sends[r as usize].is_empty()
             && me.missing == 0
             && me.next == self.pieces.sends[r as usize].len()
             && self.pieces.sends[r as usize].iter().all(|&(to, p)| {
@@ -614,19 +612,16 @@ impl<'a> Sim<'a> {
 
     /// Where rank `r`, running at `t` on a PU of `threads` threads with nothing to do, spins
     /// for readers on other PUs in this turn: the spin's end (`None`: it yields). A spin
-    /// starts once per turn and ends at its end (or when the rank can work).
+    /// starts at the first such moment of a turn and ends at its end, where the thread yields
+    /// (or when the rank can work, which for such a lender is its return).
     fn spin_end(&self, r: u32, t: u64, pu: &mut Pu, threads: usize) -> Option<u64> {
         let spin = self.costs.spin_ps();
         if spin == 0 || threads < 2 || !self.shape.spins[r as usize] || !self.waits_across(r) {
             pu.spin_end = None;
             return None;
         }
-        if pu.spin_end.is_none() && !pu.spun {
-            pu.spun = true;
-            pu.spin_end = Some(t + spin);
-        }
-        match pu.spin_end {
-            Some(end) if t < end => Some(end),
+        match *pu.spin_end.get_or_insert(t + spin) {
+            end if t < end => Some(end),
             _ => {
                 pu.spin_end = None;
                 None
@@ -684,7 +679,6 @@ impl<'a> Sim<'a> {
                 fresh: false,
                 yielded: false,
                 spin_end: None,
-                spun: false,
             })
             .collect();
         let mut left = self.shape.n as usize;
@@ -789,7 +783,6 @@ impl<'a> Sim<'a> {
             pu.time = t + step + skip * bare;
             pu.fresh = true;
             pu.yielded = true;
-            pu.spun = false;
         }
         let makespan = self
             .ranks

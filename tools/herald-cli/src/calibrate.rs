@@ -371,17 +371,15 @@ fn table(p: &Profile) -> String {
             out.push_str(&format!("  note     {note}\n"));
         }
     }
-    if let Some(d) = &p.switch_ns {
-        out.push_str(&format!(
-            "shared CPU: one-way handoff between two threads of one CPU {}\n",
-            cell(&Some(d.clone()), 0)
-        ));
-    }
-    if let Some(d) = &p.spin_ns {
-        out.push_str(&format!(
-            "spin: one spin phase of a waiting thread {}\n",
-            cell(&Some(d.clone()), 0)
-        ));
+    let threads = [
+        (
+            "shared CPU: one-way handoff between two threads of one CPU",
+            &p.switch_ns,
+        ),
+        ("spin: one spin phase of a waiting thread", &p.spin_ns),
+    ];
+    for (label, d) in threads.into_iter().filter(|(_, d)| d.is_some()) {
+        out.push_str(&format!("{label} {}\n", cell(d, 0)));
     }
     if !p.unsettled.is_empty() {
         out.push_str(&format!("unsettled: {}\n", p.unsettled.join(", ")));

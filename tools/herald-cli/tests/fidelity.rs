@@ -65,11 +65,15 @@ fn tiny_run_has_the_documented_shape_and_invariants() {
             "1",
             "--top",
             "2",
+            "--measure-us",
+            "200",
             "--json",
         ],
         Duration::from_secs(300),
     ));
     assert_eq!(v["method"], "barrier-then-one");
+    assert_eq!(v["slices"], 1);
+    assert_eq!(v["measure_us"], 200);
     let modes = v["modes"].as_array().expect("modes");
     assert!(!modes.is_empty());
     // Each mode names the value of its regime in the profile: one of the centers of the
@@ -230,6 +234,9 @@ fn bad_input_exits_2_with_one_line() {
         &["--sizes", "8,0"],
         &["--slices", "0"],
         &["--top", "0"],
+        &["--measure-us", "0"],
+        &["--measure-us", "-5"],
+        &["--measure-us", "10000001"],
         &["--transport", "carrier-pigeon"],
     ] {
         let mut args = base.to_vec();

@@ -11,8 +11,6 @@ use rand::SeedableRng;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-/// What one measurement aims at: about a millisecond of broadcasts (barriers included).
-const TARGET_NS: f64 = 1.0e6;
 /// Repetitions per measurement: at least this many…
 const MIN_REPS: u64 = 3;
 /// …and at most this many.
@@ -209,7 +207,8 @@ fn slice_order(ns: &[u32], s: usize, rng: &mut StdRng) -> Vec<usize> {
 
 /// Measures every case `slices` times, interleaved: each slice runs every case once, the
 /// rank counts in turn and each one's cases in a random order ([`slice_order`]), each
-/// measurement preceded by a raw hop on the first two PUs.
+/// measurement preceded by a raw hop on the first two PUs and repeating its case about
+/// `target_ns` worth (barriers included; at least [`MIN_REPS`], at most [`MAX_REPS`] times).
 ///
 /// # Errors
 /// A usage error if a team cannot start; `Failed` if a byte arrives wrong or a call fails.
@@ -217,6 +216,7 @@ pub(crate) fn run_slices(
     h: &Hierarchy,
     all: &mut [Case],
     slices: usize,
+    target_ns: f64,
     clock: f64,
 ) -> Result<(), CliError> {
     let pus = h.os_indices();
@@ -243,13 +243,13 @@ pub(crate) fn run_slices(
             .expect("key")
     };
     let mut seed = 0u64;
-    // A first pass checks every case and sizes its repetitions to about TARGET_NS.
+    // A first pass checks every case and sizes its repetitions to about `target_ns`.
     let mut reps = Vec::with_capacity(all.len());
     for c in all.iter() {
         seed += 1;
         let team = teams.get_mut(&c.n).expect("team");
         let (_, per) = measure(team, &mut ends[slot(c)], c, 3, seed, clock)?;
-        reps.push(((TARGET_NS / per.max(1.0)) as u64).clamp(MIN_REPS, MAX_REPS));
+        reps.push(((target_ns / per.max(1.0)) as u64).clamp(MIN_REPS, MAX_REPS));
     }
     let mut last_team = None;
     let mut rng = StdRng::seed_from_u64(ORDER_SEED);

@@ -17,7 +17,7 @@
 //!    `broadcast_with`, every rank reads it when its call returns; the broadcast takes from the
 //!    root's start to the latest return, less one clock read (measured at the start, as
 //!    `herald calibrate` measures and subtracts it). A measurement repeats this about a
-//!    millisecond's worth (at least 3 times) and keeps the median and the mean of its
+//!    millisecond's worth (`--measure-us`; at least 3 times) and keeps the median and the mean of its
 //!    repetitions; it checks every received byte once (and a stamp per repetition).
 //! 3. **Slices**: every slice runs every case once: the rank counts in turn, each one's cases
 //!    in a random order (seeded: the same in every run), so that no case always follows the
@@ -64,6 +64,11 @@ pub(crate) struct FidelityArgs {
     /// Interleaved measurement slices (each measures every case once).
     #[arg(long, default_value_t = 5)]
     slices: usize,
+    /// The time one measurement of a case aims at, in µs: its repetitions (at least 3, at most
+    /// 2000) are sized to about this much, barriers included. Longer measurements give the
+    /// paired regret more calls per slice where a broadcast takes hundreds of µs.
+    #[arg(long, value_name = "US", default_value_t = 1000)]
+    measure_us: u64,
     /// Distinct planner candidates measured per (ranks, size), best-ranked first.
     #[arg(long, default_value_t = 5)]
     top: usize,
@@ -128,6 +133,11 @@ fn validate(a: &FidelityArgs) -> Result<(), CliError> {
     if a.slices == 0 {
         return Err(CliError::usage("--slices must be at least 1"));
     }
+    if a.measure_us == 0 || a.measure_us > 10_000_000 {
+        return Err(CliError::usage(
+            "--measure-us must be between 1 and 10000000",
+        ));
+    }
     if a.top == 0 {
         return Err(CliError::usage("--top must be at least 1"));
     }
@@ -157,12 +167,12 @@ pub(crate) fn run(a: &FidelityArgs) -> Result<(), CliError> {
     }
     // One clock read, taken off every timed interval as the calibration takes it off its own.
     let clock = herald::calibrate::clock_overhead();
-    measure::run_slices(&h, &mut all, a.slices, clock)?;
+    measure::run_slices(&h, &mut all, a.slices, a.measure_us as f64 * 1e3, clock)?;
     let out = report::build(
         &profile,
         &h,
         &all,
-        a.slices,
+        (a.slices, a.measure_us),
         clock,
         started.elapsed().as_secs_f64(),
     );

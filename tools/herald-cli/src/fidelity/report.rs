@@ -18,6 +18,8 @@ pub(crate) struct FidelityJson {
     pub(crate) method: &'static str,
     /// Interleaved slices.
     pub(crate) slices: usize,
+    /// The time one measurement aims at, µs (`--measure-us`).
+    pub(crate) measure_us: u64,
     /// One clock read, ns, taken off every timed broadcast (as the calibration does).
     pub(crate) clock_overhead_ns: f64,
     /// PUs of this machine (rank counts above it share them).
@@ -270,7 +272,7 @@ pub(crate) fn build(
     profile: &Profile,
     h: &Hierarchy,
     all: &[Case],
-    slices: usize,
+    (slices, measure_us): (usize, u64),
     clock_overhead_ns: f64,
     wall_s: f64,
 ) -> FidelityJson {
@@ -351,6 +353,7 @@ pub(crate) fn build(
         profile_date: profile.date.clone(),
         method: "barrier-then-one",
         slices,
+        measure_us,
         clock_overhead_ns,
         pus: h.pu_count(),
         wall_s,
@@ -481,9 +484,9 @@ pub(crate) fn table(v: &FidelityJson) -> String {
         ));
     }
     out.push_str(&format!(
-        "method: barrier then one broadcast, ~1 ms of repetitions per measurement (its median; \
-         mean: its mean); {} slices in {:.0} s\n",
-        v.slices, v.wall_s
+        "method: barrier then one broadcast, ~{} µs of repetitions per measurement (at least 3; \
+         its median; mean: its mean); {} slices in {:.0} s\n",
+        v.measure_us, v.slices, v.wall_s
     ));
     out
 }
@@ -757,7 +760,7 @@ mod tests {
                 ],
             }
         };
-        let v = build(&profile, &h, &[case(2), case(4)], 4, 0.0, 1.0);
+        let v = build(&profile, &h, &[case(2), case(4)], (4, 1000), 0.0, 1.0);
         assert_eq!(v.modes.len(), 1);
         assert_eq!(v.modes[0].regime, "fastest");
         let predicted = |n: u32| {

@@ -210,6 +210,37 @@ fn tiny_run_has_the_documented_shape_and_invariants() {
     }
     let all: BTreeSet<(u64, u64)> = [(2, 8), (2, 4096), (3, 8), (3, 4096)].into();
     assert_eq!(seen, all);
+    // The targets per mode, counted again from the rows and the regret entries: at 2 ranks the
+    // pick's |m/p − 1| ≤ 0.10, the paired regret ≤ 0.05 where there is one.
+    let targets = v["targets"].as_array().expect("targets");
+    assert_eq!(targets.len(), modes.len());
+    for (m, t) in targets.iter().enumerate() {
+        assert_eq!(t["mode"], m, "{t}");
+        let picks: Vec<f64> = rows
+            .iter()
+            .filter(|r| r["mode"] == m && r["n"] == 2 && r["planner_rank"] == 1)
+            .map(|r| r["measured_over_predicted"].as_f64().unwrap_or(f64::NAN))
+            .collect();
+        let within = picks.iter().filter(|x| (*x - 1.0).abs() <= 0.10).count();
+        assert_eq!(t["two_rank_sizes"], picks.len(), "{t}");
+        assert_eq!(t["two_rank_within_10pct"], within, "{t}");
+        assert_eq!(
+            t["two_rank_misses"].as_array().unwrap().len(),
+            picks.len() - within
+        );
+        let paired: Vec<f64> = regret
+            .iter()
+            .filter(|g| g["mode"] == m)
+            .filter_map(|g| g["paired"].as_f64())
+            .collect();
+        let within = paired.iter().filter(|&&x| x <= 0.05).count();
+        assert_eq!(t["paired_entries"], paired.len(), "{t}");
+        assert_eq!(t["paired_within_5pct"], within, "{t}");
+        assert_eq!(
+            t["paired_misses"].as_array().unwrap().len(),
+            paired.len() - within
+        );
+    }
     // The pick for 2 ranks is what `herald plan` ranks first for the runtime with the same
     // profile, in the same transport.
     for bytes in [8usize, 4096] {

@@ -88,9 +88,9 @@
 //!   and returns when the last is done if that falls in the spin (fifty-fourth session; before,
 //!   it yielded at once and saw its last reader a round of its PU's other ranks later:
 //!   docs/runtime.md, "A lender spins for readers on the other CPU"). Where a non-root PU's
-//!   cycle stands when the call starts is unknown: the prediction is the mean over starting ranks and 16 phases of a switch
-//!   (thirty-fifth session; 2 before, whose steps ranked block counts: docs/fidelity.md, run
-//!   AF). Nor is how fast a PU's turns go in a given call: since the forty-third session the
+//!   cycle stands when the call starts is unknown: the prediction is the mean over starting
+//!   ranks and 16 phases of a switch (thirty-fifth session; 2 before, whose steps ranked block
+//!   counts: docs/fidelity.md, run AF). Nor is how fast a PU's turns go in a given call: since the forty-third session the
 //!   non-root PUs' turns (`b` and `S`) are scaled by each of four factors spread over the
 //!   ratio of two PUs' speeds, each varying as the bare switch does
 //!   ([`RuntimeCosts::turn_scales`]), with 4 phases each. A rank

@@ -397,12 +397,10 @@ mod tests {
         let slopes = |path: &str| {
             let text = std::fs::read_to_string(path).unwrap();
             let t = table(&Profile::from_json_forced(&text).unwrap());
-            let found: Vec<String> = t
-                .lines()
+            t.lines()
                 .filter(|l| l.starts_with("    single copy between two ranks of one CPU"))
                 .map(|l| l.rsplit_once("per byte ").unwrap().1.to_owned())
-                .collect();
-            found
+                .collect::<Vec<String>>()
         };
         let (a, b, c) = (
             "(from 4096 to 65536 B)",

@@ -17,8 +17,8 @@
 //!    `broadcast_with`, every rank reads it when its call returns; the broadcast takes from the
 //!    root's start to the latest return, less one clock read (measured at the start, as
 //!    `herald calibrate` measures and subtracts it). A measurement repeats this about a
-//!    millisecond's worth (`--measure-us`; at least 3 times) and keeps the median and the mean of its
-//!    repetitions; it checks every received byte once (and a stamp per repetition).
+//!    millisecond's worth (`--measure-us`; at least 3 times) and keeps the median and the mean
+//!    of its repetitions; it checks every received byte once (and a stamp per repetition).
 //! 3. **Slices**: every slice runs every case once: the rank counts in turn, each one's cases
 //!    in a random order (seeded: the same in every run), so that no case always follows the
 //!    same neighbour (a rotating order did that, and biased the regret against the planner's
@@ -173,7 +173,8 @@ pub(crate) fn run(a: &FidelityArgs) -> Result<(), CliError> {
         &profile,
         &h,
         &all,
-        (a.slices, a.measure_us),
+        a.slices,
+        a.measure_us,
         clock,
         started.elapsed().as_secs_f64(),
     );

@@ -307,6 +307,14 @@ fn regrets(rows: &[RowJson]) -> Vec<RegretJson> {
 fn targets(modes: usize, rows: &[RowJson], regret: &[RegretJson]) -> Vec<TargetsJson> {
     (0..modes)
         .map(|mode| {
+            // Each target's entries: how many, how many met, and those that miss (NaN, no
+            // prediction, misses).
+            let met = |v: f64, limit: f64| v.partial_cmp(&limit).is_some_and(|o| o.is_le());
+            let count = |entries: Vec<MissJson>, ok: &dyn Fn(f64) -> bool| {
+                let total = entries.len();
+                let misses: Vec<MissJson> = entries.into_iter().filter(|m| !ok(m.value)).collect();
+                (total, total - misses.len(), misses)
+            };
             let two: Vec<MissJson> = rows
                 .iter()
                 .filter(|r| r.mode == mode && r.n == 2 && r.planner_rank == 1)
@@ -327,25 +335,17 @@ fn targets(modes: usize, rows: &[RowJson], regret: &[RegretJson]) -> Vec<Targets
                     })
                 })
                 .collect();
-            // NaN (no prediction) misses.
-            let met = |v: f64, limit: f64| v.partial_cmp(&limit).is_some_and(|o| o.is_le());
-            let two_misses: Vec<MissJson> = two
-                .iter()
-                .filter(|m| !met((m.value - 1.0).abs(), M_OVER_P_TOLERANCE))
-                .copied()
-                .collect();
-            let paired_misses: Vec<MissJson> = paired
-                .iter()
-                .filter(|m| !met(m.value, REGRET_TARGET))
-                .copied()
-                .collect();
+            let (two_rank_sizes, two_rank_within_10pct, two_rank_misses) =
+                count(two, &|v| met((v - 1.0).abs(), M_OVER_P_TOLERANCE));
+            let (paired_entries, paired_within_5pct, paired_misses) =
+                count(paired, &|v| met(v, REGRET_TARGET));
             TargetsJson {
                 mode,
-                two_rank_sizes: two.len(),
-                two_rank_within_10pct: two.len() - two_misses.len(),
-                two_rank_misses: two_misses,
-                paired_entries: paired.len(),
-                paired_within_5pct: paired.len() - paired_misses.len(),
+                two_rank_sizes,
+                two_rank_within_10pct,
+                two_rank_misses,
+                paired_entries,
+                paired_within_5pct,
                 paired_misses,
             }
         })
@@ -357,7 +357,8 @@ pub(crate) fn build(
     profile: &Profile,
     h: &Hierarchy,
     all: &[Case],
-    (slices, measure_us): (usize, u64),
+    slices: usize,
+    measure_us: u64,
     clock_overhead_ns: f64,
     wall_s: f64,
 ) -> FidelityJson {
@@ -882,7 +883,7 @@ mod tests {
                 ],
             }
         };
-        let v = build(&profile, &h, &[case(2), case(4)], (4, 1000), 0.0, 1.0);
+        let v = build(&profile, &h, &[case(2), case(4)], 4, 1000, 0.0, 1.0);
         assert_eq!(v.modes.len(), 1);
         assert_eq!(v.modes[0].regime, "fastest");
         let predicted = |n: u32| {

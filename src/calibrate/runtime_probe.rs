@@ -401,6 +401,9 @@ pub(crate) struct RuntimeProbe {
     reps: [u64; CASES.len()],
     /// Whether the warm-up slice (whose repetitions were a guess) is behind.
     warm: bool,
+    /// The clock's step ([`super::clock_resolution`]): each case's single broadcasts are
+    /// summarized by their median spread over it.
+    clock_step: f64,
     /// The slices' orders: each slice measures the cases in a random order, as `herald
     /// fidelity` measures its cases, so that no case always runs after the same neighbour.
     /// Ten calibrations each way, each followed by `herald fidelity` at 2 ranks: its picks
@@ -488,6 +491,7 @@ impl RuntimeProbe {
                 2, 8, 8, 8, 8, 2, 64, 16, 32, 8, 2, 2, 2, 4, 4, 2, 2,
             ],
             warm: false,
+            clock_step: super::clock_resolution(),
             order: fastrand::Rng::with_seed(ORDER_SEED),
         })
     }
@@ -655,9 +659,9 @@ impl RuntimeProbe {
         Ok(((out[0] - clock) / (2 * RAW_TRIPS) as f64).max(0.0))
     }
 
-    /// The median ns of `reps` barrier-then-one broadcasts of `what` from rank 0: every rank
-    /// leaves two barriers, rank 0 reads the clock and broadcasts, each rank reads the clock when
-    /// its call returns; one broadcast takes from rank 0's start to the latest return (what
+    /// The median ns (spread over the clock's step) of `reps` barrier-then-one broadcasts of
+    /// `what` from rank 0: every rank leaves two barriers, rank 0 reads the clock and
+    /// broadcasts, each rank reads the clock when its call returns; one broadcast takes from rank 0's start to the latest return (what
     /// `herald fidelity` measures, and what the model's makespan is). Rank 0 writes fresh data
     /// before every repetition (outside the timed span, though where rank 0 returns before its
     /// readers it writes beside their reads: docs/fidelity.md, "Fiftieth session"), so the
@@ -776,7 +780,10 @@ impl RuntimeProbe {
                 (ns - clock).max(0.0)
             })
             .collect();
-        Ok(crate::stats::Summary::of_f64(&times).map_or(f64::NAN, |s| s.median))
+        // Each time is one interval of a clock that may step coarsely (10 ns on the
+        // development VM, a one-line broadcast's eighth): spread over the step, the median
+        // follows the true time between steps instead of jumping a step at a time.
+        Ok(crate::stats::smoothed_median(&times, self.clock_step))
     }
 }
 

@@ -679,8 +679,12 @@ pub struct Profile {
     pub duration_s: f64,
     /// The cost of one clock read, subtracted from every timed interval.
     pub clock_overhead_ns: f64,
-    /// The clock's resolution (smallest step seen): single intervals are multiples of it, so
-    /// medians of short probes are too. Absent from profiles written before herald recorded it.
+    /// The clock's resolution (the step between the values its consecutive reads differ by,
+    /// [`clock_resolution`](crate::calibrate::clock_resolution)): single intervals are
+    /// multiples of it, so the runtime probe takes the medians of its single broadcasts spread
+    /// over it ([`smoothed_median`](crate::stats::smoothed_median)). Absent from profiles
+    /// written before herald recorded it; 1 in profiles written before the fifty-sixth
+    /// session, whose measure the conversion from cycles took to 1 ns on the development VM.
     #[serde(default)]
     pub clock_resolution_ns: Option<f64>,
     /// The topology.

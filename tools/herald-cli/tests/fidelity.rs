@@ -74,6 +74,10 @@ fn tiny_run_has_the_documented_shape_and_invariants() {
     assert_eq!(v["method"], "barrier-then-one");
     assert_eq!(v["slices"], 1);
     assert_eq!(v["measure_us"], 200);
+    // The clock's step, over which each measurement's median is spread: at least 1 ns (the
+    // value where the clock shows no coarser step) and finite.
+    let step = v["clock_step_ns"].as_f64().expect("clock_step_ns");
+    assert!(step.is_finite() && step >= 1.0, "clock_step_ns {step}");
     let modes = v["modes"].as_array().expect("modes");
     assert!(!modes.is_empty());
     // Each mode names the value of its regime in the profile: one of the centers of the

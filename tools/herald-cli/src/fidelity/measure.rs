@@ -78,6 +78,17 @@ fn stamped(buf: &[u8], seed: u64, i: u64) -> bool {
     buf[..w] == ((seed << 24) ^ i ^ 0xA5A5_0000).to_le_bytes()[..w]
 }
 
+/// The clock as the measurement reads it: one read's cost, taken off every timed interval, and
+/// its step, over which each measurement's median is spread
+/// ([`herald::stats::smoothed_median`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Clock {
+    /// One read, ns ([`herald::calibrate::clock_overhead`]).
+    pub(crate) overhead_ns: f64,
+    /// The step between its reads' values, ns ([`herald::calibrate::clock_resolution`]).
+    pub(crate) step_ns: f64,
+}
+
 /// One rank's record of a measurement: the root's start instants, its own return instants,
 /// and whether every byte arrived.
 type RankRecord = (Vec<Instant>, Vec<Instant>, bool);
@@ -217,7 +228,7 @@ pub(crate) fn run_slices(
     all: &mut [Case],
     slices: usize,
     target_ns: f64,
-    clock: f64,
+    clock: Clock,
 ) -> Result<(), CliError> {
     let pus = h.os_indices();
     let mut hop_team = Team::with_cores(vec![pus[0], pus[1]]).map_err(CliError::usage)?;
@@ -248,7 +259,7 @@ pub(crate) fn run_slices(
     for c in all.iter() {
         seed += 1;
         let team = teams.get_mut(&c.n).expect("team");
-        let (_, per) = measure(team, &mut ends[slot(c)], c, 3, seed, clock)?;
+        let (_, per) = measure(team, &mut ends[slot(c)], c, 3, seed, clock.overhead_ns)?;
         reps.push(((target_ns / per.max(1.0)) as u64).clamp(MIN_REPS, MAX_REPS));
     }
     let mut last_team = None;
@@ -271,8 +282,17 @@ pub(crate) fn run_slices(
                 crate::bench::raw_hop_after(&mut hop_team, HOP_WARM_ROUND_TRIPS, HOP_ROUND_TRIPS);
             std::thread::sleep(HOP_SETTLE);
             let team = teams.get_mut(&c.n).expect("team");
-            let (times, _) = measure(team, &mut ends[slot(c)], c, reps[j], seed, clock)?;
-            let median = herald::stats::Summary::of_f64(&times).map_or(f64::NAN, |s| s.median);
+            let (times, _) = measure(
+                team,
+                &mut ends[slot(c)],
+                c,
+                reps[j],
+                seed,
+                clock.overhead_ns,
+            )?;
+            // Spread over the clock's step, as the calibration's runtime probe summarizes its
+            // own: the nearest-rank median of single short intervals jumps a step at a time.
+            let median = herald::stats::smoothed_median(&times, clock.step_ns);
             // (NaN without repetitions, like the median; a measurement has at least MIN_REPS)
             let mean = times.iter().sum::<f64>() / times.len() as f64;
             all[j].measured.push(Measured { raw, median, mean });

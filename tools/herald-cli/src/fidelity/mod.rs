@@ -18,7 +18,9 @@
 //!    root's start to the latest return, less one clock read (measured at the start, as
 //!    `herald calibrate` measures and subtracts it). A measurement repeats this about a
 //!    millisecond's worth (`--measure-us`; at least 3 times) and keeps the median and the mean
-//!    of its repetitions; it checks every received byte once (and a stamp per repetition).
+//!    of its repetitions, the median spread over the clock's step
+//!    ([`herald::stats::smoothed_median`], as the calibration's runtime probe summarizes its
+//!    own); it checks every received byte once (and a stamp per repetition).
 //! 3. **Slices**: every slice runs every case once: the rank counts in turn, each one's cases
 //!    in a random order (seeded: the same in every run), so that no case always follows the
 //!    same neighbour (a rotating order did that, and biased the regret against the planner's
@@ -166,8 +168,13 @@ pub(crate) fn run(a: &FidelityArgs) -> Result<(), CliError> {
             all.extend(cases::cases(&profile, &h, n, bytes, a.top, transports)?);
         }
     }
-    // One clock read, taken off every timed interval as the calibration takes it off its own.
-    let clock = herald::calibrate::clock_overhead();
+    // One clock read, taken off every timed interval as the calibration takes it off its own,
+    // and the clock's step, over which each measurement's median is spread as the
+    // calibration spreads its own.
+    let clock = measure::Clock {
+        overhead_ns: herald::calibrate::clock_overhead(),
+        step_ns: herald::calibrate::clock_resolution(),
+    };
     measure::run_slices(&h, &mut all, a.slices, a.measure_us as f64 * 1e3, clock)?;
     let out = report::build(
         &profile,

@@ -22,6 +22,8 @@ pub(crate) struct FidelityJson {
     pub(crate) measure_us: u64,
     /// One clock read, ns, taken off every timed broadcast (as the calibration does).
     pub(crate) clock_overhead_ns: f64,
+    /// The clock's step, ns: each measurement's median is spread over it.
+    pub(crate) clock_step_ns: f64,
     /// PUs of this machine (rank counts above it share them).
     pub(crate) pus: usize,
     /// Wall time of the whole run, seconds.
@@ -359,7 +361,7 @@ pub(crate) fn build(
     all: &[Case],
     slices: usize,
     measure_us: u64,
-    clock_overhead_ns: f64,
+    clock: super::measure::Clock,
     wall_s: f64,
 ) -> FidelityJson {
     let samples: Vec<(f64, f64)> = all
@@ -441,7 +443,8 @@ pub(crate) fn build(
         method: "barrier-then-one",
         slices,
         measure_us,
-        clock_overhead_ns,
+        clock_overhead_ns: clock.overhead_ns,
+        clock_step_ns: clock.step_ns,
         pus: h.pu_count(),
         wall_s,
         modes: modes
@@ -576,8 +579,8 @@ pub(crate) fn table(v: &FidelityJson) -> String {
     }
     out.push_str(&format!(
         "method: barrier then one broadcast, ~{} µs of repetitions per measurement (at least 3; \
-         its median; mean: its mean); {} slices in {:.0} s\n",
-        v.measure_us, v.slices, v.wall_s
+         its median spread over the clock's {:.0} ns step; mean: its mean); {} slices in {:.0} s\n",
+        v.measure_us, v.clock_step_ns, v.slices, v.wall_s
     ));
     out
 }
@@ -883,7 +886,11 @@ mod tests {
                 ],
             }
         };
-        let v = build(&profile, &h, &[case(2), case(4)], 4, 1000, 0.0, 1.0);
+        let clock = super::super::measure::Clock {
+            overhead_ns: 0.0,
+            step_ns: 1.0,
+        };
+        let v = build(&profile, &h, &[case(2), case(4)], 4, 1000, clock, 1.0);
         assert_eq!(v.modes.len(), 1);
         assert_eq!(v.modes[0].regime, "fastest");
         let predicted = |n: u32| {

@@ -424,6 +424,8 @@ pub fn calibrate(
 ) -> Result<Profile, CalibrateError> {
     opts.check()?;
     let clock = probes::clock_overhead();
+    // Measured once: the runtime probes spread their medians over it, and the profile records it.
+    let step = probes::clock_resolution();
     let mut levels: Vec<LevelProfile> = Vec::new();
     let mut probes: Vec<(usize, Probe)> = Vec::new();
     for depth in 0..h.pu_level() {
@@ -443,7 +445,7 @@ pub fn calibrate(
                 Probe {
                     depth,
                     pair: Pair::new(os[0], os[1])?,
-                    runtime: runtime_probe::RuntimeProbe::new(os[0], os[1])?,
+                    runtime: runtime_probe::RuntimeProbe::new(os[0], os[1], step)?,
                     os,
                     samples: Settling::default(),
                     discarded: 0,
@@ -534,7 +536,7 @@ pub fn calibrate(
         mode: opts.mode.to_owned(),
         duration_s: duration.as_secs_f64(),
         clock_overhead_ns: clock,
-        clock_resolution_ns: Some(probes::clock_resolution()),
+        clock_resolution_ns: Some(step),
         topology: TopologySummary::of(h),
         levels,
         unsettled,

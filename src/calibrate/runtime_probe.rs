@@ -415,8 +415,8 @@ pub(crate) struct RuntimeProbe {
 }
 
 impl RuntimeProbe {
-    /// A probe on the PUs of OS indices `a` and `b`.
-    pub(crate) fn new(a: usize, b: usize) -> Result<RuntimeProbe, CalibrateError> {
+    /// A probe on the PUs of OS indices `a` and `b`, reading a clock of step `clock_step` ns.
+    pub(crate) fn new(a: usize, b: usize, clock_step: f64) -> Result<RuntimeProbe, CalibrateError> {
         let team = Team::with_cores(vec![a, b])?;
         let shared = Team::with_cores(vec![a, a])?;
         let three = Team::with_cores(vec![a, a, a])?;
@@ -491,7 +491,7 @@ impl RuntimeProbe {
                 2, 8, 8, 8, 8, 2, 64, 16, 32, 8, 2, 2, 2, 4, 4, 2, 2,
             ],
             warm: false,
-            clock_step: super::clock_resolution(),
+            clock_step,
             order: fastrand::Rng::with_seed(ORDER_SEED),
         })
     }
@@ -661,8 +661,9 @@ impl RuntimeProbe {
 
     /// The median ns (spread over the clock's step) of `reps` barrier-then-one broadcasts of
     /// `what` from rank 0: every rank leaves two barriers, rank 0 reads the clock and
-    /// broadcasts, each rank reads the clock when its call returns; one broadcast takes from rank 0's start to the latest return (what
-    /// `herald fidelity` measures, and what the model's makespan is). Rank 0 writes fresh data
+    /// broadcasts, each rank reads the clock when its call returns; one broadcast takes from
+    /// rank 0's start to the latest return (what `herald fidelity` measures, and what the
+    /// model's makespan is). Rank 0 writes fresh data
     /// before every repetition (outside the timed span, though where rank 0 returns before its
     /// readers it writes beside their reads: docs/fidelity.md, "Fiftieth session"), so the
     /// payload crosses from its core each time. The bytes are checked.

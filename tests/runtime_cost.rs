@@ -119,6 +119,8 @@ fn profile(rt: Rt) -> Profile {
         posted_line_ns: None,
         posted_bytes: None,
         posted_two_ns: None,
+        posted_curve_ns: None,
+        posted_curve_bytes: None,
         posted_long_line_ns: None,
         posted_long_bytes: None,
         shared_posted_ns: None,
@@ -1160,6 +1162,58 @@ fn a_posts_second_line_is_priced_by_its_own_measurement() {
     ] {
         assert_eq!(pair_post(&p, bytes), want, "{bytes} bytes");
     }
+}
+
+#[test]
+fn a_post_of_a_measured_length_costs_its_measurement() {
+    // Measured: one line 70 ns, two 75, a full slot (17 lines) 70 + 16 · 7.5 = 190 ns, and a
+    // step as the development VM's: 4 lines (240 B) 79 ns, 6 lines (368 B) 123 ns. Every
+    // measured length costs its own call; a length between two measured ones the straight
+    // line between them (5 lines halfway from 79 to 123; 9 to 16 lines on the way to the
+    // slot's 190 ns); a length past a full slot its long lines beyond the slot.
+    let mut p = with_posted(profile(RT), 70.0, 7.5);
+    let r = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    let r = r.runtime.as_mut().unwrap();
+    r.posted_two_ns = Some(one(75.0));
+    r.posted_curve_ns = Some(vec![one(79.0), one(123.0)]);
+    r.posted_curve_bytes = Some(vec![240, 368]);
+    r.posted_long_line_ns = Some(one(8.0));
+    r.posted_long_bytes = Some(8192);
+    for (bytes, want) in [
+        (48u64, 70_000u64),
+        (112, 75_000),
+        (176, 77_000),
+        (240, 79_000),
+        (304, 101_000),
+        (368, 123_000),
+        (369, 129_090),
+        (1072, 190_000),
+    ] {
+        assert_eq!(pair_post(&p, bytes), want, "{bytes} bytes");
+    }
+    // Past a full slot only where ranks share CPUs; the long line's price in the level.
+    let costs = RuntimeCosts::from_profile(&p, &machine(2), Pick::Dominant).unwrap();
+    let level = costs.levels().iter().flatten().next().unwrap();
+    assert_eq!(level.posted_lines_ps(19), Some(206_000));
+}
+
+#[test]
+fn a_measured_posted_length_outside_a_slot_is_malformed() {
+    let mut p = with_posted(profile(RT), 70.0, 7.5);
+    let r = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    let r = r.runtime.as_mut().unwrap();
+    r.posted_curve_ns = Some(vec![one(79.0)]);
+    r.posted_curve_bytes = Some(vec![2048]);
+    let text = p.to_json();
+    let err = Profile::from_json_forced(&text).unwrap_err().to_string();
+    assert!(err.contains("posted_curve_bytes"), "{err}");
+    // One point per size.
+    let r = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    r.runtime.as_mut().unwrap().posted_curve_bytes = Some(vec![240, 304]);
+    let err = Profile::from_json_forced(&p.to_json())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("posted_curve_ns"), "{err}");
 }
 
 /// A posted broadcast of `bytes` between two ranks on two PUs under `p`, ps.

@@ -46,6 +46,24 @@ const MANY_BLOCKS: u32 = 16;
 const POSTED_FULL: usize = POSTED_MAX_BYTES;
 /// A post of two lines: the first line's 48 bytes and a full second line.
 const POSTED_TWO: usize = 48 + 64;
+/// The further posted lengths measured between the pair: every length from three lines to one
+/// short of a full slot, in full lines (the first line's 48 bytes, then 64 per line).
+const POSTED_CURVE: [usize; 14] = {
+    let mut sizes = [0; 14];
+    let mut i = 0;
+    while i < sizes.len() {
+        sizes[i] = 48 + 64 * (i + 2);
+        i += 1;
+    }
+    sizes
+};
+// Under loom slots are shorter (and the probe does not run).
+#[cfg(not(herald_loom))]
+const _: () = assert!(POSTED_CURVE[POSTED_CURVE.len() - 1] + 64 == POSTED_FULL);
+/// Repetitions of a `POSTED_CURVE` case per slice at most (fourteen cases of a fraction of a
+/// microsecond each: with their two barriers per repetition they would lengthen a slice by a
+/// third at the other cases' limit of 4096).
+const CURVE_REPS: u64 = 1024;
 /// The longer posted size between two ranks of one PU: the end of the default
 /// [`shared_posted_bytes`](crate::CommOptions::shared_posted_bytes), 129 lines.
 const SHARED_FULL: usize = 8 << 10;
@@ -98,6 +116,8 @@ struct Case {
     /// back from rank 1 (untimed), by streaming stores where the runtime streams, so the
     /// timed reader copies from wherever those stores left the bytes.
     stale: bool,
+    /// Repetitions per slice at most.
+    max_reps: u64,
 }
 
 const fn case(bytes: usize, direct: bool, blocks: Blocks, shared: bool) -> Case {
@@ -111,6 +131,7 @@ const fn case(bytes: usize, direct: bool, blocks: Blocks, shared: bool) -> Case 
         read_ranks: 0,
         rotate: 1,
         stale: false,
+        max_reps: 4096,
     }
 }
 
@@ -132,6 +153,15 @@ const fn posted(bytes: usize, shared: bool) -> Case {
         read_ranks: 0,
         rotate: 1,
         stale: false,
+        max_reps: 4096,
+    }
+}
+
+/// A posted broadcast of `POSTED_CURVE[i]` bytes between the pair.
+const fn curve(i: usize) -> Case {
+    Case {
+        max_reps: CURVE_REPS,
+        ..posted(POSTED_CURVE[i], false)
     }
 }
 
@@ -175,9 +205,10 @@ const fn posted_read(bytes: usize, ranks: usize) -> Case {
 /// bytes between two ranks of one PU, posted broadcasts of one line and of `SHARED_READ`
 /// bytes in slots of `SHARED_READ` bytes between two and among three ranks of one PU, and
 /// single copies of `HUGE` bytes into each count of `FOOTPRINT_READERS` buffers in turn, and
-/// the three largest `HELD` sizes' held copies from a buffer the root copied into last, and a
-/// single copy of `HUGE` bytes between two ranks of one PU.
-const CASES: [Case; 41] = [
+/// the three largest `HELD` sizes' held copies from a buffer the root copied into last, a
+/// single copy of `HUGE` bytes between two ranks of one PU, and posted broadcasts of each
+/// `POSTED_CURVE` size.
+const CASES: [Case; 55] = [
     case(ONE_LINE, false, Blocks::One, false),
     case(BURST, false, Blocks::One, false),
     case(STREAM[0], false, Blocks::One, false),
@@ -219,6 +250,20 @@ const CASES: [Case; 41] = [
     from_copy(HELD[3]),
     from_copy(HELD[4]),
     case(HUGE, true, Blocks::One, true),
+    curve(0),
+    curve(1),
+    curve(2),
+    curve(3),
+    curve(4),
+    curve(5),
+    curve(6),
+    curve(7),
+    curve(8),
+    curve(9),
+    curve(10),
+    curve(11),
+    curve(12),
+    curve(13),
 ];
 const _: () = assert!(HELD[0] == DIRECT[0] && HELD[2] == DIRECT[1] && HELD[4] == DIRECT[2]);
 const _: () = assert!(DIRECT[1] < HELD[3] && HELD[3] < DIRECT[2]);
@@ -246,8 +291,9 @@ fn lines(bytes: usize) -> f64 {
 /// line on one PU, the extra copy time per byte of `HUGE` bytes into each count of
 /// `FOOTPRINT_READERS` buffers in turn, and the extra time of the three largest held copies
 /// when the root's buffer was last written by its own (held) copy rather than by the root, and
-/// the copy per byte on one PU from `DIRECT[2]` to `HUGE`.
-const QUANTITIES: usize = 34;
+/// the copy per byte on one PU from `DIRECT[2]` to `HUGE`, and the posted calls of the
+/// `POSTED_CURVE` sizes.
+const QUANTITIES: usize = 48;
 
 /// The cases (indices into [`CASES`]) each quantity of [`quantities`] is computed from.
 /// A slice's value of a quantity is kept only where its cases between the pair's two PUs all
@@ -290,10 +336,25 @@ const QUANTITY_CASES: [&[usize]; QUANTITIES] = [
     &[38, 23],
     &[39, 24],
     &[40, 29],
+    &[41],
+    &[42],
+    &[43],
+    &[44],
+    &[45],
+    &[46],
+    &[47],
+    &[48],
+    &[49],
+    &[50],
+    &[51],
+    &[52],
+    &[53],
+    &[54],
 ];
 
 /// The quantities (see [`QUANTITIES`]) from one slice's median times of [`CASES`], ns.
 fn quantities(t: &[f64; CASES.len()]) -> [f64; QUANTITIES] {
+    let curve = |i: usize| t[41 + i];
     let burst = (t[1] - t[0]) / (lines(BURST) - 1.0);
     let line = (t[3] - t[2]) / (lines(STREAM[1]) - lines(STREAM[0]));
     let copy = (t[5] - t[4]) / (DIRECT[1] - DIRECT[0]) as f64;
@@ -355,6 +416,20 @@ fn quantities(t: &[f64; CASES.len()]) -> [f64; QUANTITIES] {
         t[38] - t[23],
         t[39] - t[24],
         (t[40] - t[29]) / (HUGE - DIRECT[2]) as f64,
+        curve(0),
+        curve(1),
+        curve(2),
+        curve(3),
+        curve(4),
+        curve(5),
+        curve(6),
+        curve(7),
+        curve(8),
+        curve(9),
+        curve(10),
+        curve(11),
+        curve(12),
+        curve(13),
     ]
 }
 
@@ -488,7 +563,8 @@ impl RuntimeProbe {
             samples: Vec::new(),
             reps: [
                 64, 16, 4, 2, 8, 4, 2, 4, 16, 2, 16, 32, 32, 64, 32, 16, 16, 16, 8, 4, 64, 4, 4, 4,
-                2, 8, 8, 8, 8, 2, 64, 16, 32, 8, 2, 2, 2, 4, 4, 2, 2,
+                2, 8, 8, 8, 8, 2, 64, 16, 32, 8, 2, 2, 2, 4, 4, 2, 2, 64, 64, 64, 64, 64, 64, 64,
+                64, 64, 64, 64, 64, 64, 64,
             ],
             warm: false,
             clock_step,
@@ -509,7 +585,7 @@ impl RuntimeProbe {
             let c = CASES[i];
             raw[i] = self.raw_hop(clock)?;
             t[i] = self.broadcasts(c, self.reps[i], clock)?;
-            self.reps[i] = ((AIM_NS / t[i].max(1.0)) as u64).clamp(2, 4096);
+            self.reps[i] = ((AIM_NS / t[i].max(1.0)) as u64).clamp(2, c.max_reps);
         }
         let weight = t0.elapsed().as_secs_f64();
         if self.warm {
@@ -593,6 +669,8 @@ impl RuntimeProbe {
             posted_line_ns: Some(dist(12)),
             posted_bytes: Some(POSTED_FULL as u64),
             posted_two_ns: Some(dist(17)),
+            posted_curve_ns: Some((34..48).map(dist).collect()),
+            posted_curve_bytes: Some(POSTED_CURVE.iter().map(|&b| b as u64).collect()),
             posted_long_line_ns: Some(dist(15)),
             posted_long_bytes: Some(SHARED_FULL as u64),
             shared_posted_ns: Some(dist(13)),
@@ -678,6 +756,7 @@ impl RuntimeProbe {
             read_ranks,
             rotate,
             stale,
+            max_reps: _,
         } = what;
         let comm = if read_ranks == 3 {
             &mut self.shared_posted_three

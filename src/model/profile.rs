@@ -492,6 +492,18 @@ pub struct RuntimeCalibration {
     /// then every further line costs `posted_line_ns`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub posted_two_ns: Option<Distribution>,
+    /// Posted broadcasts between the pair of further lengths short of a full slot, the whole
+    /// call, at `posted_curve_bytes` (one per length from three lines to one short of a full
+    /// slot). The cost is not straight in the lines: on the development VM it rose in steps
+    /// (70–79 ns up to five lines, then 40–45 ns more at six; docs/fidelity.md, "Fifty-sixth
+    /// session"), which the two ends of a slot do not tell. Absent from profiles written
+    /// before herald measured it (fifty-seventh session; then the lengths between two lines
+    /// and a full slot are interpolated between those two).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub posted_curve_ns: Option<Vec<Distribution>>,
+    /// The payloads behind `posted_curve_ns`, bytes, ascending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub posted_curve_bytes: Option<Vec<u64>>,
     /// A posted broadcast's cost per further line beyond `posted_bytes`, between the pair:
     /// `(T(posted_long_bytes) − T(posted_bytes)) / (lines difference)`, through a communicator
     /// whose ranks share CPUs (its slots are longer; the protocol is the same). Long slots
@@ -883,6 +895,21 @@ impl Profile {
                 r.forwarded_bytes.as_ref(),
                 "forwarded_extra_ns and forwarded_bytes",
             )?;
+            sized(
+                r.posted_curve_ns.as_ref(),
+                r.posted_curve_bytes.as_ref(),
+                "posted_curve_ns and posted_curve_bytes",
+            )?;
+            let slot = r.posted_bytes.unwrap_or(0);
+            if r.posted_curve_bytes
+                .as_ref()
+                .is_some_and(|b| b.iter().any(|&b| b > slot))
+            {
+                return Err(ProfileError::Malformed(format!(
+                    "level {:?}: posted_curve_bytes must lie within posted_bytes",
+                    level.name
+                )));
+            }
         }
         Ok(profile)
     }

@@ -58,7 +58,11 @@
 //!   the two-line call is calibrated too (`post_two`): the reader fetches the second line only
 //!   after it saw the first, so it costs more than the further lines, whose fetches overlap;
 //!   two lines then cost `post_two`, and the third to the last line of a full slot share the
-//!   rest of the full slot's cost.
+//!   rest of the full slot's cost. Since the fifty-seventh session every length from three
+//!   lines to one short of a full slot is calibrated as well (`post_curve`; the cost rose in
+//!   steps of 40–45 ns at six, eleven and fifteen lines on the development VM): each measured
+//!   length costs its call, and a length between two measured ones the straight line between
+//!   them.
 //! * **Posting where ranks share PUs** (twenty-second session): the call `T` of a post
 //!   between two ranks pinned to one PU is calibrated at one line and at 8 KiB
 //!   ([`RuntimeCosts::shared_posted_ps`]); the simulation of the PUs' turns (below) charges
@@ -203,6 +207,10 @@ pub struct RuntimeLevel {
     /// A posted broadcast of two lines, the whole call, ps; `None`: not measured (the second
     /// line then costs `post_line_ps`).
     pub post_two_ps: Option<u64>,
+    /// Posted broadcasts of further lengths short of a full slot, the whole call: `(lines,
+    /// ps)`, ascending, each past two lines; empty where not measured (the lengths between
+    /// the measured ones are interpolated, [`posted_lines_ps`](Self::posted_lines_ps)).
+    pub post_curve_ps: Vec<(u64, u64)>,
     /// The slot length in lines behind `post_line_ps` (the calibrated full slot).
     pub post_full_lines: u64,
     /// A posted broadcast's cost per line beyond `post_full_lines`, ps (slots longer than a
@@ -422,24 +430,59 @@ impl RuntimeLevel {
         self.posted_lines_ps(lines)
     }
 
-    /// A posted broadcast of `lines` lines between two ranks meeting here, ps: `post_ps` plus
-    /// `post_line_ps` per further line up to a full slot, `post_long_line_ps` per line beyond
-    /// (where ranks share CPUs, slots are longer than the calibrated full slot); `None` if
-    /// posting is not modelled here. Where the two-line post was measured (`post_two_ps`),
-    /// two lines cost that, and the lines from the third to a full slot share what the full
-    /// slot costs beyond it: each calibration point is given back.
+    /// A posted broadcast of `lines` lines between two ranks meeting here, ps; `None` if
+    /// posting is not modelled here. Up to a full slot, the calibrated calls are points
+    /// (lines, ps): one line (`post_ps`), two where measured (`post_two_ps`), the measured
+    /// lengths of `post_curve_ps`, and the full slot (`post_ps` plus `post_line_ps` per further
+    /// line); a length between two points costs the straight line between them, so each
+    /// calibration point is given back. Each line beyond a full slot costs `post_long_line_ps`
+    /// (where ranks share CPUs, slots are longer than the calibrated full slot).
+    ///
+    /// ```
+    /// # use herald::{*, model::{RuntimeCosts, Pick}};
+    /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+    /// # let profile = Profile::from_json_forced(&text)?;
+    /// # let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+    /// # let costs = RuntimeCosts::from_profile(&profile, &h, Pick::Dominant)?;
+    /// let mut l = costs.levels().iter().flatten().next().unwrap().clone();
+    /// l.post_ps = Some(70_000);
+    /// l.post_two_ps = Some(75_000);
+    /// l.post_curve_ps = vec![(5, 79_000), (6, 123_000)];
+    /// l.post_full_lines = 17;
+    /// l.post_line_ps = 7_500; // the full slot: 70 + 16 · 7.5 = 190 ns
+    /// l.post_long_line_ps = 8_000;
+    /// assert_eq!(l.posted_lines_ps(2), Some(75_000));
+    /// assert_eq!(l.posted_lines_ps(4), Some(77_666));
+    /// assert_eq!(l.posted_lines_ps(6), Some(123_000));
+    /// assert_eq!(l.posted_lines_ps(17), Some(190_000));
+    /// assert_eq!(l.posted_lines_ps(19), Some(206_000));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn posted_lines_ps(&self, lines: u64) -> Option<u64> {
         let post = self.post_ps?;
         let full = self.post_full_lines.max(1);
-        let short = lines.min(full);
-        let within = match self.post_two_ps {
-            Some(two) if short >= 2 => {
-                let slot = post + (full - 1) * self.post_line_ps;
-                two + (short - 2) * slot.saturating_sub(two) / (full - 2).max(1)
+        let slot = post + (full - 1) * self.post_line_ps;
+        let short = lines.clamp(1, full);
+        let mut points = vec![(1, post)];
+        points.extend(self.post_two_ps.map(|two| (2, two)));
+        points.extend(self.post_curve_ps.iter().copied());
+        points.retain(|&(l, _)| l < full);
+        points.push((full, slot));
+        // The last point at or below `short` and the first above it.
+        let at = points.iter().rposition(|&(l, _)| l <= short).unwrap_or(0);
+        let (l0, t0) = points[at];
+        let within = match points.get(at + 1) {
+            Some(&(l1, t1)) if l1 > l0 => {
+                let (dl, span) = (short - l0, l1 - l0);
+                if t1 >= t0 {
+                    t0 + (t1 - t0) * dl / span
+                } else {
+                    t0 - (t0 - t1) * dl / span
+                }
             }
-            _ => post + short.saturating_sub(1) * self.post_line_ps,
+            _ => t0,
         };
-        Some(within + lines.saturating_sub(short) * self.post_long_line_ps)
+        Some(within + lines.saturating_sub(full) * self.post_long_line_ps)
     }
 }
 
@@ -603,6 +646,14 @@ fn level_costs(
                 .as_ref()
                 .map_or(0, |d| ps(d.pick(pick) * factor)),
             post_two_ps: r.posted_two_ns.as_ref().map(|d| ps(d.pick(pick) * factor)),
+            post_curve_ps: sized_ps(&r.posted_curve_ns, &r.posted_curve_bytes)
+                .into_iter()
+                .filter_map(|(b, t)| {
+                    let lines = crate::runtime::posted_lines(usize::try_from(b).ok()?)?;
+                    Some((lines as u64, t))
+                })
+                .filter(|&(l, _)| l > 2)
+                .collect(),
             post_full_lines: r
                 .posted_bytes
                 .and_then(|b| crate::runtime::shared_posted_lines(b as usize))
@@ -645,6 +696,7 @@ fn level_costs(
                 post_ps: None,
                 post_line_ps: 0,
                 post_two_ps: None,
+                post_curve_ps: Vec::new(),
                 post_full_lines: 1,
                 post_long_line_ps: 0,
                 held_extra_ps: Vec::new(),

@@ -266,6 +266,21 @@ fn table(p: &Profile) -> String {
             if let Some(d) = &r.posted_two_ns {
                 out.push_str(&format!("    posted two lines {} (112 B)\n", c(d, 0)));
             }
+            if let (Some(d), Some(b)) = (&r.posted_curve_ns, &r.posted_curve_bytes) {
+                let points: Vec<String> = b
+                    .iter()
+                    .zip(d)
+                    .map(|(b, d)| {
+                        let modes: Vec<String> =
+                            d.modes.iter().map(|m| format!("{:.0}", m.center)).collect();
+                        format!("{b} B {:.0} ({})", d.median, modes.join(" | "))
+                    })
+                    .collect();
+                out.push_str(&format!(
+                    "    posted by length, median (each mode's centre): {}\n",
+                    points.join(", ")
+                ));
+            }
             if let (Some(l), Some(b)) = (&r.posted_long_line_ns, r.posted_long_bytes) {
                 out.push_str(&format!(
                     "    posted per line past a full slot {} (to {b} B)

@@ -79,7 +79,10 @@
 //! ([`find_modes`]); a parameter is *settled* when its number of modes and every mode center
 //! (within 3 %, or 1 ns) have not changed over three checks. Measuring stops when every
 //! parameter is settled and the minimum time has passed, or when the budget ends; what did not
-//! settle is listed in [`Profile::unsettled`].
+//! settle is listed in [`Profile::unsettled`]. The runtime's quantities count as unsettled too
+//! while a latency regime that the one-line call met in enough slices to name lacks some
+//! quantity (fifty-seventh session): measuring goes on, within the budget, until every
+//! quantity has that regime's mode.
 //!
 //! # Shared CPUs
 //!
@@ -240,6 +243,9 @@ struct Probe {
     pair: Pair,
     /// herald's runtime measured through its own calls on the same pair.
     runtime: runtime_probe::RuntimeProbe,
+    /// The runtime probe's regimes not yet measured in every quantity, as of the last check
+    /// ([`runtime_probe::RuntimeProbe::incomplete_regimes`]): unsettled until empty.
+    incomplete: Vec<String>,
     os: [usize; 2],
     samples: Settling,
     discarded: usize,
@@ -446,6 +452,7 @@ pub fn calibrate(
                     depth,
                     pair: Pair::new(os[0], os[1])?,
                     runtime: runtime_probe::RuntimeProbe::new(os[0], os[1], step)?,
+                    incomplete: Vec::new(),
                     os,
                     samples: Settling::default(),
                     discarded: 0,
@@ -477,12 +484,20 @@ pub fn calibrate(
         since_check += 1;
         if since_check >= 10 {
             since_check = 0;
-            probes.iter_mut().for_each(|(_, p)| p.samples.check());
+            probes.iter_mut().for_each(|(_, p)| {
+                p.samples.check();
+                p.incomplete = p.runtime.incomplete_regimes();
+            });
         }
         let elapsed = start.elapsed();
         let unsettled: Vec<String> = probes
             .iter()
-            .flat_map(|(i, p)| p.samples.unsettled(&levels[*i].name))
+            .flat_map(|(i, p)| {
+                let name = &levels[*i].name;
+                let mut u = p.samples.unsettled(name);
+                u.extend(p.incomplete.iter().map(|r| format!("{name}.{r}")));
+                u
+            })
             .collect();
         progress(&Progress {
             elapsed,
@@ -514,6 +529,12 @@ pub fn calibrate(
         level.slices = p.samples.len();
         level.runtime = p.runtime.calibration();
         unsettled.extend(p.samples.unsettled(&level.name));
+        unsettled.extend(
+            p.runtime
+                .incomplete_regimes()
+                .into_iter()
+                .map(|r| format!("{}.{r}", level.name)),
+        );
         let mut notes = Vec::new();
         if p.discarded > 0 {
             notes.push(format!(

@@ -599,31 +599,23 @@ impl RuntimeProbe {
         Ok(())
     }
 
+    /// The regimes the calibration has not yet measured every quantity in
+    /// ([`incomplete_regimes_of`] of the recorded slices).
+    pub(crate) fn incomplete_regimes(&self) -> Vec<String> {
+        let raw: Vec<[f64; CASES.len()]> = self.samples.iter().map(|s| s.raw).collect();
+        incomplete_regimes_of(&raw)
+    }
+
     /// The measured quantities as a profile entry; `None` before any recorded slice.
     pub(crate) fn calibration(&self) -> Option<RuntimeCalibration> {
         if self.samples.is_empty() {
             return None;
         }
-        let hops = find_modes(
-            &self
-                .samples
-                .iter()
-                .flat_map(|s| s.raw.iter().map(|&r| (r, 1.0)))
-                .collect::<Vec<_>>(),
-        );
-        // Each slice's regime of each case.
-        let regimes: Vec<[Option<usize>; CASES.len()]> = self
-            .samples
-            .iter()
-            .map(|s| s.raw.map(|r| nearest_mode(&hops, r)))
-            .collect();
+        let raw: Vec<[f64; CASES.len()]> = self.samples.iter().map(|s| s.raw).collect();
+        let (hops, regimes) = regimes_of(&raw);
         // Quantity `q` (in [`quantities`]' order).
         let dist = |q: usize| {
-            let between: Vec<usize> = QUANTITY_CASES[q]
-                .iter()
-                .copied()
-                .filter(|&c| !CASES[c].shared)
-                .collect();
+            let between = between_cases(q);
             let mut d = if between.is_empty() {
                 let v: Vec<(f64, f64)> = self
                     .samples
@@ -867,6 +859,68 @@ impl RuntimeProbe {
     }
 }
 
+/// The raw hop's modes over slices whose hops before each case are `raw` (the host's latency
+/// regimes), and each slice's regime of each case.
+fn regimes_of(raw: &[[f64; CASES.len()]]) -> (Vec<Mode>, Vec<[Option<usize>; CASES.len()]>) {
+    let hops = find_modes(
+        &raw.iter()
+            .flat_map(|s| s.iter().map(|&r| (r, 1.0)))
+            .collect::<Vec<_>>(),
+    );
+    let regimes = raw
+        .iter()
+        .map(|s| s.map(|r| nearest_mode(&hops, r)))
+        .collect();
+    (hops, regimes)
+}
+
+/// The regimes not yet measured in every quantity, one line each, from the slices' hops before
+/// each case (`raw`): a regime in which the one-line call ran in at least
+/// [`MIN_REGIME_SAMPLES`] slices (so that the profile names it) while some quantity between
+/// the pair's PUs had fewer slices with all its cases in it. Such a quantity gets no mode of
+/// the regime, and a prediction in that regime would take another regime's value for it
+/// (docs/fidelity.md, "Fifty-seventh session": a slow mode measured 5.2× its prediction at
+/// 8 B after a calibration whose slow regime lacked the posted call).
+fn incomplete_regimes_of(raw: &[[f64; CASES.len()]]) -> Vec<String> {
+    let (hops, regimes) = regimes_of(raw);
+    let slices_in = |q: usize, r: usize| {
+        let between = between_cases(q);
+        regimes
+            .iter()
+            .filter(|c| !between.is_empty() && between.iter().all(|&k| c[k] == Some(r)))
+            .count()
+    };
+    (0..hops.len())
+        .filter(|&r| slices_in(0, r) >= MIN_REGIME_SAMPLES)
+        .filter_map(|r| {
+            let short: Vec<(usize, usize)> = (1..QUANTITIES)
+                .filter(|&q| !between_cases(q).is_empty())
+                .map(|q| (q, slices_in(q, r)))
+                .filter(|&(_, n)| n < MIN_REGIME_SAMPLES)
+                .collect();
+            let least = short.iter().min_by_key(|p| p.1)?;
+            Some(format!(
+                "runtime regime of hop {:.0} ns: {} quantities in fewer than \
+                 {MIN_REGIME_SAMPLES} slices (quantity {} in {})",
+                hops[r].center,
+                short.len(),
+                least.0,
+                least.1
+            ))
+        })
+        .collect()
+}
+
+/// The cases of quantity `q` (in [`quantities`]' order) timed between the pair's PUs (those
+/// on one PU do not name a regime of the hop between them).
+fn between_cases(q: usize) -> Vec<usize> {
+    QUANTITY_CASES[q]
+        .iter()
+        .copied()
+        .filter(|&c| !CASES[c].shared)
+        .collect()
+}
+
 /// A regime needs this many slices to be a mode of a quantity (fewer gave medians off by 2–10×
 /// in the forty-second session's calibrations: three to five slices of the slow regime for a
 /// held copy's extra time).
@@ -1016,6 +1070,49 @@ mod tests {
         assert_eq!(nearest_mode(&hops, 30.0), Some(2));
         assert_eq!(nearest_mode(&hops, 0.0), Some(2));
         assert_eq!(nearest_mode(&[], 50.0), None);
+    }
+
+    /// A regime the one-line call met in enough slices is incomplete until every quantity
+    /// between the PUs has as many slices with all its cases in it; a regime too rare to name
+    /// asks for nothing.
+    #[test]
+    fn a_named_regime_is_incomplete_until_every_quantity_has_it() {
+        // Hops about 50 ns (fast) and 200 ns (slow), a little spread.
+        let slice = |slow: &dyn Fn(usize) -> bool, i: usize| -> [f64; CASES.len()] {
+            std::array::from_fn(|c| {
+                let jitter = ((i * 7 + c * 3) % 11) as f64 * 0.1;
+                if slow(c) {
+                    200.0 + jitter
+                } else {
+                    50.0 + jitter
+                }
+            })
+        };
+        let mut raw: Vec<[f64; CASES.len()]> = (0..40).map(|i| slice(&|_| false, i)).collect();
+        assert!(
+            incomplete_regimes_of(&raw).is_empty(),
+            "one regime, complete"
+        );
+        // Slow spells that end within a slice: the cases before the 28th slow. Too rare to
+        // name: nothing asked.
+        let early = |c: usize| c < 28;
+        raw.extend((0..MIN_REGIME_SAMPLES - 1).map(|i| slice(&early, i)));
+        assert!(incomplete_regimes_of(&raw).is_empty(), "too rare to name");
+        // Named by the one-line call (case 0), but the later cases never ran slow: incomplete.
+        raw.push(slice(&early, 99));
+        let left = incomplete_regimes_of(&raw);
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert!(left[0].contains("hop 200 ns"), "{left:?}");
+        // Whole slices in the slow regime complete it.
+        raw.extend((0..MIN_REGIME_SAMPLES).map(|i| slice(&|_| true, i)));
+        assert!(incomplete_regimes_of(&raw).is_empty(), "complete");
+        // One case of a many-case quantity in the other regime each time: that quantity's
+        // slices are mixed and do not count.
+        let mut mixed = raw[..40].to_vec();
+        mixed.extend((0..2 * MIN_REGIME_SAMPLES).map(|i| slice(&|c| c != 7, i)));
+        let left = incomplete_regimes_of(&mixed);
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert!(left[0].contains("(quantity 6 in 0)"), "{left:?}");
     }
 
     /// Every case is some quantity's, and the table names no case twice for one quantity.

@@ -233,16 +233,16 @@ struct Slot<'a> {
     more: &'a [More],
 }
 
-/// The bytes of a slot's further payload of `len` bytes that fill whole lines. A payload that
-/// ends inside a line is copied in two parts, its whole lines and the rest: one `memcpy` of a
-/// length past a multiple of 64 ends in overlapping vector moves (likely the cost: on the
-/// root those loads read the caller's just-written bytes at offsets its stores did not write,
-/// which the store buffer cannot forward; the two sides were not measured apart). Measured on the development VM (2-rank posted broadcasts of a fixed
-/// profile, six runs of each build alternating, raw hop 74–81 ns), in one copy 500 and 512
-/// bytes (nine lines) took 4–23 ns more than 496 and 560 (eight and nine whole lines), 576
-/// (ten lines) 24–37 ns more than 560; in two, 500 and 512 within 5 ns of 496 and 560 (but
-/// one run's 512 B, 23 ns more), 576 within 6 (docs/runtime.md, "Posted payloads that end
-/// inside a line").
+/// The bytes of a slot's further payload of `len` bytes that fill whole lines. A payload that ends
+/// inside a line is copied in two parts, its whole lines and the rest (each part only where it is
+/// not empty): one `memcpy` of a length past a multiple of 64 ends in overlapping vector moves
+/// (likely the cost: on the root those loads read the caller's just-written bytes at offsets its
+/// stores did not write, which the store buffer cannot forward; the two sides were not measured
+/// apart). Measured on the development VM (2-rank posted broadcasts of a fixed profile, six runs of
+/// each build alternating, raw hop 74–81 ns), in one copy 500 and 512 bytes (nine lines) took 4–23
+/// ns more than 496 and 560 (eight and nine whole lines), 576 (ten lines) 24–37 ns more than 560;
+/// in two, 500 and 512 within 5 ns of 496 and 560 (but one run's 512 B, 23 ns more), 576 within 6
+/// (docs/runtime.md, "Posted payloads that end inside a line").
 #[cfg(not(herald_loom))]
 fn whole_lines(len: usize) -> usize {
     len & !63
@@ -273,12 +273,16 @@ fn store_more(more: &[More], bytes: &[u8]) {
         // race is sound. The two copies are the payload's two parts: `whole` is at most
         // `bytes.len()`, so both offsets stay inside their spans.
         unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), to, whole);
-            std::ptr::copy_nonoverlapping(
-                bytes.as_ptr().add(whole),
-                to.add(whole),
-                bytes.len() - whole,
-            );
+            if whole > 0 {
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), to, whole);
+            }
+            if whole < bytes.len() {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr().add(whole),
+                    to.add(whole),
+                    bytes.len() - whole,
+                );
+            }
         }
     }
     #[cfg(herald_loom)]
@@ -310,12 +314,16 @@ fn load_more(more: &[More], out: &mut [u8]) {
         // atomic's bytes without a race is sound. The two copies are the payload's two parts:
         // `whole` is at most `out.len()`, so both offsets stay inside their spans.
         unsafe {
-            std::ptr::copy_nonoverlapping(from, out.as_mut_ptr(), whole);
-            std::ptr::copy_nonoverlapping(
-                from.add(whole),
-                out.as_mut_ptr().add(whole),
-                out.len() - whole,
-            );
+            if whole > 0 {
+                std::ptr::copy_nonoverlapping(from, out.as_mut_ptr(), whole);
+            }
+            if whole < out.len() {
+                std::ptr::copy_nonoverlapping(
+                    from.add(whole),
+                    out.as_mut_ptr().add(whole),
+                    out.len() - whole,
+                );
+            }
         }
     }
     #[cfg(herald_loom)]

@@ -60,6 +60,8 @@ const POSTED_CURVE: [usize; 14] = {
 // Under loom slots are shorter (and the probe does not run).
 #[cfg(not(herald_loom))]
 const _: () = assert!(POSTED_CURVE[POSTED_CURVE.len() - 1] + 64 == POSTED_FULL);
+/// The index in [`CASES`] of the first `POSTED_CURVE` case (they are the last ones).
+const CURVE_CASE: usize = CASES.len() - POSTED_CURVE.len();
 /// Repetitions of a `POSTED_CURVE` case per slice at most (fourteen cases of a fraction of a
 /// microsecond each: with their two barriers per repetition they would lengthen a slice by a
 /// third at the other cases' limit of 4096).
@@ -354,7 +356,6 @@ const QUANTITY_CASES: [&[usize]; QUANTITIES] = [
 
 /// The quantities (see [`QUANTITIES`]) from one slice's median times of [`CASES`], ns.
 fn quantities(t: &[f64; CASES.len()]) -> [f64; QUANTITIES] {
-    let curve = |i: usize| t[41 + i];
     let burst = (t[1] - t[0]) / (lines(BURST) - 1.0);
     let line = (t[3] - t[2]) / (lines(STREAM[1]) - lines(STREAM[0]));
     let copy = (t[5] - t[4]) / (DIRECT[1] - DIRECT[0]) as f64;
@@ -381,7 +382,7 @@ fn quantities(t: &[f64; CASES.len()]) -> [f64; QUANTITIES] {
     // between the long and the one-line post.
     let read_lines = crate::runtime::shared_posted_lines(SHARED_READ).expect("a slot");
     let read_line = ((t[33] - t[31]) - (t[32] - t[30])) / (read_lines - 1) as f64;
-    [
+    let fixed = [
         t[0],
         burst,
         line,
@@ -416,21 +417,12 @@ fn quantities(t: &[f64; CASES.len()]) -> [f64; QUANTITIES] {
         t[38] - t[23],
         t[39] - t[24],
         (t[40] - t[29]) / (HUGE - DIRECT[2]) as f64,
-        curve(0),
-        curve(1),
-        curve(2),
-        curve(3),
-        curve(4),
-        curve(5),
-        curve(6),
-        curve(7),
-        curve(8),
-        curve(9),
-        curve(10),
-        curve(11),
-        curve(12),
-        curve(13),
-    ]
+    ];
+    // The posted calls of the `POSTED_CURVE` sizes, as measured.
+    std::array::from_fn(|q| {
+        q.checked_sub(fixed.len())
+            .map_or_else(|| fixed[q], |i| t[CURVE_CASE + i])
+    })
 }
 
 /// One recorded slice of the probe.

@@ -653,7 +653,11 @@ impl RuntimeProbe {
             posted_line_ns: Some(dist(12)),
             posted_bytes: Some(POSTED_FULL as u64),
             posted_two_ns: Some(dist(17)),
-            posted_curve_ns: Some((34..48).map(dist).collect()),
+            posted_curve_ns: Some(
+                (QUANTITIES - POSTED_CURVE.len()..QUANTITIES)
+                    .map(dist)
+                    .collect(),
+            ),
             posted_curve_bytes: Some(POSTED_CURVE.iter().map(|&b| b as u64).collect()),
             posted_long_line_ns: Some(dist(15)),
             posted_long_bytes: Some(SHARED_FULL as u64),

@@ -463,25 +463,29 @@ impl RuntimeLevel {
         let full = self.post_full_lines.max(1);
         let slot = post + (full - 1) * self.post_line_ps;
         let short = lines.clamp(1, full);
-        let mut points = vec![(1, post)];
-        points.extend(self.post_two_ps.map(|two| (2, two)));
-        points.extend(self.post_curve_ps.iter().copied());
-        points.retain(|&(l, _)| l < full);
-        points.push((full, slot));
-        // The last point at or below `short` and the first above it.
-        let at = points.iter().rposition(|&(l, _)| l <= short).unwrap_or(0);
-        let (l0, t0) = points[at];
-        let within = match points.get(at + 1) {
-            Some(&(l1, t1)) if l1 > l0 => {
+        // Ascending; the last point at or below `short`, and the straight line from it to the
+        // first above it.
+        let points = std::iter::once((1, post))
+            .chain(self.post_two_ps.map(|two| (2, two)))
+            .chain(self.post_curve_ps.iter().copied())
+            .filter(|&(l, _)| l < full)
+            .chain(std::iter::once((full, slot)));
+        let mut below = (1, post);
+        let mut within = None;
+        for (l1, t1) in points {
+            if l1 > short {
+                let (l0, t0) = below;
                 let (dl, span) = (short - l0, l1 - l0);
-                if t1 >= t0 {
+                within = Some(if t1 >= t0 {
                     t0 + (t1 - t0) * dl / span
                 } else {
                     t0 - (t0 - t1) * dl / span
-                }
+                });
+                break;
             }
-            _ => t0,
-        };
+            below = (l1, t1);
+        }
+        let within = within.unwrap_or(below.1);
         Some(within + lines.saturating_sub(full) * self.post_long_line_ps)
     }
 }

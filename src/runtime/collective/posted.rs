@@ -233,7 +233,7 @@ struct Slot<'a> {
     more: &'a [More],
 }
 
-/// The bytes of a slot's further payload of `len` bytes that fill whole lines. A payload that ends
+/// Copies `len` bytes of a slot's further payload from `src` to `dst`. A payload that ends
 /// inside a line is copied in two parts, its whole lines and the rest (each part only where it is
 /// not empty): one `memcpy` of a length past a multiple of 64 ends in overlapping vector moves
 /// (likely the cost: on the root those loads read the caller's just-written bytes at offsets its
@@ -243,15 +243,28 @@ struct Slot<'a> {
 /// ns more than 496 and 560 (eight and nine whole lines), 576 (ten lines) 24–37 ns more than 560;
 /// in two, 500 and 512 within 5 ns of 496 and 560 (but one run's 512 B, 23 ns more), 576 within 6
 /// (docs/runtime.md, "Posted payloads that end inside a line").
+///
+/// # Safety
+/// As for [`std::ptr::copy_nonoverlapping`]: `src` valid for `len` bytes of reads, `dst` for
+/// `len` bytes of writes, the two not overlapping, and nothing else accessing them meanwhile.
 #[cfg(not(herald_loom))]
-fn whole_lines(len: usize) -> usize {
-    len & !63
+unsafe fn copy_by_lines(src: *const u8, dst: *mut u8, len: usize) {
+    let whole = len & !63;
+    // SAFETY: the caller's contract; `whole ≤ len`, so both parts lie inside the two spans.
+    unsafe {
+        if whole > 0 {
+            std::ptr::copy_nonoverlapping(src, dst, whole);
+        }
+        if whole < len {
+            std::ptr::copy_nonoverlapping(src.add(whole), dst.add(whole), len - whole);
+        }
+    }
 }
 
 /// Stores `bytes` into a slot's further lines: copied whole (`memcpy`, the last line's tail
 /// left as it was: no reader looks past the payload's length), or word by word under loom
 /// (whose atomics are not plain memory). The whole lines and a last partial line are two
-/// copies ([`whole_lines`]).
+/// copies ([`copy_by_lines`]).
 #[inline(never)]
 fn store_more(more: &[More], bytes: &[u8]) {
     #[cfg(not(herald_loom))]
@@ -260,8 +273,6 @@ fn store_more(more: &[More], bytes: &[u8]) {
             bytes.len() <= std::mem::size_of_val(more),
             "a payload longer than its slot"
         );
-        let whole = whole_lines(bytes.len());
-        let to = more.as_ptr().cast::<u8>().cast_mut();
         // SAFETY: `More` is `repr(C)`, eight `AtomicU64`s (the size and layout of `u64`s,
         // interior mutability: writable through a shared reference) and no padding, so `more`
         // spans `size_of_val(more)` contiguous bytes, at least `bytes.len()` (checked);
@@ -270,19 +281,13 @@ fn store_more(more: &[More], bytes: &[u8]) {
         // epoch, and a reader copies them only after it loaded the tag that the root stores
         // (`Release`) after this copy: nothing reads or writes these bytes during the copy
         // (the protocol the `loom_` models check), and writing an atomic's bytes without a
-        // race is sound. The two copies are the payload's two parts: `whole` is at most
-        // `bytes.len()`, so both offsets stay inside their spans.
+        // race is sound.
         unsafe {
-            if whole > 0 {
-                std::ptr::copy_nonoverlapping(bytes.as_ptr(), to, whole);
-            }
-            if whole < bytes.len() {
-                std::ptr::copy_nonoverlapping(
-                    bytes.as_ptr().add(whole),
-                    to.add(whole),
-                    bytes.len() - whole,
-                );
-            }
+            copy_by_lines(
+                bytes.as_ptr(),
+                more.as_ptr().cast::<u8>().cast_mut(),
+                bytes.len(),
+            );
         }
     }
     #[cfg(herald_loom)]
@@ -292,7 +297,7 @@ fn store_more(more: &[More], bytes: &[u8]) {
 }
 
 /// Loads `out.len()` bytes from a slot's further lines: copied whole (`memcpy`; the whole
-/// lines and a last partial line are two copies, [`whole_lines`]), or word by word under loom
+/// lines and a last partial line are two copies, [`copy_by_lines`]), or word by word under loom
 /// (whose atomics are not plain memory).
 #[inline(never)]
 fn load_more(more: &[More], out: &mut [u8]) {
@@ -302,8 +307,6 @@ fn load_more(more: &[More], out: &mut [u8]) {
             out.len() <= std::mem::size_of_val(more),
             "a payload longer than its slot"
         );
-        let whole = whole_lines(out.len());
-        let from = more.as_ptr().cast::<u8>();
         // SAFETY: `More` is `repr(C)`, eight `AtomicU64`s (the size and layout of `u64`s)
         // and no padding, so `more` spans `size_of_val(more)` contiguous bytes, at least
         // `out.len()` (checked); `out` is the caller's buffer, apart from the slot. The
@@ -311,19 +314,9 @@ fn load_more(more: &[More], out: &mut [u8]) {
         // of these lines (before its `Release` of the tag), and the root writes the slot again
         // only after this rank's next progress (`Release`, after this copy): nothing writes
         // these bytes during the copy (the protocol the `loom_` models check), and reading an
-        // atomic's bytes without a race is sound. The two copies are the payload's two parts:
-        // `whole` is at most `out.len()`, so both offsets stay inside their spans.
+        // atomic's bytes without a race is sound.
         unsafe {
-            if whole > 0 {
-                std::ptr::copy_nonoverlapping(from, out.as_mut_ptr(), whole);
-            }
-            if whole < out.len() {
-                std::ptr::copy_nonoverlapping(
-                    from.add(whole),
-                    out.as_mut_ptr().add(whole),
-                    out.len() - whole,
-                );
-            }
+            copy_by_lines(more.as_ptr().cast::<u8>(), out.as_mut_ptr(), out.len());
         }
     }
     #[cfg(herald_loom)]

@@ -220,6 +220,10 @@ fn tiny_run_has_the_documented_shape_and_invariants() {
     assert_eq!(targets.len(), modes.len());
     for (m, t) in targets.iter().enumerate() {
         assert_eq!(t["mode"], m, "{t}");
+        // The test profile names its regimes by value, not by their hop: no mode is then known
+        // to be uncalibrated, in the modes and their targets alike.
+        assert_eq!(modes[m]["uncalibrated"], false, "{}", modes[m]);
+        assert_eq!(t["uncalibrated"], false, "{t}");
         let picks: Vec<f64> = rows
             .iter()
             .filter(|r| r["mode"] == m && r["n"] == 2 && r["planner_rank"] == 1)

@@ -246,6 +246,10 @@ fn posted(world: &World, chan: &Channel) -> Result<Option<usize>, Failure> {
             8,
             48,
             49,
+            // One further line whole, and one and a quarter (the whole lines and the partial
+            // one are copied apart).
+            112.min(cap),
+            128.min(cap),
             cap - 1,
             cap,
             cap + 1,

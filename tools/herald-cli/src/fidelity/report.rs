@@ -42,6 +42,14 @@ pub(crate) struct FidelityJson {
 const M_OVER_P_TOLERANCE: f64 = 0.10;
 /// The planner's paired regret at most this (issue 17's second target).
 const REGRET_TARGET: f64 = 0.05;
+/// A measured mode whose hop is more than this many times its regime's hop, or less than its
+/// inverse, was not calibrated ([`ModeJson::uncalibrated`]). The calibration times its hop
+/// before each case otherwise than `herald fidelity` does, and reads less in the same state:
+/// 42–55 ns in the host's fast state where `herald fidelity` reads 64–81 (fifty-eighth
+/// session), 190–250 in the slow one where it reads 300–350. So a fast mode is within 2× of a
+/// fast regime, and a slow mode more than 2× from it; the host's fastest state (fidelity about
+/// 30 ns, the calibration 14–26) is within 2× of the fast regime too and is not told apart.
+const CALIBRATED_WITHIN: f64 = 2.0;
 
 /// Issue 17's targets in one mode of one run: at 2 ranks the pick's `|m/p − 1| ≤ 0.10` at every
 /// size, and the paired regret at most 5 % at every (n, bytes). A benchmark's count, for the
@@ -56,6 +64,9 @@ pub(crate) struct TargetsJson {
     pub(crate) two_rank_within_10pct: usize,
     /// The others: `{n, bytes, value}` with `value` the pick's `measured_over_predicted`.
     pub(crate) two_rank_misses: Vec<MissJson>,
+    /// The mode's [`ModeJson::uncalibrated`]: the profile saw no regime like this mode,
+    /// whose 2-rank predictions are then another regime's.
+    pub(crate) uncalibrated: bool,
     /// (n, bytes) entries of this mode with a paired regret.
     pub(crate) paired_entries: usize,
     /// Those whose paired regret is at most 5 %.
@@ -91,6 +102,13 @@ pub(crate) struct ModeJson {
     /// the text prints) ran in a state the calibration did not see, and is predicted in the
     /// nearest regime all the same.
     pub(crate) regime_reference_ns: Option<f64>,
+    /// The mode surely ran in a state the calibration did not see: the profile names its
+    /// regimes by their hop and the mode's hop lies more than [`CALIBRATED_WITHIN`] times
+    /// from the nearest regime's, either way. Its predictions are that regime's, which the
+    /// model has no way to carry over. `false` proves nothing: a profile that names its
+    /// regimes by value (another quantity than the hop), or a state within 2× of a calibrated
+    /// one (the host's fastest), gives `false` too.
+    pub(crate) uncalibrated: bool,
 }
 
 /// Median, p10 and p90, ns.
@@ -306,8 +324,8 @@ fn regrets(rows: &[RowJson]) -> Vec<RegretJson> {
 }
 
 /// Issue 17's targets per mode of `modes` modes, counted over `rows` and `regret`.
-fn targets(modes: usize, rows: &[RowJson], regret: &[RegretJson]) -> Vec<TargetsJson> {
-    (0..modes)
+fn targets(modes: &[ModeJson], rows: &[RowJson], regret: &[RegretJson]) -> Vec<TargetsJson> {
+    (0..modes.len())
         .map(|mode| {
             // Each target's entries: how many, how many met, and those that miss (NaN, no
             // prediction, misses).
@@ -343,6 +361,7 @@ fn targets(modes: usize, rows: &[RowJson], regret: &[RegretJson]) -> Vec<Targets
                 count(paired, &|v| met(v, REGRET_TARGET));
             TargetsJson {
                 mode,
+                uncalibrated: modes[mode].uncalibrated,
                 two_rank_sizes,
                 two_rank_within_10pct,
                 two_rank_misses,
@@ -436,7 +455,21 @@ pub(crate) fn build(
         ))
     });
     let regret = regrets(&rows);
-    let targets = targets(modes.len(), &rows, &regret);
+    let modes: Vec<ModeJson> = modes
+        .iter()
+        .map(|m| {
+            let (k, reference) = regime_of(&references, m.center);
+            ModeJson {
+                raw_hop_ns: m.center,
+                share: m.share,
+                measurements: m.samples,
+                regime: PICKS[k].1,
+                regime_reference_ns: reference,
+                uncalibrated: uncalibrated(&references, m.center),
+            }
+        })
+        .collect();
+    let targets = targets(&modes, &rows, &regret);
     FidelityJson {
         host: profile.host.clone(),
         profile_date: profile.date.clone(),
@@ -447,19 +480,7 @@ pub(crate) fn build(
         clock_step_ns: clock.step_ns,
         pus: h.pu_count(),
         wall_s,
-        modes: modes
-            .iter()
-            .map(|m| {
-                let (k, reference) = regime_of(&references, m.center);
-                ModeJson {
-                    raw_hop_ns: m.center,
-                    share: m.share,
-                    measurements: m.samples,
-                    regime: PICKS[k].1,
-                    regime_reference_ns: reference,
-                }
-            })
-            .collect(),
+        modes,
         rows,
         regret,
         targets,
@@ -497,6 +518,12 @@ pub(crate) fn table(v: &FidelityJson) -> String {
             reference,
             v.pus,
         ));
+        if mode.uncalibrated {
+            out.push_str(&format!(
+                "  not calibrated: the profile saw no regime within {CALIBRATED_WITHIN}× this \
+                 mode's hop; its predictions are another regime's\n"
+            ));
+        }
         out.push_str(&format!(
             "{:>3} {:>8}  {:<44} {:<6} {:>10} {:>32} {:>6} {:>10} {:>6}\n",
             "n",
@@ -604,9 +631,14 @@ fn targets_line(t: &TargetsJson) -> String {
             .collect();
         format!(" (misses: {})", each.join(", "))
     };
+    let uncalibrated = if t.uncalibrated {
+        " [mode not calibrated]"
+    } else {
+        ""
+    };
     format!(
-        "targets, mode {}: 2 ranks |m/p − 1| ≤ 10 % at {} of {} sizes{}; paired regret ≤ 5 % at \
-         {} of {} (n, bytes){}\n",
+        "targets, mode {}{uncalibrated}: 2 ranks |m/p − 1| ≤ 10 % at {} of {} sizes{}; paired \
+         regret ≤ 5 % at {} of {} (n, bytes){}\n",
         t.mode,
         t.two_rank_within_10pct,
         t.two_rank_sizes,
@@ -657,6 +689,15 @@ fn regime_of(references: &[herald::model::Distribution], center: f64) -> (usize,
         .flat_map(|d| order.clone().map(move |k| (k, d.pick(PICKS[k].0))))
         .min_by(|a, b| (a.1 - center).abs().total_cmp(&(b.1 - center).abs()))
         .map_or((DOMINANT, None), |(k, v)| (k, Some(v)))
+}
+
+/// Whether a measured mode (its raw hop `center`) lies more than [`CALIBRATED_WITHIN`] times
+/// from the hop of the regime it is predicted in, either way, where the profile names its
+/// regimes by their hop ([`by_regime_hop`]); `false` where it does not.
+fn uncalibrated(references: &[herald::model::Distribution], center: f64) -> bool {
+    by_regime_hop(references, center)
+        .and_then(|(_, hop)| hop)
+        .is_some_and(|hop| !(1.0 / CALIBRATED_WITHIN..=CALIBRATED_WITHIN).contains(&(center / hop)))
 }
 
 /// Where the first reference's modes name their latency regimes (a calibration that timed a
@@ -805,6 +846,43 @@ mod tests {
         let r = mode_references(&level);
         let (k, reference) = regime_of(&r, 60.0);
         assert_eq!((PICKS[k].1, reference), ("fastest", Some(64.0)));
+    }
+
+    /// A mode is uncalibrated where the nearest regime's hop lies more than 2× from its own,
+    /// either way: a profile that saw only the fast regime (hop 50 ns) did not calibrate modes
+    /// of 20 and 120 ns, and did those of 30, 50 and 90; one that also saw a slow regime
+    /// (220 ns) calibrated the 120 ns mode too. A profile that names its regimes by value alone
+    /// (another quantity than the hop) says nothing.
+    #[test]
+    fn a_mode_far_from_every_calibrated_regime_is_not_calibrated() {
+        let text = include_str!("../../../../docs/data/fidelity-2026-12-02-paired/P5.json");
+        let profile = Profile::from_json_forced(text).expect("P5");
+        let mut level = profile.measured_levels().next().expect("a level").clone();
+        let with_hops = |level: &mut herald::model::LevelProfile, modes: &[(f64, f64, f64)]| {
+            let values: Vec<(f64, f64)> = modes.iter().map(|&(v, share, _)| (v, share)).collect();
+            let mut one_line = dist(&values);
+            for (m, &(_, _, hop)) in one_line.modes.iter_mut().zip(modes) {
+                m.regime_hop_ns = (hop > 0.0).then_some(hop);
+            }
+            level
+                .runtime
+                .as_mut()
+                .expect("P5 has a runtime")
+                .one_line_ns = one_line;
+            mode_references(level)
+        };
+        let fast_only = with_hops(&mut level, &[(90.0, 1.0, 50.0)]);
+        let got: Vec<bool> = [20.0, 30.0, 50.0, 90.0, 120.0]
+            .iter()
+            .map(|&c| uncalibrated(&fast_only, c))
+            .collect();
+        assert_eq!(got, [true, false, false, false, true]);
+        let both = with_hops(&mut level, &[(90.0, 0.8, 50.0), (380.0, 0.2, 220.0)]);
+        assert!(!uncalibrated(&both, 120.0));
+        assert!(!uncalibrated(&both, 320.0));
+        assert!(uncalibrated(&both, 20.0));
+        let by_value = with_hops(&mut level, &[(90.0, 0.8, 0.0), (380.0, 0.2, 0.0)]);
+        assert!(!uncalibrated(&by_value, 320.0));
     }
 
     /// The forty-second session's calibrations: the runtime's one-line broadcast saw the
@@ -970,8 +1048,21 @@ mod tests {
         for (g, p) in regret.iter_mut().zip(paired) {
             g.paired = p;
         }
-        let t = targets(3, &rows, &regret);
+        let mode = |raw_hop_ns: f64, uncalibrated: bool| ModeJson {
+            raw_hop_ns,
+            share: 1.0 / 3.0,
+            measurements: 10,
+            regime: "dominant",
+            regime_reference_ns: Some(70.0),
+            uncalibrated,
+        };
+        let modes = [mode(70.0, false), mode(320.0, true), mode(90.0, false)];
+        let t = targets(&modes, &rows, &regret);
         assert_eq!(t.len(), 3);
+        let uncalibrated: Vec<bool> = t.iter().map(|t| t.uncalibrated).collect();
+        assert_eq!(uncalibrated, [false, true, false]);
+        assert!(!targets_line(&t[0]).contains("not calibrated"));
+        assert!(targets_line(&t[1]).contains("mode 1 [mode not calibrated]:"));
         assert_eq!((t[0].two_rank_sizes, t[0].two_rank_within_10pct), (4, 2));
         let missed: Vec<usize> = t[0].two_rank_misses.iter().map(|m| m.bytes).collect();
         assert_eq!(missed, [64, 512]);

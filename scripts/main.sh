@@ -34,5 +34,5 @@ $h run --profile "$profile" -n 2 --bytes 4096 --iters 5000 --verify
 echo
 echo "Next: 'herald bench hop|stream|bcast' compares herald with raw cache-line ping-pong, rtrb,"
 echo "crossbeam, rayon and bus; 'herald fidelity --profile $profile' tabulates predicted against"
-echo "measured times per latency mode; 'herald calibrate' (without --quick) measures for 2 minutes."
+echo "measured times per latency mode; 'herald calibrate' (without --quick) measures for 30–90 s."
 echo "Programs plan with this profile through Planned::load() (docs/runtime.md, docs/calibration.md)."

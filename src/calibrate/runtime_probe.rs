@@ -17,7 +17,8 @@
 //! ends within a slice, docs/fidelity.md, "Forty-second session"). Quantities on one PU have the
 //! modes of their own values, like the channel's parameters.
 
-use super::{distribution, find_modes, nearest_mode, CalibrateError};
+use super::modes::find_modes_of_share;
+use super::{distribution, nearest_mode, CalibrateError};
 use crate::model::{Distribution, Mode, Model, Postal, RuntimeCalibration};
 use crate::runtime::{Comm, CommOptions, Program, Team};
 use crate::runtime::{POSTED_MAX_BYTES, SLIP};
@@ -858,10 +859,11 @@ impl RuntimeProbe {
 /// The raw hop's modes over slices whose hops before each case are `raw` (the host's latency
 /// regimes), and each slice's regime of each case.
 fn regimes_of(raw: &[[f64; CASES.len()]]) -> (Vec<Mode>, Vec<[Option<usize>; CASES.len()]>) {
-    let hops = find_modes(
+    let hops = find_modes_of_share(
         &raw.iter()
             .flat_map(|s| s.iter().map(|&r| (r, 1.0)))
             .collect::<Vec<_>>(),
+        RARE_REGIME_SHARE,
     );
     let regimes = raw
         .iter()
@@ -871,12 +873,14 @@ fn regimes_of(raw: &[[f64; CASES.len()]]) -> (Vec<Mode>, Vec<[Option<usize>; CAS
 }
 
 /// The regimes not yet measured in every quantity, one line each, from the slices' hops before
-/// each case (`raw`): a regime in which the one-line call ran in at least
-/// [`MIN_REGIME_SAMPLES`] slices (so that the profile names it) while some quantity between
+/// each case (`raw`): a regime of the hop (a mode of at least [`RARE_REGIME_SHARE`] of the
+/// hops) in which the one-line call ran in fewer than [`MIN_REGIME_SAMPLES`] slices (so
+/// that the profile does not name it), or in at least that many while some quantity between
 /// the pair's PUs had fewer slices with all its cases in it. Such a quantity gets no mode of
 /// the regime, and a prediction in that regime would take another regime's value for it
 /// (docs/fidelity.md, "Fifty-seventh session": a slow mode measured 5.2× its prediction at
-/// 8 B after a calibration whose slow regime lacked the posted call).
+/// 8 B after a calibration whose slow regime lacked the posted call; "Fifty-eighth session":
+/// the host's fastest state 0.41–0.86× where the profile had not named it).
 fn incomplete_regimes_of(raw: &[[f64; CASES.len()]]) -> Vec<String> {
     let (hops, regimes) = regimes_of(raw);
     let slices_in = |q: usize, r: usize| {
@@ -887,8 +891,15 @@ fn incomplete_regimes_of(raw: &[[f64; CASES.len()]]) -> Vec<String> {
             .count()
     };
     (0..hops.len())
-        .filter(|&r| slices_in(0, r) >= MIN_REGIME_SAMPLES)
         .filter_map(|r| {
+            let calls = slices_in(0, r);
+            if calls < MIN_REGIME_SAMPLES {
+                return Some(format!(
+                    "runtime regime of hop {:.0} ns: the one-line call in {calls} of \
+                     {MIN_REGIME_SAMPLES} slices",
+                    hops[r].center
+                ));
+            }
             let short: Vec<(usize, usize)> = (1..QUANTITIES)
                 .filter(|&q| !between_cases(q).is_empty())
                 .map(|q| (q, slices_in(q, r)))
@@ -917,6 +928,13 @@ fn between_cases(q: usize) -> Vec<usize> {
         .collect()
 }
 
+/// The least share of the hops before the cases that makes a latency regime (a mode of the
+/// hop, [`regimes_of`]), below the 5 % of other modes: this host's fastest and slow states came
+/// in 2–4 % of a calibration's hops and 6–13 % of `herald fidelity`'s measurements minutes
+/// later (docs/fidelity.md, "Fifty-eighth session"); at 5 % their slices counted in the fast
+/// regime, and the calibration did not go on to measure them.
+const RARE_REGIME_SHARE: f64 = 0.02;
+
 /// A regime needs this many slices to be a mode of a quantity (fewer gave medians off by 2–10×
 /// in the forty-second session's calibrations: three to five slices of the slow regime for a
 /// held copy's extra time).
@@ -927,7 +945,7 @@ const MIN_REGIME_SAMPLES: usize = 8;
 /// quantity's cases ran in different regimes: such slices are left out, and the modes are the
 /// regimes with at least [`MIN_REGIME_SAMPLES`] slices (each named by its hop,
 /// [`Mode::regime_hop_ns`]; shares of those slices' weight), largest share first. Without such
-/// a regime, the modes are those of the values ([`find_modes`]).
+/// a regime, the modes are those of the values ([`find_modes`](super::find_modes)).
 fn regime_distribution(values: &[(f64, f64, Option<usize>)], hops: &[Mode]) -> Distribution {
     let kept: Vec<(f64, f64, usize)> = values
         .iter()
@@ -1044,7 +1062,7 @@ mod tests {
         assert!(d.modes.iter().all(|m| m.regime_hop_ns.is_none()));
         assert_eq!(
             d.modes,
-            find_modes(&plain.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>())
+            super::super::find_modes(&plain.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>())
         );
         let d = regime_distribution(&plain, &hops[..1]);
         assert_eq!(d.samples, plain.len());
@@ -1089,11 +1107,24 @@ mod tests {
             incomplete_regimes_of(&raw).is_empty(),
             "one regime, complete"
         );
-        // Slow spells that end within a slice: the cases before the 28th slow. Too rare to
-        // name: nothing asked.
+        // A slow spell of a few cases, under 2 % of the hops: no regime, nothing asked.
+        let few = |c: usize| c < 2;
+        let mut rare = raw.clone();
+        rare.extend((0..MIN_REGIME_SAMPLES).map(|i| slice(&few, i)));
+        let hops = rare.len() * CASES.len();
+        assert!(2 * MIN_REGIME_SAMPLES < hops / 50, "under 2 %");
+        assert!(incomplete_regimes_of(&rare).is_empty(), "too rare a state");
+        // Slow spells that end within a slice: the cases before the 28th slow, in fewer slices
+        // than the profile names a regime by. A state of the hop all the same (over 2 % of the
+        // hops): asked for, by the one-line call's count.
         let early = |c: usize| c < 28;
         raw.extend((0..MIN_REGIME_SAMPLES - 1).map(|i| slice(&early, i)));
-        assert!(incomplete_regimes_of(&raw).is_empty(), "too rare to name");
+        let left = incomplete_regimes_of(&raw);
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert!(
+            left[0].contains("hop 200 ns: the one-line call in 7 of 8 slices"),
+            "{left:?}"
+        );
         // Named by the one-line call (case 0), but the later cases never ran slow: incomplete.
         raw.push(slice(&early, 99));
         let left = incomplete_regimes_of(&raw);

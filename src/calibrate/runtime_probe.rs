@@ -1062,7 +1062,7 @@ mod tests {
         assert!(d.modes.iter().all(|m| m.regime_hop_ns.is_none()));
         assert_eq!(
             d.modes,
-            super::super::find_modes(&plain.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>())
+            crate::calibrate::find_modes(&plain.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>())
         );
         let d = regime_distribution(&plain, &hops[..1]);
         assert_eq!(d.samples, plain.len());

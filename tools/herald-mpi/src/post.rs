@@ -146,13 +146,11 @@ impl Word for AtomicU64 {
         // where the word-by-word atomic loads took 1.4–1.9× as long (module docs);
         // `copy_plain`, not `memcpy`, which is up to 2.4× slower when the window's lines and
         // `out` lie apart by other than a multiple of 32 bytes; whole lines and a partial last
-        // line apart ([`whole_lines`]).
-        let lines = unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), out.len()) };
-        let whole = whole_lines(out.len());
-        let (head, tail) = out.split_at_mut(whole);
-        herald::runtime::copy_plain(head, &lines[..whole]);
-        if !tail.is_empty() {
-            herald::runtime::copy_plain(tail, &lines[whole..]);
+        // line apart ([`copy_by_lines`]). `out` is a `&mut` slice: valid for its length of
+        // writes and apart from every other live slice.
+        unsafe {
+            let lines = std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), out.len());
+            copy_by_lines(lines, out.as_mut_ptr());
         }
     }
     fn store_lines(words: &[Self], bytes: &[u8], how: &mut Stores) {
@@ -167,15 +165,9 @@ impl Word for AtomicU64 {
             // after this copy). `AtomicU64` is an `UnsafeCell<u64>`: its words may be
             // written through a pointer made from a shared reference. (`copy_plain_to`: as
             // fast however `bytes` and the window lie apart, see `load_lines`; whole lines and
-            // a partial last line apart, [`whole_lines`].) `whole ≤ bytes.len()`, so both
-            // parts lie inside the words' span.
+            // a partial last line apart, [`copy_by_lines`].)
             unsafe {
-                let whole = whole_lines(bytes.len());
-                let dst = words.as_ptr().cast::<u8>().cast_mut();
-                herald::runtime::copy_plain_to(&bytes[..whole], dst);
-                if whole < bytes.len() {
-                    herald::runtime::copy_plain_to(&bytes[whole..], dst.add(whole));
-                }
+                copy_by_lines(bytes, words.as_ptr().cast::<u8>().cast_mut());
             }
         };
         let streamed = || {
@@ -748,16 +740,30 @@ fn add_words<W: Word>(words: &[W], acc: &mut [u64]) {
     }
 }
 
-/// The bytes of a chunk of `len` further-line bytes that fill whole lines: a root's plain
-/// stores and a reader's loads copy those and a partial last line as two copies. One copy of a
+/// Copies `src` to `dst` as [`herald::runtime::copy_plain_to`] does, the bytes that fill whole
+/// lines and a partial last line as two copies (an empty part not at all): a root's plain
+/// stores into its slot's further lines and a reader's loads out of them. One copy of a
 /// length that ends inside a line (the C library's, or the vector loop's tail) ends in
 /// overlapping stores or loads across the last lines, and cost 4–10 % more: 2 processes of
 /// Open MPI on this machine's 2 CPUs, 18 alternating pairs of runs, a 576-byte broadcast
 /// (8.25 further lines) over a 560-byte one (8 lines) 1.03–1.11 with one copy, 0.96–1.04 with
 /// two (docs/mpi.md, "Fifty-eighth session"; in process likewise, docs/runtime.md, "Posted
 /// payloads that end inside a line").
-fn whole_lines(len: usize) -> usize {
-    len & !63
+///
+/// # Safety
+/// As [`herald::runtime::copy_plain_to`]: `dst` is valid for `src.len()` bytes of writes and
+/// does not overlap `src`, and no other thread or process accesses those bytes meanwhile.
+unsafe fn copy_by_lines(src: &[u8], dst: *mut u8) {
+    let whole = src.len() & !63;
+    // SAFETY: the caller's contract; `whole ≤ src.len()`, so both parts lie inside the span.
+    unsafe {
+        if whole > 0 {
+            herald::runtime::copy_plain_to(&src[..whole], dst);
+        }
+        if whole < src.len() {
+            herald::runtime::copy_plain_to(&src[whole..], dst.add(whole));
+        }
+    }
 }
 
 /// Loads `out.len()` bytes from `words`: the inverse of [`store_words`].

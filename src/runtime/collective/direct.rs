@@ -430,7 +430,8 @@ unsafe fn plain_copy(src: *const u8, dst: *mut u8, len: usize) {
     unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
 }
 
-/// A single copy's chunk into a buffer no other CPU holds: on x86-64 with AVX2, chunks of
+/// A single copy's chunk into a buffer no other CPU holds (the single-copy allreduce's
+/// write-backs and gathers in `scatter.rs` too): on x86-64 with AVX2, chunks of
 /// [`VECTOR_FROM`] (256) bytes or more through [`vector_copy`] whatever the two addresses,
 /// shorter ones by `copy_nonoverlapping`. Where the two buffers lie a multiple of 32 bytes
 /// apart the C library copies such chunks with `rep movsb` (glibc 2.36 on this AMD host: from
@@ -450,7 +451,7 @@ unsafe fn plain_copy(src: *const u8, dst: *mut u8, len: usize) {
 /// # Safety
 /// As [`copy_chunk`].
 #[inline]
-unsafe fn chunk_copy(src: *const u8, dst: *mut u8, len: usize) {
+pub(super) unsafe fn chunk_copy(src: *const u8, dst: *mut u8, len: usize) {
     #[cfg(all(target_arch = "x86_64", not(herald_loom), not(miri)))]
     if len >= VECTOR_FROM && std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the caller's contract; the CPU has AVX2 (checked).

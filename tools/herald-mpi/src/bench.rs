@@ -71,6 +71,7 @@ use herald::{generate, runtime::Spread, Algorithm, Comm, CommRank, Profile, Requ
 use mpi::collective::{CommunicatorCollectives, Root, SystemOperation};
 use mpi::topology::Communicator;
 use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Which collective.
@@ -254,6 +255,12 @@ pub struct Row {
     pub mpi_us: Micros,
     /// herald's median / the library's median.
     pub ratio: f64,
+    /// The host's latency mode while the row ran: the one-way time of a raw ping-pong (one
+    /// cache line per direction, [`RAW_HOPS`] round trips) between two threads of rank 0 on
+    /// rank 0's and rank 1's CPUs, timed before each pair of rounds while the other ranks
+    /// sleep (µs; absent with one rank, or where the two ranks share a CPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_hop_us: Option<Micros>,
     /// Collectives per round (both sides).
     pub iters: usize,
     /// Measured rounds.
@@ -607,6 +614,46 @@ fn over_mpi(
     Ok((what, label))
 }
 
+/// Round trips of a raw ping-pong per reading of the host's latency mode ([`Row::raw_hop_us`]):
+/// 0.1–0.5 ms at the 50–200 ns hops of the development machine's modes.
+pub const RAW_HOPS: u64 = 1000;
+
+/// Untimed round trips before [`RAW_HOPS`].
+const RAW_WARM: u64 = 100;
+
+/// One cache line of its own.
+#[repr(align(64))]
+struct HopLine(AtomicU64);
+
+/// Seconds one way of a ping-pong of `k` round trips between the team's two threads, one
+/// cache line per direction (the raw hop of `herald bench`, docs/runtime.md).
+fn raw_hop(team: &mut Team, k: u64) -> f64 {
+    let lines = [HopLine(AtomicU64::new(0)), HopLine(AtomicU64::new(0))];
+    let wait_for = |line: &HopLine, v: u64| {
+        while line.0.load(Ordering::Acquire) != v {
+            std::hint::spin_loop();
+        }
+    };
+    let t = team.run(|ctx| {
+        let me = ctx.rank();
+        let trip = |i: u64| {
+            if me == 0 {
+                lines[0].0.store(i, Ordering::Release);
+                wait_for(&lines[1], i);
+            } else {
+                wait_for(&lines[0], i);
+                lines[1].0.store(i, Ordering::Release);
+            }
+        };
+        // Untimed first: both threads are awake (a parked thread's wake-up is tens of µs).
+        (1..=RAW_WARM).for_each(trip);
+        let start = Instant::now();
+        (RAW_WARM + 1..=RAW_WARM + k).for_each(trip);
+        start.elapsed()
+    });
+    t[0].as_secs_f64() / (2 * k) as f64
+}
+
 /// The in-process side, owned by rank 0: the team, and each thread's endpoint and buffers,
 /// made once and kept for every round, as the library side keeps its communicator and its
 /// buffers (a round on fresh endpoints or fresh buffers would time their first use: rings'
@@ -841,6 +888,21 @@ pub fn bench(
         let comm = comm_store.insert(Comm::with_options(n, options).map_err(Error::herald)?);
         inproc = Some(InProc::new(team, comm));
     }
+    // Rank 0's two threads on rank 0's and rank 1's CPUs read the host's latency mode.
+    let mut prober = match places.get(..2) {
+        Some([a, b]) if me == 0 && a.cpu.is_some() && a.cpu != b.cpu => Some(
+            Team::builder()
+                .cores(vec![a.cpu.unwrap_or(0), b.cpu.unwrap_or(0)])
+                .build()
+                .map_err(Error::herald)?,
+        ),
+        _ => None,
+    };
+    // Every rank knows whether rank 0 probes (the others then wait in a sleeping barrier).
+    let mut probes = u8::from(prober.is_some());
+    world.bounded("MPI_Bcast (the bench's probe)", |c| {
+        c.process_at_rank(0).broadcast_into(&mut probes)
+    });
     // Chooses by timing where the options ask for it ([`PostChoice::Adapt`]).
     let chooser = profile.map_or_else(
         || Chooser::new(f64::INFINITY),
@@ -937,9 +999,15 @@ pub fn bench(
                 world.bounded("MPI_Bcast (the bench's count)", |c| {
                     c.process_at_rank(0).broadcast_into(&mut k)
                 });
-                let (mut h, mut m) = (Vec::new(), Vec::new());
+                let (mut h, mut m, mut hops) = (Vec::new(), Vec::new(), Vec::new());
                 for round in 0..opts.rounds {
                     seed += 1;
+                    if probes == 1 {
+                        if let Some(team) = prober.as_mut() {
+                            hops.push(raw_hop(team, RAW_HOPS));
+                        }
+                        chan.quiet_barrier(nap)?;
+                    }
                     if round % 2 == 0 {
                         h.push(side(true, k, seed)?);
                         m.push(side(false, k, seed)?);
@@ -968,6 +1036,7 @@ pub fn bench(
                     } else {
                         f64::NAN
                     },
+                    raw_hop_us: (!hops.is_empty()).then(|| Micros::of(&hops)),
                     iters: k,
                     rounds: opts.rounds,
                 };
@@ -1011,5 +1080,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The latency probe finishes, on 2 threads of one CPU too (as `cargo test` may place
+    /// them), and reports a time per hop within its own clock's reach: positive, and at most
+    /// the whole run's time over its hops (the run took every hop it timed).
+    #[test]
+    fn raw_hop_reads_a_positive_time() {
+        // A watchdog: the probe spins, so a thread that never ran would hang it.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut team = Team::builder().ranks(2).build().unwrap();
+            let start = Instant::now();
+            let hop = raw_hop(&mut team, 200);
+            let _ = tx.send((hop, start.elapsed().as_secs_f64()));
+        });
+        let (hop, whole) = rx
+            .recv_timeout(Duration::from_secs(300))
+            .expect("the probe finishes within 300 s");
+        assert!(hop > 0.0 && hop.is_finite(), "{hop}");
+        assert!(
+            hop * 400.0 <= whole,
+            "{hop} s a hop, 400 hops, {whole} s in all"
+        );
     }
 }

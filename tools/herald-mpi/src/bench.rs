@@ -258,7 +258,8 @@ pub struct Row {
     /// The host's latency mode while the row ran: the one-way time of a raw ping-pong (one
     /// cache line per direction, [`RAW_HOPS`] round trips) between two threads of rank 0 on
     /// rank 0's and rank 1's CPUs, timed before each pair of rounds while the other ranks
-    /// sleep (µs; absent with one rank, or where the two ranks share a CPU).
+    /// sleep (µs; absent with one rank, or where the two ranks share a CPU or either's CPU is
+    /// unknown).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raw_hop_us: Option<Micros>,
     /// Collectives per round (both sides).
@@ -888,21 +889,22 @@ pub fn bench(
         let comm = comm_store.insert(Comm::with_options(n, options).map_err(Error::herald)?);
         inproc = Some(InProc::new(team, comm));
     }
-    // Rank 0's two threads on rank 0's and rank 1's CPUs read the host's latency mode.
-    let mut prober = match places.get(..2) {
-        Some([a, b]) if me == 0 && a.cpu.is_some() && a.cpu != b.cpu => Some(
+    // Rank 0's two threads on rank 0's and rank 1's CPUs read the host's latency mode, where
+    // those differ; every rank has every placement, so every rank knows whether rank 0 probes
+    // (the others then wait in a sleeping barrier).
+    let probe_cpus = match places.get(..2) {
+        Some([a, b]) if a.cpu != b.cpu => a.cpu.zip(b.cpu),
+        _ => None,
+    };
+    let mut prober = match probe_cpus {
+        Some((a, b)) if me == 0 => Some(
             Team::builder()
-                .cores(vec![a.cpu.unwrap_or(0), b.cpu.unwrap_or(0)])
+                .cores(vec![a, b])
                 .build()
                 .map_err(Error::herald)?,
         ),
         _ => None,
     };
-    // Every rank knows whether rank 0 probes (the others then wait in a sleeping barrier).
-    let mut probes = u8::from(prober.is_some());
-    world.bounded("MPI_Bcast (the bench's probe)", |c| {
-        c.process_at_rank(0).broadcast_into(&mut probes)
-    });
     // Chooses by timing where the options ask for it ([`PostChoice::Adapt`]).
     let chooser = profile.map_or_else(
         || Chooser::new(f64::INFINITY),
@@ -1002,7 +1004,7 @@ pub fn bench(
                 let (mut h, mut m, mut hops) = (Vec::new(), Vec::new(), Vec::new());
                 for round in 0..opts.rounds {
                     seed += 1;
-                    if probes == 1 {
+                    if probe_cpus.is_some() {
                         if let Some(team) = prober.as_mut() {
                             hops.push(raw_hop(team, RAW_HOPS));
                         }
@@ -1082,9 +1084,9 @@ mod tests {
         }
     }
 
-    /// The latency probe finishes, on 2 threads of one CPU too (as `cargo test` may place
-    /// them), and reports a time per hop within its own clock's reach: positive, and at most
-    /// the whole run's time over its hops (the run took every hop it timed).
+    /// The latency probe finishes and reports a time per hop within its own clock's reach:
+    /// positive, and at most the whole run's time over its hops (the run took every hop it
+    /// timed).
     #[test]
     fn raw_hop_reads_a_positive_time() {
         // A watchdog: the probe spins, so a thread that never ran would hang it.

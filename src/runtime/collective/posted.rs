@@ -11,9 +11,11 @@
 //! and each call takes the next slot. Between two ranks with CPUs of their own, a ping-pong of
 //! 48-byte broadcasts that way took 1.66–1.69× a shared-flag broadcast of the same bytes (a
 //! flag line and a data line), and a bare ping-pong on herald's channels alone 1.3–1.5×.
-//! Posted, it takes 1.25–1.34× in the near latency mode and 1.05× in the far one
-//! (`herald bench bcast`; docs/runtime.md, "Posted broadcasts"). Every receiver reads the same
-//! lines, so the root writes them once whatever the number of ranks.
+//! Posted, each root in slots of its own, it took 1.25–1.41× in the near latency mode and
+//! 1.05× in the far one; with one line that both of two ranks write in turn (below), 1.09–1.10×
+//! near and 0.62–0.65× far (`herald bench bcast`; docs/runtime.md, "Posted broadcasts" and
+//! "Sixty-first session"). Every receiver reads the same lines, so the root writes them once whatever the
+//! number of ranks.
 //!
 //! Past one line the rings pay their per-line cost per receiver; a slot's further lines are
 //! bare payload. In a ping-pong of two ranks (near latency mode) 64 bytes took 84–86 ns posted
@@ -66,6 +68,25 @@
 //!    (`Acquire`), checks the header (another call there is a
 //!    [`CollectiveError::Mismatch`]) and the digest (another call before it, likewise), and
 //!    reads the payload.
+//!
+//! **Between two ranks**, a post of at most 48 bytes (the first line alone) goes into a slot
+//! of a ring both ranks write, not into its root's own: the reply to a post is written into
+//! the line just read. Such a line moves once a hop: a line one side writes and the other
+//! reads, as a slot of the root's own is, also pays the writer's invalidation of the reader's
+//! copy on every hop (a scratch ping-pong: 30–32 ns one way on one line written by both in
+//! turn, 46–52 on a line per direction; docs/runtime.md, "Fifty-ninth session"). Both ranks
+//! count the *turn*: the epochs so far whose root also posted the epoch before ([`Cursor`]);
+//! epoch `e` uses the shared slot of its turn (mod `SLOTS`). So a root that posts again moves
+//! on to the next slot, and a new root writes the slot it has just read. A root reuses a
+//! shared slot once the other rank has started the epoch after this rank's last post in it
+//! (what it read of the other's posts since says so in a ping-pong: [`took`]); the slot's
+//! last post by the other rank, it read itself. Posts with further lines keep the root's own
+//! slots (with the first line shared, a 64-byte ping-pong took 99–101 ns against 87–88).
+//! Whether the two ranks count the same turns rests on the calls they made; ranks that
+//! disagreed on a root earlier count different turns and wait on different slots, so a
+//! waiting reader also looks, on thorough polls, for its epoch's tag in another shared slot
+//! (a mismatch). The shared lines are all atomics: ranks that disagree may write one at once,
+//! and a reader that finds another digest reads no payload.
 //!
 //! **Reuse.** The root wrote slot `e mod SLOTS` last in epoch `e − SLOTS` (or earlier), and
 //! writes it again in epoch `e` only once every reader has stored a progress of at least
@@ -227,12 +248,6 @@ impl More {
     }
 }
 
-/// One slot: its first line and its further lines (only those a payload needs are written).
-struct Slot<'a> {
-    head: &'a Head,
-    more: &'a [More],
-}
-
 /// Copies `len` bytes of a slot's further payload from `src` to `dst`. A payload that ends
 /// inside a line is copied in two parts, its whole lines and the rest (each part only where it is
 /// not empty): one `memcpy` of a length past a multiple of 64 ends in overlapping vector moves
@@ -345,6 +360,9 @@ struct Own {
 #[derive(Debug)]
 pub(crate) struct Board {
     ranks: Box<[Own]>,
+    /// Between two ranks, the slots' first lines, which both ranks write in turn (empty for
+    /// more ranks; module notes, "Between two ranks").
+    pair: Box<[Head]>,
     /// Further lines per slot.
     lines: usize,
     /// Slots per rank less one (the number is a power of two, [`SLOTS`] or
@@ -365,6 +383,11 @@ impl Board {
                     progress: CachePadded::new(AtomicU64::new(0)),
                 })
                 .collect(),
+            pair: if n == 2 {
+                (0..slots).map(|_| Head::new()).collect()
+            } else {
+                Box::new([])
+            },
             lines,
             mask: slots - 1,
         }
@@ -375,14 +398,73 @@ impl Board {
         HEAD_BYTES + self.lines * 64
     }
 
-    fn slot(&self, rank: usize, epoch: u64) -> Slot<'_> {
+    /// The first line of `root`'s post of the epoch `at` is in: between two ranks the shared
+    /// slot of `at`'s turn, otherwise `root`'s own slot of the epoch.
+    #[inline]
+    fn head(&self, root: usize, at: &Cursor, further: bool) -> &Head {
         // Masked twice: the second mask lets the compiler drop the bounds check.
-        let i = (epoch as usize) & self.mask & (SHARED_SLOTS - 1);
-        let own = &self.ranks[rank];
-        Slot {
-            head: &own.heads[i],
-            more: &own.more[i * self.lines..(i + 1) * self.lines],
+        if self.pair.is_empty() || further {
+            &self.ranks[root].heads[(at.epoch as usize) & self.mask & (SHARED_SLOTS - 1)]
+        } else {
+            &self.pair[at.turn & self.mask]
         }
+    }
+
+    /// The further lines of `root`'s post of `epoch` (its own slot of the epoch, whatever
+    /// the number of ranks).
+    #[inline]
+    fn more(&self, root: usize, epoch: u64) -> &[More] {
+        let i = (epoch as usize) & self.mask & (SHARED_SLOTS - 1);
+        &self.ranks[root].more[i * self.lines..(i + 1) * self.lines]
+    }
+}
+
+/// A rank's place in one board's posts, kept by the rank between calls: the epoch, what it
+/// knows of the other ranks' progress, and (between two ranks) which shared slot the epoch
+/// uses and which of those slots it wrote last.
+#[derive(Debug)]
+pub(crate) struct Cursor {
+    /// The current epoch: the board's posted broadcasts this rank has made, this one included.
+    epoch: u64,
+    /// The least progress of the other ranks this rank saw last ([`post`], [`took`]).
+    seen: u64,
+    /// The root of the current epoch (`usize::MAX` before the first).
+    root: usize,
+    /// Whether this rank posted the epoch before the current one.
+    replying: bool,
+    /// Between two ranks: the number of epochs so far whose root was also the previous
+    /// epoch's (the current epoch's shared slot is this, masked).
+    turn: usize,
+    /// Between two ranks: for each shared slot, the epoch of this rank's last post there (0:
+    /// none).
+    mine: [u64; SHARED_SLOTS],
+}
+
+impl Cursor {
+    /// Before the first epoch.
+    pub(crate) fn new() -> Cursor {
+        Cursor {
+            epoch: 0,
+            seen: 0,
+            root: usize::MAX,
+            replying: false,
+            turn: 0,
+            mine: [0; SHARED_SLOTS],
+        }
+    }
+
+    /// Rank `me` begins the next epoch, a broadcast from `root`; returns the epoch. A root that
+    /// posted the previous epoch too moves on to the next shared slot; a new root writes the
+    /// slot it has just read.
+    #[inline]
+    pub(crate) fn next(&mut self, me: usize, root: usize) -> u64 {
+        self.epoch += 1;
+        self.replying = self.root == me;
+        if self.root == root {
+            self.turn = self.turn.wrapping_add(1);
+        }
+        self.root = root;
+        self.epoch
     }
 }
 
@@ -436,6 +518,12 @@ impl Posts {
                 .for_each(|h| h.tag.store(0, Ordering::Relaxed));
             own.progress.store(0, Ordering::Relaxed);
         }
+        for head in std::iter::once(&self.first)
+            .chain(&self.second)
+            .flat_map(|b| b.pair.iter())
+        {
+            head.tag.store(0, Ordering::Relaxed);
+        }
     }
 }
 
@@ -459,9 +547,12 @@ pub(crate) fn start(core: &Core, posts: &Board, me: usize, epoch: u64) {
 }
 
 /// Step 2: root `me` posts `payload` on board `posts` ([`Posts::board_of`] its length) for
-/// its epoch `epoch` there (`(posts, epoch)`) in call `id`, after calls whose digest is
-/// `calls`, once every other rank has started epoch `epoch − SLOTS + 1` of the board; `seen`
-/// is the least progress of the others it saw last there (kept by the caller between calls).
+/// the current epoch of its cursor `at` there (`(posts, at)`, [`Cursor::next`] called) in call
+/// `id`, after calls whose digest is `calls`, once no other rank may still read the lines it
+/// writes: every other rank has started epoch `epoch − SLOTS + 1` of the board (between two
+/// ranks: where the post has further lines), and, between two ranks, the other has started
+/// the epoch after this rank's last post in the shared slot. `at` keeps the least progress of
+/// the others this rank saw, and looks again, then waits, only when that is too little.
 ///
 /// # Errors
 ///
@@ -471,32 +562,45 @@ pub(crate) fn start(core: &Core, posts: &Board, me: usize, epoch: u64) {
 pub(crate) fn post(
     core: &Core,
     me: usize,
-    (posts, epoch): (&Board, u64),
+    (posts, at): (&Board, &mut Cursor),
     id: (u64, u64),
     calls: u64,
     payload: &[u8],
-    seen: &mut u64,
 ) -> Result<(), CollectiveError> {
     debug_assert!(payload.len() <= posts.max_bytes());
-    let need = epoch.saturating_sub(posts.mask as u64);
-    if *seen < need {
-        *seen = least_progress(core, posts, me, need, id)?;
+    let epoch = at.epoch;
+    let further = payload.len() > HEAD_BYTES;
+    let pair = !posts.pair.is_empty() && !further;
+    let mut need = if !pair {
+        epoch.saturating_sub(posts.mask as u64)
+    } else {
+        0
+    };
+    let k = at.turn & posts.mask & (SHARED_SLOTS - 1);
+    if pair && at.mine[k] > 0 {
+        need = need.max(at.mine[k] + 1);
     }
-    let slot = posts.slot(me, epoch);
+    if at.seen < need {
+        at.seen = least_progress(core, posts, me, need, id)?;
+    }
+    let head = posts.head(me, at, further);
     // Whole words are read with one 8-byte load each, not assembled from a variable-length
     // copy: the caller's buffer was often just written (a broadcast it received), and a load
     // that the store buffer cannot forward waits until those stores, and every store before
     // them, have left (docs/runtime.md, "The 48-byte broadcast taken apart").
-    let first = if payload.len() > HEAD_BYTES {
+    let first = if further {
         let (first, rest) = payload.split_at(HEAD_BYTES);
-        store_more(slot.more, rest);
+        store_more(posts.more(me, epoch), rest);
         first
     } else {
         payload
     };
-    store_words(&slot.head.words, first);
-    slot.head.header.store(id.1, Ordering::Relaxed);
-    slot.head.tag.store(tag(epoch, calls), Ordering::Release);
+    store_words(&head.words, first);
+    head.header.store(id.1, Ordering::Relaxed);
+    head.tag.store(tag(epoch, calls), Ordering::Release);
+    if pair {
+        at.mine[k] = epoch;
+    }
     core.notify_others(me);
     Ok(())
 }
@@ -531,77 +635,80 @@ fn least_progress(
     core.signals[me].wait_phased_or(look)?
 }
 
-/// Step 3: rank `me` waits for `root`'s post of epoch `epoch` on board `posts`
-/// (`(posts, epoch)`) in call `id`, after calls whose digest is `calls`, and reads its payload
-/// into `out` (as many bytes as `out` holds, [`Posts::board_of`] that length).
+/// Step 3: rank `me` waits for `root`'s post of the current epoch of its cursor `at` on board
+/// `posts` (`(posts, at)`, [`Cursor::next`] called) in call `id`, after calls whose digest is
+/// `calls`, and reads its payload into `out` (as many bytes as `out` holds,
+/// [`Posts::board_of`] that length).
 ///
 /// # Errors
 ///
 /// A mismatch (another call in the root's slot, another digest, another call in the root's
-/// published history, or a root that moved past this call without posting it), a departed
-/// root, the poison, or the team's abort.
+/// published history, a root that moved past this call without posting it, or, between two
+/// ranks, this epoch posted in another shared slot), a departed root, the poison, or the
+/// team's abort.
 #[inline]
 pub(crate) fn take(
     core: &Core,
     me: usize,
     root: usize,
-    (posts, epoch): (&Board, u64),
+    (posts, at): (&Board, &Cursor),
     id: (u64, u64),
     calls: u64,
     out: &mut [u8],
 ) -> Result<(), CollectiveError> {
     debug_assert!(out.len() <= posts.max_bytes());
-    let slot = posts.slot(root, epoch);
-    let mut t = slot.head.tag.load(Ordering::Acquire);
-    if !is_epoch(t, epoch) {
-        t = wait_post(core, posts, me, root, epoch, id)?;
+    let further = out.len() > HEAD_BYTES;
+    let head = posts.head(root, at, further);
+    let mut t = head.tag.load(Ordering::Acquire);
+    if !is_epoch(t, at.epoch) {
+        t = wait_post(core, posts, me, root, (at, head), id)?;
     }
-    let header = slot.head.header.load(Ordering::Relaxed);
+    let header = head.header.load(Ordering::Relaxed);
     if header != id.1 {
         return Err(core.mismatch(me, root, id.1, header));
     }
-    if t != tag(epoch, calls) {
+    if t != tag(at.epoch, calls) {
         return Err(super::small::earlier_mismatch(core, me, root, id));
     }
     if out.len() > HEAD_BYTES {
         let (first, rest) = out.split_at_mut(HEAD_BYTES);
-        load_words(&slot.head.words, first);
-        load_more(slot.more, rest);
+        load_words(&head.words, first);
+        load_more(posts.more(root, at.epoch), rest);
     } else {
-        load_words(&slot.head.words, out);
+        load_words(&head.words, out);
     }
     Ok(())
 }
 
-/// After [`take`] read a post of epoch `epoch` on board `posts` (`(posts, epoch)`): `seen` is
-/// what [`post`] keeps of the other ranks' least progress there. A rank starts an epoch before
-/// it posts in it, so the post says that its root's progress is at least `epoch`; where the
-/// root is the only other rank, `seen` learns that. With roots taking turns between two ranks,
+/// After [`take`] read a post of the current epoch of `at` on board `posts`: `at` keeps what
+/// [`post`] knows of the other ranks' least progress there. A rank starts an epoch before it
+/// posts in it, so the post says that its root's progress is at least the epoch; where the
+/// root is the only other rank, `at` learns that. With roots taking turns between two ranks,
 /// a post then never reads the other's progress line: a line the other stores to in every
 /// call, so each such read took it away, and the other's next stores (its post among them)
 /// waited for it to come back.
 #[inline]
-pub(crate) fn took((posts, epoch): (&Board, u64), seen: &mut u64) {
+pub(crate) fn took(posts: &Board, at: &mut Cursor) {
     if posts.ranks.len() == 2 {
-        *seen = (*seen).max(epoch);
+        at.seen = at.seen.max(at.epoch);
     }
 }
 
-/// Waits until `root`'s slot of `posts` for `epoch` holds that epoch's tag, and returns the
-/// tag.
+/// Waits until `root`'s slot of `posts` for the current epoch of `at` holds that epoch's tag,
+/// and returns the tag.
 #[cold]
 fn wait_post(
     core: &Core,
     posts: &Board,
     me: usize,
     root: usize,
-    epoch: u64,
+    (at, head): (&Cursor, &Head),
     id: (u64, u64),
 ) -> Result<u64, CollectiveError> {
-    let slot = posts.slot(root, epoch);
+    let epoch = at.epoch;
     let mut polls = Polls::default();
     let look = |phase: Phase| -> Option<Result<u64, CollectiveError>> {
-        let t = slot.head.tag.load(Ordering::Acquire);
+        let t = head.tag.load(Ordering::Acquire);
         if is_epoch(t, epoch) {
             return Some(Ok(t));
         }
@@ -611,10 +718,20 @@ fn wait_post(
         if let Some(e) = core.check_peer(me, root, id) {
             return Some(Err(e));
         }
+        // Between two ranks both count the turns from the roots of the calls so far: a root
+        // that saw another root in an earlier call (which neither may have noticed: two roots
+        // do not wait) posts this epoch in another shared slot.
+        if posts
+            .pair
+            .iter()
+            .any(|h| !std::ptr::eq(h, head) && is_epoch(h.tag.load(Ordering::Relaxed), epoch))
+        {
+            return Some(Err(super::small::earlier_mismatch(core, me, root, id)));
+        }
         // The root publishes its next call only after posting this one: past this call and
         // still no post, it made another call here.
         if core.ranks[root].seq.load(Ordering::Acquire) > id.0 {
-            let t = slot.head.tag.load(Ordering::Acquire);
+            let t = head.tag.load(Ordering::Acquire);
             if is_epoch(t, epoch) {
                 return Some(Ok(t));
             }
@@ -622,20 +739,25 @@ fn wait_post(
         }
         None
     };
-    core.signals[me].wait_phased_or_across(|| spin_for(core, posts, me, root, epoch), look)?
+    core.signals[me].wait_phased_or_across(
+        || spin_for(core, posts, me, root, (epoch, at.replying)),
+        look,
+    )?
 }
 
 /// Whether rank `me`, waiting on board `posts` for `root`'s post of `epoch`, may spin where it
-/// shares its CPU: it posted epoch `epoch − 1` itself (it waits for the reply to its own post,
-/// and its mates, which read that post, do not answer it), `root` runs on another CPU, and no
-/// rank on `me`'s CPU keeps `root` from posting `epoch` (such a rank has posts to read, and the
-/// wait ends only after it has read them: it needs the CPU more than `me`'s spin).
-fn spin_for(core: &Core, posts: &Board, me: usize, root: usize, epoch: u64) -> bool {
-    let replying = epoch > 1
-        && is_epoch(
-            posts.slot(me, epoch - 1).head.tag.load(Ordering::Relaxed),
-            epoch - 1,
-        );
+/// shares its CPU: it posted epoch `epoch − 1` itself (`replying`: it waits for the reply to
+/// its own post, and its mates, which read that post, do not answer it), `root` runs on
+/// another CPU, and no rank on `me`'s CPU keeps `root` from posting `epoch` (such a rank has
+/// posts to read, and the wait ends only after it has read them: it needs the CPU more than
+/// `me`'s spin).
+fn spin_for(
+    core: &Core,
+    posts: &Board,
+    me: usize,
+    root: usize,
+    (epoch, replying): (u64, bool),
+) -> bool {
     let need = epoch.saturating_sub(posts.mask as u64);
     replying
         && core.across(me, root)
@@ -668,19 +790,23 @@ mod loom_tests {
             .collect()
     }
 
+    /// The root of call `e` as rank `me` sees it (the ranks may disagree: a mismatch).
+    type Roots = fn(usize, u64) -> usize;
+
     /// Rank `me` of 2 runs `epochs` posted broadcasts (call numbers `e` in `1..`, on one board
-    /// or alternating between two, each board's epochs its own); the root of call `e` is
-    /// `root(e)`. `fail`: it fails after that call; `other`: its call `other` has another
-    /// length (a mismatch).
+    /// or alternating between two, each board's epochs its own; on one board, payloads of 40
+    /// bytes, the first line alone, and of 52, into a further line, in turn); the root of call
+    /// `e` is `root(me, e)`. `fail`: it fails after that call; `other`: its call `other` has
+    /// another length (a mismatch).
     fn rank(
         core: &Core,
         me: usize,
         epochs: u64,
-        root: fn(u64) -> usize,
+        root: Roots,
         fail: Option<u64>,
         other: Option<u64>,
     ) -> Result<(), CollectiveError> {
-        let (mut calls, mut seen, mut epoch) = (0u64, [0u64; 2], [0u64; 2]);
+        let (mut calls, mut at) = (0u64, [Cursor::new(), Cursor::new()]);
         for e in 1..=epochs {
             if core.is_poisoned() {
                 return Err(core.poison_error().expect("poisoned"));
@@ -689,22 +815,24 @@ mod loom_tests {
                 (true, _) => 12,
                 // Two boards: calls alternate between them.
                 (false, true) if e % 2 == 0 => 150,
-                _ => 52,
+                (false, true) => 52,
+                (false, false) if e % 2 == 1 => 40,
+                (false, false) => 52,
             };
             let (board, posts) = core.posts.board_of(len);
-            epoch[board] += 1;
-            let header = CallInfo::header(CollectiveKind::Broadcast, e, root(e), len);
+            let root = root(me, e);
+            let header = CallInfo::header(CollectiveKind::Broadcast, e, root, len);
             calls = digest(calls, header);
             core.publish(me, e, header);
-            let at = (posts, epoch[board]);
-            start(core, at.0, me, at.1);
+            let at = &mut at[board];
+            start(core, posts, me, at.next(me, root));
             let id = (e, header);
-            if me == root(e) {
-                post(core, me, at, id, calls, &value(e)[..len], &mut seen[board])?;
+            if me == root {
+                post(core, me, (posts, at), id, calls, &value(e)[..len])?;
             } else {
                 let mut out = vec![0u8; len];
-                take(core, me, root(e), at, id, calls, &mut out)?;
-                took(at, &mut seen[board]);
+                take(core, me, root, (posts, at), id, calls, &mut out)?;
+                took(posts, at);
                 assert_eq!(out, value(e)[..len], "rank {me} call {e}");
             }
             if fail == Some(e) {
@@ -715,19 +843,13 @@ mod loom_tests {
         Ok(())
     }
 
-    fn model(epochs: u64, root: fn(u64) -> usize, fail: Option<u64>, other: Option<u64>) {
+    fn model(epochs: u64, root: Roots, fail: Option<u64>, other: Option<u64>) {
         model_of(false, epochs, root, fail, other);
     }
 
     /// [`model`], on the one board of ranks with CPUs of their own or (`shared`) the two of
     /// ranks sharing CPUs: slots of two lines, and of four (payloads of 52 and 150 bytes).
-    fn model_of(
-        shared: bool,
-        epochs: u64,
-        root: fn(u64) -> usize,
-        fail: Option<u64>,
-        other: Option<u64>,
-    ) {
+    fn model_of(shared: bool, epochs: u64, root: Roots, fail: Option<u64>, other: Option<u64>) {
         loom::model(move || {
             let core = Arc::new(if shared {
                 Core::new_with_small(2, 4096, 176, true)
@@ -740,6 +862,8 @@ mod loom_tests {
             };
             let mine = rank(&core, 0, epochs, root, fail, None);
             let theirs = peer.join().unwrap();
+            let roots_differ = (1..=epochs).any(|e| root(0, e) != root(1, e));
+            let other = other.or(roots_differ.then_some(0));
             match (fail, other) {
                 (None, None) => assert!(mine.is_ok() && theirs.is_ok(), "{mine:?} {theirs:?}"),
                 // Rank 0 fails: rank 1 finishes or fails, but never hangs (loom would report
@@ -751,11 +875,11 @@ mod loom_tests {
         });
     }
 
-    fn alternating(e: u64) -> usize {
+    fn alternating(_: usize, e: u64) -> usize {
         (e % 2) as usize
     }
 
-    fn always_zero(_: u64) -> usize {
+    fn always_zero(_: usize, _: u64) -> usize {
         0
     }
 
@@ -767,6 +891,22 @@ mod loom_tests {
     #[test]
     fn loom_posted_one_root_reuses_its_slots() {
         model(4, always_zero, None, None);
+    }
+
+    /// Between two ranks: a root that posts twice moves on to the next shared slot, a new root
+    /// writes the slot it has just read (roots 0, 0, 1, 1, 0: every shared slot reused, by
+    /// either rank).
+    #[test]
+    fn loom_posted_roots_in_pairs() {
+        model(5, |_, e| [0, 0, 1, 1, 0][e as usize - 1], None, None);
+    }
+
+    /// Both ranks take themselves for the root of the first call (both post, neither waits),
+    /// then agree on rank 0: rank 1 counts another turn than rank 0 and waits on another
+    /// shared slot; it must find the mismatch, not hang.
+    #[test]
+    fn loom_posted_two_roots_then_one() {
+        model(2, |me, e| if e == 1 { me } else { 0 }, None, None);
     }
 
     #[test]
@@ -789,17 +929,24 @@ mod loom_tests {
     fn loom_posted_two_boards_alternating_roots() {
         model_of(true, 4, alternating, None, None);
     }
+
+    /// Calls alternate between the boards and each board's roots alternate (roots 0, 1, 1, 0,
+    /// 0, 1): each board's shared slots written by both ranks in turn.
+    #[test]
+    fn loom_posted_two_boards_roots_alternating_on_each() {
+        model_of(true, 6, |_, e| ((e / 2) % 2) as usize, None, None);
+    }
 }
 
 #[cfg(all(test, not(herald_loom)))]
 mod tests {
-    use super::{post, spin_for, start, tag, take, took, Core};
+    use super::{post, spin_for, start, take, took, Core, Cursor};
     use crate::runtime::sync::Ordering;
     use crate::runtime::wait::NO_CPU;
 
     /// Four ranks; rank `r`'s driver on `homes[r]`; every rank has started epoch 1 of the small
-    /// board (64 slots where ranks share CPUs), and rank 3 posted epoch `posted_by_3`.
-    fn core(homes: [u64; 4], posted_by_3: u64) -> Core {
+    /// board (64 slots where ranks share CPUs).
+    fn core(homes: [u64; 4]) -> Core {
         let core = Core::new_with_small(4, 64, 64, true);
         for (r, &h) in homes.iter().enumerate() {
             core.ranks[r].home.store(h, Ordering::Relaxed);
@@ -807,46 +954,116 @@ mod tests {
                 .progress
                 .store(1, Ordering::Relaxed);
         }
-        let slot = core.posts.first.slot(3, posted_by_3);
-        slot.head.tag.store(tag(posted_by_3, 0), Ordering::Relaxed);
         core
     }
 
     #[test]
     fn a_root_spins_for_the_reply_from_another_cpu() {
-        let c = core([0, 1, 0, 1], 4);
+        let c = core([0, 1, 0, 1]);
         let board = &c.posts.first;
         // rank 3 (CPU 1) posted epoch 4 and waits for root 0's (CPU 0) epoch 5: a reply
-        assert!(spin_for(&c, board, 3, 0, 5));
-        // not a reply: rank 3 did not post epoch 5 (nor epoch 2)
-        assert!(!spin_for(&c, board, 3, 0, 6));
-        assert!(!spin_for(&c, board, 3, 0, 3));
-        // a reader that did not post (rank 1, CPU 1): its mate may be the one to answer
-        assert!(!spin_for(&c, board, 1, 0, 5));
+        assert!(spin_for(&c, board, 3, 0, (5, true)));
+        // not a reply: rank 3 did not post the epoch before
+        assert!(!spin_for(&c, board, 3, 0, (5, false)));
         // the root on the same CPU (rank 1 posts epoch 5 beside rank 3): it needs this CPU
-        assert!(!spin_for(&c, board, 3, 1, 5));
+        assert!(!spin_for(&c, board, 3, 1, (5, true)));
         // a rank whose driver is not pinned, or a root whose driver is not: never
-        let c = core([0, 1, 0, NO_CPU], 4);
-        assert!(!spin_for(&c, &c.posts.first, 3, 0, 5));
-        let c = core([NO_CPU, 1, 0, 1], 4);
-        assert!(!spin_for(&c, &c.posts.first, 3, 0, 5));
+        let c = core([0, 1, 0, NO_CPU]);
+        assert!(!spin_for(&c, &c.posts.first, 3, 0, (5, true)));
+        let c = core([NO_CPU, 1, 0, 1]);
+        assert!(!spin_for(&c, &c.posts.first, 3, 0, (5, true)));
+    }
+
+    #[test]
+    fn a_cursor_knows_whether_its_rank_posted_the_epoch_before() {
+        // rank 3 of four: roots 3, 0, 0, 3, 3, 1
+        let mut at = Cursor::new();
+        let replying: Vec<bool> = [3, 0, 0, 3, 3, 1]
+            .into_iter()
+            .map(|root| {
+                at.next(3, root);
+                at.replying
+            })
+            .collect();
+        assert_eq!(replying, [false, true, false, false, true, true]);
+        assert_eq!(at.epoch, 6);
     }
 
     #[test]
     fn a_root_yields_to_a_mate_that_holds_the_reply_back() {
-        let c = core([0, 1, 0, 1], 64);
+        let c = core([0, 1, 0, 1]);
         let board = &c.posts.first;
         let slots = board.mask as u64 + 1;
         assert_eq!(slots, 64);
         // Root 0 posts epoch e once every other rank has started epoch e − 63. Rank 1 (rank
         // 3's mate) is at epoch 1: it holds back epoch 65, which rank 3 awaits after its 64.
-        assert!(!spin_for(&c, board, 3, 0, 65));
+        assert!(!spin_for(&c, board, 3, 0, (65, true)));
         // once rank 1 has started epoch 2, epoch 65 may be posted
         board.ranks[1].progress.store(2, Ordering::Relaxed);
-        assert!(spin_for(&c, board, 3, 0, 65));
+        assert!(spin_for(&c, board, 3, 0, (65, true)));
         // a lagging rank on another CPU (rank 2, CPU 0) is not rank 3's to yield to
         board.ranks[2].progress.store(0, Ordering::Relaxed);
-        assert!(spin_for(&c, board, 3, 0, 65));
+        assert!(spin_for(&c, board, 3, 0, (65, true)));
+    }
+
+    /// Two ranks post `roots` in turn (one thread plays both, every payload read right after
+    /// its post); returns, per epoch, the address of the line its post went to, and checks
+    /// every payload.
+    fn pair_lines(roots: &[usize], len: usize) -> Vec<usize> {
+        let c = Core::new_with_small(2, 64, 1072, false);
+        let board = &c.posts.first;
+        let mut at = [Cursor::new(), Cursor::new()];
+        let mut lines = Vec::new();
+        for (i, &root) in roots.iter().enumerate() {
+            let e = i as u64 + 1;
+            for (r, at) in at.iter_mut().enumerate() {
+                start(&c, board, r, at.next(r, root));
+                c.publish(r, e, 7);
+            }
+            let reader = 1 - root;
+            let id = (e, 7);
+            let payload: Vec<u8> = (0..len).map(|k| (e as u8) ^ (k as u8)).collect();
+            let [a0, a1] = &mut at;
+            let (root_at, reader_at) = if root == 0 { (a0, a1) } else { (a1, a0) };
+            post(&c, root, (board, root_at), id, 0, &payload).unwrap();
+            lines.push(std::ptr::from_ref(board.head(root, root_at, len > 48)) as usize);
+            let mut out = vec![0u8; len];
+            take(&c, reader, root, (board, reader_at), id, 0, &mut out).unwrap();
+            assert_eq!(out, payload, "epoch {e}");
+            took(board, reader_at);
+        }
+        lines
+    }
+
+    #[test]
+    fn between_two_ranks_a_reply_goes_into_the_line_just_read() {
+        for len in [0, 8, 48] {
+            // A ping-pong: every post in one line.
+            let lines = pair_lines(&[0, 1, 0, 1, 0, 1, 0], len);
+            assert!(lines.iter().all(|&l| l == lines[0]), "{len}: {lines:?}");
+            // One root: a line per post, each of the 16 used in turn, then again.
+            let lines = pair_lines(&[1; 40], len);
+            for (e, &l) in lines.iter().enumerate() {
+                assert_eq!(l == lines[0], e % 16 == 0, "{len}: epoch {}", e + 1);
+                assert_eq!(l, lines[e % 16], "{len}: epoch {}", e + 1);
+            }
+            // Roots 0, 0, 1, 1, 0: a new line where a root posts twice, the same where the
+            // root changes.
+            let lines = pair_lines(&[0, 0, 1, 1, 0], len);
+            let same: Vec<bool> = lines.windows(2).map(|w| w[0] == w[1]).collect();
+            assert_eq!(same, [false, true, false, true], "{len}");
+        }
+        // Posts with further lines keep the root's own slots (docs/runtime.md, "Sixty-first
+        // session"): in a ping-pong, slot e mod 16 of the root of epoch e, no two epochs in a
+        // row in one line, 16 lines in all.
+        for len in [49, 1072] {
+            let roots: Vec<usize> = (0..32).map(|e| e % 2).collect();
+            let mut lines = pair_lines(&roots, len);
+            assert!(lines.windows(2).all(|w| w[0] != w[1]), "{len}");
+            lines.sort_unstable();
+            lines.dedup();
+            assert_eq!(lines.len(), 16, "{len}");
+        }
     }
 
     #[test]
@@ -855,37 +1072,44 @@ mod tests {
         // rank's progress word is set far ahead right after it starts an epoch, so a root that
         // read it would keep that value as the least progress it saw.
         const AHEAD: u64 = 1 << 40;
-        let c = Core::new_with_small(2, 64, 1072, false);
-        let board = &c.posts.first;
-        let mut seen = [0u64; 2];
-        for e in 1..=40u64 {
-            for r in 0..2 {
-                start(&c, board, r, e);
-                board.ranks[r].progress.store(AHEAD, Ordering::Relaxed);
+        for len in [40, 1000] {
+            let c = Core::new_with_small(2, 64, 1072, false);
+            let board = &c.posts.first;
+            let mut at = [Cursor::new(), Cursor::new()];
+            for e in 1..=40u64 {
+                let root = (e % 2) as usize;
+                for (r, at) in at.iter_mut().enumerate() {
+                    start(&c, board, r, at.next(r, root));
+                    board.ranks[r].progress.store(AHEAD, Ordering::Relaxed);
+                }
+                let reader = 1 - root;
+                let id = (e, 7);
+                c.publish(root, e, 7);
+                c.publish(reader, e, 7);
+                let payload = vec![e as u8; len];
+                let [a0, a1] = &mut at;
+                let (root_at, reader_at) = if root == 0 { (a0, a1) } else { (a1, a0) };
+                post(&c, root, (board, root_at), id, 0, &payload).unwrap();
+                let mut out = vec![0u8; len];
+                take(&c, reader, root, (board, reader_at), id, 0, &mut out).unwrap();
+                assert_eq!(out, payload);
+                took(board, reader_at);
+                // the reader knows its root reached epoch e, without reading its progress line
+                assert_eq!(reader_at.seen, e);
+                // and the root never read the other's progress line: it never needed to
+                assert!(
+                    root_at.seen < AHEAD,
+                    "{len} B, epoch {e}: the root read a progress line"
+                );
             }
-            let root = (e % 2) as usize;
-            let reader = 1 - root;
-            let id = (e, 7);
-            c.publish(root, e, 7);
-            c.publish(reader, e, 7);
-            let payload = [e as u8; 40];
-            post(&c, root, (board, e), id, 0, &payload, &mut seen[root]).unwrap();
-            let mut out = [0u8; 40];
-            take(&c, reader, root, (board, e), id, 0, &mut out).unwrap();
-            assert_eq!(out, payload);
-            took((board, e), &mut seen[reader]);
-            // the reader knows its root reached epoch e, without reading its progress line
-            assert_eq!(seen[reader], e);
-            // and the root never read the other's progress line: it never needed to
-            assert!(
-                seen[root] < AHEAD,
-                "epoch {e}: the root read a progress line"
-            );
         }
         // With a third rank, one root's post says nothing of the others' progress.
         let c = Core::new_with_small(3, 64, 1072, false);
-        let mut seen = 0;
-        took((&c.posts.first, 5), &mut seen);
-        assert_eq!(seen, 0);
+        let mut at = Cursor::new();
+        for _ in 0..5 {
+            at.next(0, 1);
+        }
+        took(&c.posts.first, &mut at);
+        assert_eq!(at.seen, 0);
     }
 }

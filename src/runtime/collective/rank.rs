@@ -56,11 +56,9 @@ pub struct CommRank<'c> {
     pub(super) small_epoch: u64,
     /// The digest of the headers of every call made so far (`small::digest`).
     pub(super) digest: u64,
-    /// Posted broadcasts made so far on each board (`posted.rs`: the epochs).
-    posted_epoch: [u64; 2],
-    /// The least progress of the other ranks' posted broadcasts on each board this rank saw
-    /// last.
-    posted_seen: [u64; 2],
+    /// This rank's place in each board's posted broadcasts (`posted.rs`: the epochs, the
+    /// others' progress it saw, the shared slots between two ranks).
+    posted: [posted::Cursor; 2],
 }
 
 /// A rank's ends, as the executor sees them (every end the program needs is taken first).
@@ -100,8 +98,7 @@ impl<'c> CommRank<'c> {
             partial: Vec::new(),
             small_epoch: 0,
             digest: 0,
-            posted_epoch: [0; 2],
-            posted_seen: [0; 2],
+            posted: [posted::Cursor::new(), posted::Cursor::new()],
         }
     }
 
@@ -215,15 +212,13 @@ impl<'c> CommRank<'c> {
     ) -> Result<(), CollectiveError> {
         let (core, me) = (self.comm.core(), self.rank);
         let (board, posts) = core.posts.board_of(buf.len());
-        self.posted_epoch[board] += 1;
-        let at = (posts, self.posted_epoch[board]);
-        posted::start(core, at.0, me, at.1);
-        let seen = &mut self.posted_seen[board];
+        let (at, calls) = (&mut self.posted[board], self.digest);
+        posted::start(core, posts, me, at.next(me, root));
         if me == root {
-            posted::post(core, me, at, id, self.digest, buf, seen)
+            posted::post(core, me, (posts, at), id, calls, buf)
         } else {
-            posted::take(core, me, root, at, id, self.digest, buf)?;
-            posted::took(at, seen);
+            posted::take(core, me, root, (posts, at), id, calls, buf)?;
+            posted::took(posts, at);
             Ok(())
         }
     }

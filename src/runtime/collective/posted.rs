@@ -12,8 +12,8 @@
 //! 48-byte broadcasts that way took 1.66–1.69× a shared-flag broadcast of the same bytes (a
 //! flag line and a data line), and a bare ping-pong on herald's channels alone 1.3–1.5×.
 //! Posted, each root in slots of its own, it took 1.25–1.41× in the near latency mode and
-//! 1.05× in the far one; with one line that both of two ranks write in turn (below), 1.09–1.10×
-//! near and 0.62–0.65× far (`herald bench bcast`; docs/runtime.md, "Posted broadcasts" and
+//! 1.05× in the far one; with one line that both of two ranks write in turn (below), 1.06–1.19×
+//! near and 0.51–0.90× far (`herald bench bcast`; docs/runtime.md, "Posted broadcasts" and
 //! "Sixty-first session"). Every receiver reads the same lines, so the root writes them once whatever the
 //! number of ranks.
 //!
@@ -77,10 +77,13 @@
 //! turn, 46–52 on a line per direction; docs/runtime.md, "Fifty-ninth session"). Both ranks
 //! count the *turn*: the epochs so far whose root also posted the epoch before ([`Cursor`]);
 //! epoch `e` uses the shared slot of its turn (mod `SLOTS`). So a root that posts again moves
-//! on to the next slot, and a new root writes the slot it has just read. A root reuses a
-//! shared slot once the other rank has started the epoch after this rank's last post in it
-//! (what it read of the other's posts since says so in a ping-pong: [`took`]); the slot's
-//! last post by the other rank, it read itself. Posts with further lines keep the root's own
+//! on to the next slot, and a new root writes the slot it has just read. A new root waits
+//! for nothing: the shared slot of its turn was last written in the epoch before (which the
+//! other rank posted and this one read) or earlier (which the other finished reading before it
+//! posted). A root that posts again waits, as for its own slots, until the other has started
+//! epoch `e − SLOTS + 1`: the slot it moves on to was last written at least `SLOTS` epochs
+//! ago, since every turn in between moved on a slot (in a ping-pong what it read of the
+//! other's posts says so, [`took`]). Posts with further lines keep the root's own
 //! slots (with the first line shared, a 64-byte ping-pong took 99–101 ns against 87–88).
 //! Whether the two ranks count the same turns rests on the calls they made; ranks that
 //! disagreed on a root earlier count different turns and wait on different slots, so a
@@ -360,9 +363,10 @@ struct Own {
 #[derive(Debug)]
 pub(crate) struct Board {
     ranks: Box<[Own]>,
-    /// Between two ranks, the slots' first lines, which both ranks write in turn (empty for
-    /// more ranks; module notes, "Between two ranks").
-    pair: Box<[Head]>,
+    /// Between two ranks, the slots' first lines, which both ranks write in turn (the first
+    /// [`Board::mask`]` + 1` of them; `None` for more ranks; module notes, "Between two ranks").
+    /// Padded as a whole, so that no other data shares a pair of lines with it.
+    pair: Option<Box<CachePadded<[Head; SHARED_SLOTS]>>>,
     /// Further lines per slot.
     lines: usize,
     /// Slots per rank less one (the number is a power of two, [`SLOTS`] or
@@ -383,11 +387,8 @@ impl Board {
                     progress: CachePadded::new(AtomicU64::new(0)),
                 })
                 .collect(),
-            pair: if n == 2 {
-                (0..slots).map(|_| Head::new()).collect()
-            } else {
-                Box::new([])
-            },
+            pair: (n == 2)
+                .then(|| Box::new(CachePadded::new(std::array::from_fn(|_| Head::new())))),
             lines,
             mask: slots - 1,
         }
@@ -403,10 +404,9 @@ impl Board {
     #[inline]
     fn head(&self, root: usize, at: &Cursor, further: bool) -> &Head {
         // Masked twice: the second mask lets the compiler drop the bounds check.
-        if self.pair.is_empty() || further {
-            &self.ranks[root].heads[(at.epoch as usize) & self.mask & (SHARED_SLOTS - 1)]
-        } else {
-            &self.pair[at.turn & self.mask]
+        match &self.pair {
+            Some(pair) if !further => &pair[at.turn & self.mask & (SHARED_SLOTS - 1)],
+            _ => &self.ranks[root].heads[(at.epoch as usize) & self.mask & (SHARED_SLOTS - 1)],
         }
     }
 
@@ -435,9 +435,6 @@ pub(crate) struct Cursor {
     /// Between two ranks: the number of epochs so far whose root was also the previous
     /// epoch's (the current epoch's shared slot is this, masked).
     turn: usize,
-    /// Between two ranks: for each shared slot, the epoch of this rank's last post there (0:
-    /// none).
-    mine: [u64; SHARED_SLOTS],
 }
 
 impl Cursor {
@@ -449,7 +446,6 @@ impl Cursor {
             root: usize::MAX,
             replying: false,
             turn: 0,
-            mine: [0; SHARED_SLOTS],
         }
     }
 
@@ -520,7 +516,7 @@ impl Posts {
         }
         for head in std::iter::once(&self.first)
             .chain(&self.second)
-            .flat_map(|b| b.pair.iter())
+            .flat_map(|b| b.pair.iter().flat_map(|p| p.iter()))
         {
             head.tag.store(0, Ordering::Relaxed);
         }
@@ -550,9 +546,9 @@ pub(crate) fn start(core: &Core, posts: &Board, me: usize, epoch: u64) {
 /// the current epoch of its cursor `at` there (`(posts, at)`, [`Cursor::next`] called) in call
 /// `id`, after calls whose digest is `calls`, once no other rank may still read the lines it
 /// writes: every other rank has started epoch `epoch − SLOTS + 1` of the board (between two
-/// ranks: where the post has further lines), and, between two ranks, the other has started
-/// the epoch after this rank's last post in the shared slot. `at` keeps the least progress of
-/// the others this rank saw, and looks again, then waits, only when that is too little.
+/// ranks, a post of one line by a new root waits for nothing: module notes). `at` keeps the
+/// least progress of the others this rank saw, and looks again, then waits, only when that is
+/// too little.
 ///
 /// # Errors
 ///
@@ -570,16 +566,15 @@ pub(crate) fn post(
     debug_assert!(payload.len() <= posts.max_bytes());
     let epoch = at.epoch;
     let further = payload.len() > HEAD_BYTES;
-    let pair = !posts.pair.is_empty() && !further;
-    let mut need = if !pair {
-        epoch.saturating_sub(posts.mask as u64)
-    } else {
+    // A new root between two ranks writes the shared slot of the epoch before (or of an
+    // earlier one), which the other rank posted (and this one read) or finished reading
+    // before it posted that epoch: it waits for nothing. Otherwise the slot's last post was
+    // at least `SLOTS` epochs ago (a root that posts again moves on a slot, one of `SLOTS`).
+    let need = if posts.pair.is_some() && !further && !at.replying {
         0
+    } else {
+        epoch.saturating_sub(posts.mask as u64)
     };
-    let k = at.turn & posts.mask & (SHARED_SLOTS - 1);
-    if pair && at.mine[k] > 0 {
-        need = need.max(at.mine[k] + 1);
-    }
     if at.seen < need {
         at.seen = least_progress(core, posts, me, need, id)?;
     }
@@ -598,9 +593,6 @@ pub(crate) fn post(
     store_words(&head.words, first);
     head.header.store(id.1, Ordering::Relaxed);
     head.tag.store(tag(epoch, calls), Ordering::Release);
-    if pair {
-        at.mine[k] = epoch;
-    }
     core.notify_others(me);
     Ok(())
 }
@@ -724,6 +716,7 @@ fn wait_post(
         if posts
             .pair
             .iter()
+            .flat_map(|p| &p[..=posts.mask])
             .any(|h| !std::ptr::eq(h, head) && is_epoch(h.tag.load(Ordering::Relaxed), epoch))
         {
             return Some(Err(super::small::earlier_mismatch(core, me, root, id)));

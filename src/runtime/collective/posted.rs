@@ -12,10 +12,10 @@
 //! 48-byte broadcasts that way took 1.66–1.69× a shared-flag broadcast of the same bytes (a
 //! flag line and a data line), and a bare ping-pong on herald's channels alone 1.3–1.5×.
 //! Posted, each root in slots of its own, it took 1.25–1.41× in the near latency mode and
-//! 1.05× in the far one; with one line that both of two ranks write in turn (below), 1.06–1.19×
-//! near and 0.51–0.90× far (`herald bench bcast`; docs/runtime.md, "Posted broadcasts" and
-//! "Sixty-first session"). Every receiver reads the same lines, so the root writes them once whatever the
-//! number of ranks.
+//! 1.05× in the far one; with one line that both of two ranks write in turn (below),
+//! 1.06–1.19× near and 0.51–0.90× far (`herald bench bcast`; docs/runtime.md, "Posted
+//! broadcasts" and "Sixty-first session"). Every receiver reads the same lines, so the root
+//! writes them once whatever the number of ranks.
 //!
 //! Past one line the rings pay their per-line cost per receiver; a slot's further lines are
 //! bare payload. In a ping-pong of two ranks (near latency mode) 64 bytes took 84–86 ns posted
@@ -80,11 +80,12 @@
 //! on to the next slot, and a new root writes the slot it has just read. A new root waits
 //! for nothing: the shared slot of its turn was last written in the epoch before (which the
 //! other rank posted and this one read) or earlier (which the other finished reading before it
-//! posted). A root that posts again waits, as for its own slots, until the other has started
-//! epoch `e − SLOTS + 1`: the slot it moves on to was last written at least `SLOTS` epochs
-//! ago, since every turn in between moved on a slot (in a ping-pong what it read of the
-//! other's posts says so, [`took`]). Posts with further lines keep the root's own
-//! slots (with the first line shared, a 64-byte ping-pong took 99–101 ns against 87–88).
+//! posted); so a ping-pong reads no progress line. A root that posts again waits, as for its
+//! own slots, until the other has started epoch `e − SLOTS + 1` (what it read of the other's
+//! posts may say so already, [`took`]): the slot it moves on to was last written at least
+//! `SLOTS` epochs ago, since every turn in between moved on a slot. Posts with further lines
+//! keep the root's own slots (with the first line shared, a 64-byte ping-pong took 99–101 ns
+//! against 87–88).
 //! Whether the two ranks count the same turns rests on the calls they made; ranks that
 //! disagreed on a root earlier count different turns and wait on different slots, so a
 //! waiting reader also looks, on thorough polls, for its epoch's tag in another shared slot

@@ -421,8 +421,8 @@ impl Board {
 }
 
 /// A rank's place in one board's posts, kept by the rank between calls: the epoch, what it
-/// knows of the other ranks' progress, and (between two ranks) which shared slot the epoch
-/// uses and which of those slots it wrote last.
+/// knows of the other ranks' progress, whether it posted the epoch before, and (between two
+/// ranks) which shared slot the epoch uses.
 #[derive(Debug)]
 pub(crate) struct Cursor {
     /// The current epoch: the board's posted broadcasts this rank has made, this one included.
@@ -663,7 +663,7 @@ pub(crate) fn take(
     if t != tag(at.epoch, calls) {
         return Err(super::small::earlier_mismatch(core, me, root, id));
     }
-    if out.len() > HEAD_BYTES {
+    if further {
         let (first, rest) = out.split_at_mut(HEAD_BYTES);
         load_words(&head.words, first);
         load_more(posts.more(root, at.epoch), rest);

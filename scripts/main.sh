@@ -13,8 +13,10 @@ echo "== 1. This machine (hwloc)"
 $h topo | sed -n '1,12p'
 
 echo
-echo "== 2. Quick calibration: L, o_s, o_r, g, G and λ per level, with spreads and modes"
-$h calibrate --quick --out "$profile"
+echo "== 2. Calibration (30-90 s): L, o_s, o_r, g, G and λ per level, with spreads and modes"
+# Not --quick: every planned communicator reads this profile, and a few seconds' calibration
+# can fall wholly in one of the host's latency modes (docs/mpi.md, "Sixty-second session").
+$h calibrate --out "$profile"
 
 echo
 echo "== 3. The planner's choice for this machine: 2 ranks, 64 B and 1 MiB"
@@ -34,5 +36,5 @@ $h run --profile "$profile" -n 2 --bytes 4096 --iters 5000 --verify
 echo
 echo "Next: 'herald bench hop|stream|bcast' compares herald with raw cache-line ping-pong, rtrb,"
 echo "crossbeam, rayon and bus; 'herald fidelity --profile $profile' tabulates predicted against"
-echo "measured times per latency mode; 'herald calibrate' (without --quick) measures for 30–90 s."
+echo "measured times per latency mode; 'herald calibrate --quick' measures for a few seconds."
 echo "Programs plan with this profile through Planned::load() (docs/runtime.md, docs/calibration.md)."

@@ -758,6 +758,8 @@ mod loom_tests {
     use loom::cell::UnsafeCell;
     use loom::thread;
 
+    // Grouped by the header's fields, not by fours.
+    #[allow(clippy::unusual_byte_groupings)]
     const HEADER: u64 = 0x1_01_00000_00000040;
 
     /// How the reader takes part.

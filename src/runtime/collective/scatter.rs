@@ -264,6 +264,8 @@ mod loom_tests {
     use loom::cell::UnsafeCell;
     use loom::thread;
 
+    // Grouped by the header's fields, not by fours.
+    #[allow(clippy::unusual_byte_groupings)]
     const HEADER: u64 = 0x8_01_00000_00000010;
 
     struct Shared {

@@ -679,9 +679,17 @@ struct InprocRank<'c> {
 
 impl<'c> InProc<'c> {
     fn new(team: Team, comm: &'c mut Comm) -> Self {
+        // The profile named in every row: which calibration planned herald's side is part of
+        // the figure (a quick calibration in one latency mode can pick another transport).
         let label = match &comm.options().schedule {
             herald::runtime::DefaultSchedule::Fixed(a) => format!("herald in process, default {a}"),
-            _ => "herald in process, planned with herald's profile".into(),
+            herald::runtime::DefaultSchedule::Planned(p) => format!(
+                "herald in process, planned with herald's profile ({} calibration of {})",
+                p.profile().mode,
+                p.profile().date
+            ),
+            // `DefaultSchedule` may grow variants.
+            _ => "herald in process".into(),
         };
         let ranks = comm
             .ranks()
@@ -1082,6 +1090,38 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A planned in-process side names the calibration it planned with in every row (the
+    /// same code plans another transport with another profile: docs/mpi.md, "Sixty-second
+    /// session").
+    #[test]
+    fn a_planned_side_names_its_profile() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/data/profile-2core.json"
+        );
+        let profile = Profile::from_json_forced(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let (mode, date) = (profile.mode.clone(), profile.date.clone());
+        let machine = herald::TopologySource::from_options(Some("l3:1 core:2 pu:1"), None)
+            .unwrap()
+            .load()
+            .unwrap();
+        let options = herald::CommOptions {
+            schedule: herald::runtime::DefaultSchedule::Planned(herald::runtime::Planned::new(
+                profile, machine,
+            )),
+            ..herald::CommOptions::default()
+        };
+        let mut comm = Comm::with_options(2, options).unwrap();
+        let team = Team::builder().ranks(2).build().unwrap();
+        let ip = InProc::new(team, &mut comm);
+        assert_eq!(
+            ip.label,
+            format!(
+                "herald in process, planned with herald's profile ({mode} calibration of {date})"
+            )
+        );
     }
 
     /// The latency probe finishes and reports a time per hop within its own clock's reach:

@@ -839,6 +839,34 @@ impl Profile {
         Profile::from_json_unchecked(value)
     }
 
+    /// How long before `now` the profile was calibrated (its [`date`](Self::date)); `None`
+    /// where the date is not RFC 3339 or lies after `now`.
+    ///
+    /// The host's latency state can drift between a calibration and a run in ways a raw hop
+    /// does not show: on the development machine a 2.7-hour-old profile predicted 2-rank
+    /// broadcasts of up to 4 KiB 16–22 % too slow while a fresh one was within 3 %
+    /// (docs/fidelity.md, "Sixty-third session: 2 ranks per mode").
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use herald::Profile;
+    /// use std::time::{Duration, UNIX_EPOCH};
+    /// let mut p = Profile::from_json(include_str!("../../tests/data/profile-2core.json"))?;
+    /// p.date = "2026-12-06T00:08:30Z".into();
+    /// let later = UNIX_EPOCH + Duration::from_secs(1_796_525_310); // 02:48:30 that day
+    /// assert_eq!(p.age_at(later), Some(Duration::from_secs(9600)));
+    /// assert_eq!(p.age_at(UNIX_EPOCH), None);
+    /// p.date = "yesterday".into();
+    /// assert_eq!(p.age_at(later), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn age_at(&self, now: std::time::SystemTime) -> Option<std::time::Duration> {
+        let at = humantime::parse_rfc3339(&self.date).ok()?;
+        now.duration_since(at).ok()
+    }
+
     fn from_json_unchecked(value: serde_json::Value) -> Result<Profile, ProfileError> {
         let profile: Profile =
             serde_json::from_value(value).map_err(|e| ProfileError::Malformed(e.to_string()))?;

@@ -151,6 +151,7 @@ fn validate(a: &FidelityArgs) -> Result<(), CliError> {
 pub(crate) fn run(a: &FidelityArgs) -> Result<(), CliError> {
     validate(a)?;
     let started = Instant::now();
+    let started_at = std::time::SystemTime::now();
     let profile = load_profile(&a.profile, a.force).map_err(CliError::usage)?;
     let h = TopologySource::Machine.load().map_err(CliError::usage)?;
     if h.pu_count() < 2 {
@@ -176,7 +177,7 @@ pub(crate) fn run(a: &FidelityArgs) -> Result<(), CliError> {
         step_ns: herald::calibrate::clock_resolution(),
     };
     measure::run_slices(&h, &mut all, a.slices, a.measure_us as f64 * 1e3, clock)?;
-    let out = report::build(
+    let mut out = report::build(
         &profile,
         &h,
         &all,
@@ -185,6 +186,7 @@ pub(crate) fn run(a: &FidelityArgs) -> Result<(), CliError> {
         clock,
         started.elapsed().as_secs_f64(),
     );
+    out.profile_age_s = profile.age_at(started_at).map(|d| d.as_secs_f64());
     if a.json {
         let text = serde_json::to_string(&out).map_err(|e| CliError::Failed(e.to_string()))?;
         crate::print_out(&format!("{text}\n"))

@@ -14,6 +14,11 @@ pub(crate) struct FidelityJson {
     /// The profile's host and date.
     pub(crate) host: String,
     pub(crate) profile_date: String,
+    /// The profile's calibration mode (`full` or `quick`).
+    pub(crate) profile_mode: String,
+    /// Seconds from the profile's date to the start of this run (`None`: a date that does not
+    /// parse, or lies after the run's start).
+    pub(crate) profile_age_s: Option<f64>,
     /// How a broadcast is timed (`barrier-then-one`).
     pub(crate) method: &'static str,
     /// Interleaved slices.
@@ -473,6 +478,9 @@ pub(crate) fn build(
     FidelityJson {
         host: profile.host.clone(),
         profile_date: profile.date.clone(),
+        profile_mode: profile.mode.clone(),
+        // The caller knows when the run started.
+        profile_age_s: None,
         method: "barrier-then-one",
         slices,
         measure_us,
@@ -484,6 +492,19 @@ pub(crate) fn build(
         rows,
         regret,
         targets,
+    }
+}
+
+/// Formats an age in seconds: `45 s`, `12 min`, `2.7 h`, `3.2 days`.
+fn age(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else if s < 172_800.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else {
+        format!("{:.1} days", s / 86400.0)
     }
 }
 
@@ -500,7 +521,14 @@ fn ns(t: f64) -> String {
 
 /// The report as text: per mode a table of every row, then the regret table.
 pub(crate) fn table(v: &FidelityJson) -> String {
-    let mut out = String::new();
+    let mut out = format!(
+        "profile: {} calibration of {} on {}{}\n",
+        v.profile_mode,
+        v.profile_date,
+        v.host,
+        v.profile_age_s
+            .map_or(String::new(), |s| format!(", {} before this run", age(s)))
+    );
     for (m, mode) in v.modes.iter().enumerate() {
         let reference = mode.regime_reference_ns.map_or(String::new(), |r| {
             format!(
@@ -743,6 +771,14 @@ fn by_regime_hop(
 mod tests {
     use super::*;
 
+    #[test]
+    fn ages_read_in_their_unit() {
+        assert_eq!(age(45.0), "45 s");
+        assert_eq!(age(720.0), "12 min");
+        assert_eq!(age(9720.0), "2.7 h");
+        assert_eq!(age(276_480.0), "3.2 days");
+    }
+
     fn row(candidate: &str, planner_rank: usize, even: &[f64], odd: &[f64]) -> RowJson {
         let all: Vec<f64> = even.iter().chain(odd).copied().collect();
         RowJson {
@@ -979,7 +1015,17 @@ mod tests {
             overhead_ns: 0.0,
             step_ns: 1.0,
         };
-        let v = build(&profile, &h, &[case(2), case(4)], 4, 1000, clock, 1.0);
+        let mut v = build(&profile, &h, &[case(2), case(4)], 4, 1000, clock, 1.0);
+        v.profile_age_s = Some(9720.0);
+        // The text report opens with the profile, its mode and its age.
+        let first = table(&v).lines().next().unwrap_or_default().to_owned();
+        assert_eq!(
+            first,
+            format!(
+                "profile: {} calibration of {} on {}, 2.7 h before this run",
+                profile.mode, profile.date, profile.host
+            )
+        );
         assert_eq!(v.modes.len(), 1);
         assert_eq!(v.modes[0].regime, "fastest");
         let predicted = |n: u32| {

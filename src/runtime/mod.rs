@@ -30,7 +30,7 @@ pub use collective::{copy_plain, copy_plain_to, copy_streaming, copy_streaming_w
 pub use collective::{posted_lines, shared_posted_lines, POSTED_MAX_BYTES};
 pub use collective::{
     CallInfo, CollectiveError, CollectiveKind, Comm, CommOptions, CommRank, DefaultSchedule,
-    Planned, PlannedLoadError, PoisonCause, MAX_COMM_RANKS, SHARED_POSTED_LIMIT,
+    Planned, PlannedLoadError, PoisonCause, TimedPosting, MAX_COMM_RANKS, SHARED_POSTED_LIMIT,
 };
 pub(crate) use exec::SLIP;
 pub use line::Line;

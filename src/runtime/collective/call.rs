@@ -209,6 +209,8 @@ pub(crate) struct Core {
     pub(crate) posts: Posts,
     /// The ways of single copies into buffers another CPU holds (`held.rs`).
     pub(crate) held: super::held::HeldWays,
+    /// The timed classes' boards (`choice.rs`).
+    pub(crate) choice: super::choice::Boards,
 }
 
 impl Core {
@@ -239,6 +241,15 @@ impl Core {
             small: Slots::new(size, small_bytes),
             posts: Posts::new(size, posted_bytes, shared),
             held: super::held::HeldWays::default(),
+            choice: super::choice::Boards::default(),
+        }
+    }
+
+    /// With the timed classes' `boards` (`choice.rs`).
+    pub(crate) fn with_choice(self, boards: super::choice::Boards) -> Core {
+        Core {
+            choice: boards,
+            ..self
         }
     }
 
@@ -255,6 +266,7 @@ impl Core {
         }
         self.small.reset();
         self.posts.reset();
+        self.choice.reset();
         *sync::lock(&self.cause) = None;
         self.poisoned.store(false, Ordering::SeqCst);
     }

@@ -2,6 +2,7 @@
 //! use), its shared [`Core`] and its cached default programs.
 
 use super::call::Core;
+use super::choice::{class_of, Boards, Chooser, Regimes, CLASSES};
 use super::combine::OrderedTree;
 use super::error::{CollectiveError, PlannedLoadError};
 use super::rank::CommRank;
@@ -74,13 +75,80 @@ struct PlanTable {
     /// (at the line's largest size); `None`: posting there is not modelled, and the
     /// communicator posts by [`CommOptions::shared_posted_bytes`].
     shared_posted_at: Option<Vec<bool>>,
+    /// The flat tree's schedule, what a post runs (if the planner ranked posting).
+    flat: Option<Schedule>,
+    /// The runtime costs under each of the profile's latency regimes, the dominant first, and
+    /// each one's hop between PUs (ns); regimes of the same hop as an earlier one left out.
+    regimes: Vec<(RuntimeCosts, f64)>,
 }
+
+/// The regimes a timed class chooses by ([`choice`](super::choice)): the profile's dominant
+/// (the plan's), fastest and slowest.
+const REGIMES: [Pick; 3] = [Pick::Dominant, Pick::Fastest, Pick::Slowest];
+
+/// A regime other than the dominant one takes the other way from the plan's only where the
+/// model predicts it at least this much faster there: where ranks share CPUs the model's far
+/// regime is about that coarse (8 ranks on 2 CPUs, 4 KiB: the post predicted 3.7 % dearer
+/// than a single copy, measured 6 % cheaper; docs/fidelity.md, "Sixty-fourth session").
+const REGIME_MARGIN: f64 = 0.10;
+
+/// Regimes whose hops between PUs are nearer than this factor are one to a timed class.
+const DISTINCT: f64 = 1.5;
 
 impl PlanTable {
     fn class(&self, class: u64) -> &(Candidate, Transport, Schedule) {
         let i = (class.max(1).ilog2() as usize).min(self.classes.len() - 1);
         &self.classes[i]
     }
+
+    /// Under each regime, whether a post of `bytes` bytes goes posted: under the dominant
+    /// regime (the plan's) where it is predicted faster than the size's class; under another
+    /// where the other way is predicted at least [`REGIME_MARGIN`] faster than the dominant
+    /// regime's way, else as there. `None` if either way cannot be predicted, or posting was
+    /// not ranked.
+    fn posted_by_regime(&self, bytes: u64) -> Option<Vec<bool>> {
+        let flat = self.flat.as_ref()?;
+        let (_, transport, schedule) = self.class(bytes.max(1).next_power_of_two());
+        let times = self
+            .regimes
+            .iter()
+            .map(|(costs, _)| {
+                let post = predict_runtime(flat, costs, bytes, Transport::Posted).ok()?;
+                let other = predict_runtime(schedule, costs, bytes, *transport).ok()?;
+                Some((post.makespan_ps as f64, other.makespan_ps as f64))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let plan = times.first().is_some_and(|(p, o)| p < o);
+        Some(
+            times
+                .iter()
+                .map(|&(post, other)| {
+                    let (mine, theirs) = if plan { (post, other) } else { (other, post) };
+                    plan != (theirs * (1.0 + REGIME_MARGIN) <= mine)
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Whether a planned [`Comm`] chooses, as calls run, between posting a broadcast and the
+/// transport its plan runs otherwise by the host's latency regime
+/// ([`CommOptions::timed_posting`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TimedPosting {
+    /// Never: every size goes the plan's way.
+    Never,
+    /// Where the profile's latency regimes disagree: size classes that the model posts under
+    /// one regime and not under another (the default).
+    #[default]
+    Auto,
+    /// Every size class that may be posted and whose post the profile models (where the
+    /// regimes agree, the way never changes; this times them all the same).
+    Always,
+    /// For tests: every size class that may be posted, taking the other way every epoch,
+    /// whatever the regime.
+    Alternate,
 }
 
 /// A calibrated profile and the machine it describes, for [`DefaultSchedule::Planned`].
@@ -192,12 +260,35 @@ impl Planned {
                 Ok((best.candidate, best.transport, best.schedule))
             })
             .collect::<Result<Vec<_>, PlanError>>()?;
+        // Each regime's hop between rank 0's PU and the next PU a rank is on.
+        let other = (1..n32).find(|&r| costs.pu(r) != costs.pu(0));
+        let mut regimes: Vec<(RuntimeCosts, f64)> = Vec::with_capacity(REGIMES.len());
+        for pick in REGIMES {
+            let c = RuntimeCosts::from_profile(self.profile(), self.machine(), pick)
+                .map_err(PlanError::from)?;
+            let Some(hop) = other
+                .and_then(|r| c.between(0, r))
+                .map(|l| l.hop_ps as f64 / 1e3)
+            else {
+                break;
+            };
+            // States of one mode (a host's near mode spans 60–80 ns here) are not told apart:
+            // the regimes a class chooses between differ by half or more of a hop.
+            if regimes
+                .iter()
+                .all(|(_, h)| hop > h * DISTINCT || hop * DISTINCT < *h)
+            {
+                regimes.push((c, hop));
+            }
+        }
         let mut table = PlanTable {
             model,
             classes,
             posted_modelled: costs.models_posted(),
             posted_at: Vec::new(),
             shared_posted_at: None,
+            flat: flat.clone(),
+            regimes,
         };
         // Posting, size by size (by lines where ranks share PUs): where the post is predicted
         // faster than what the size's class runs otherwise.
@@ -375,10 +466,81 @@ pub struct CommOptions {
     /// ping-pong 0.85–0.95× and a broadcast after a barrier 0.25–0.67× (docs/runtime.md,
     /// "Sixty-four slots for small posts where ranks share CPUs").
     pub shared_posted_bytes: Option<RangeInclusive<usize>>,
+    /// Where a planned communicator chooses, as calls run, between posting a broadcast and the
+    /// transport its plan runs otherwise, by the host's latency regime (a fixed schedule never
+    /// does).
+    ///
+    /// The faster of the two can change with the host's latency mode while a program runs: 4
+    /// ranks on 2 CPUs broadcast 4 KiB 11–15 % faster posted in the near mode and 13–15 %
+    /// faster by single copy in the far mode (docs/fidelity.md, "Sixty-second session"), so a
+    /// plan made once is that much off in the other mode. Where the profile's regimes (modes
+    /// its calibration met, whose hops between PUs differ by half or more) disagree on posting
+    /// a size class, one predicting the other way at least 10 % faster, the communicator times
+    /// the class: in one call of 16 every rank but the root times its load of a line the root
+    /// wrote (a miss from another CPU, the hop the regimes are named by), every 64 calls rank 0
+    /// takes the loads in and names the regime nearest them, and the class takes the model's
+    /// way under that regime. Every rank takes the same way in every call; new endpoints
+    /// ([`Comm::ranks`]) start in the regime the last ones ended in.
+    /// [`Comm::broadcast_timed`] tells which sizes are timed. In the far mode this took 4
+    /// ranks' 4 KiB broadcasts from 14.6 % behind the fastest way to 4.3 %, at a cost of about
+    /// 2 % in the near mode (docs/fidelity.md, "Sixty-fourth session").
+    ///
+    /// Default [`TimedPosting::Auto`].
+    pub timed_posting: TimedPosting,
 }
 
 /// The largest slot of [`CommOptions::shared_posted_bytes`]: 64 KiB.
 pub const SHARED_POSTED_LIMIT: usize = 64 << 10;
+
+/// The largest size of class `k` (payloads of `2^(k−1) + 1 ..= 2^k` bytes) that is posted
+/// when at most `max` bytes are, if any is.
+fn class_posted_size(k: usize, max: usize) -> Option<u64> {
+    let top = (1u64 << k).min(max as u64);
+    let bottom = if k == 0 { 0 } else { 1u64 << (k - 1) };
+    (top > bottom || (k == 0 && max > 0)).then_some(top)
+}
+
+/// The size classes a communicator times ([`CommOptions::timed_posting`]) and the regimes they
+/// choose by: planned, posting some sizes by a modelled post, by the option; `None` if none.
+fn timed_classes(
+    options: &CommOptions,
+    plan: Option<&PlanTable>,
+    posted: Option<usize>,
+    shared: bool,
+) -> Option<Regimes> {
+    let (Some(plan), Some(max)) = (plan, posted) else {
+        return None;
+    };
+    let modelled = if shared {
+        plan.shared_posted_at.is_some()
+    } else {
+        plan.posted_modelled
+    };
+    if !modelled || options.timed_posting == TimedPosting::Never {
+        return None;
+    }
+    let posted: Vec<Option<Vec<bool>>> = (0..CLASSES)
+        .map(|k| {
+            let bytes = class_posted_size(k, max)?;
+            let in_range = !shared
+                || options
+                    .shared_posted_bytes
+                    .as_ref()
+                    .is_some_and(|r| r.contains(&(bytes as usize)));
+            if !in_range {
+                return None;
+            }
+            let ways = plan.posted_by_regime(bytes)?;
+            let disagree = ways.iter().any(|&w| w != ways[0]);
+            (disagree || options.timed_posting != TimedPosting::Auto).then_some(ways)
+        })
+        .collect();
+    posted.iter().any(Option::is_some).then(|| Regimes {
+        hop_ns: plan.regimes.iter().map(|(_, h)| *h).collect(),
+        posted,
+        alternate: options.timed_posting == TimedPosting::Alternate,
+    })
+}
 
 impl Default for CommOptions {
     fn default() -> CommOptions {
@@ -392,6 +554,7 @@ impl Default for CommOptions {
             cpus: None,
             posted_broadcast: true,
             shared_posted_bytes: Some(0..=8 << 10),
+            timed_posting: TimedPosting::Auto,
         }
     }
 }
@@ -443,6 +606,10 @@ pub struct Comm {
     /// The largest broadcast posted, if any ([`CommOptions::posted_broadcast`], and
     /// [`CommOptions::shared_posted_bytes`] not empty where ranks share CPUs).
     posted: Option<usize>,
+    /// The timed classes' state each new set of endpoints starts from
+    /// ([`CommOptions::timed_posting`]): fresh, or what rank 0's endpoint had learnt when it
+    /// was dropped.
+    chooser: Mutex<Chooser>,
 }
 
 impl Comm {
@@ -513,15 +680,20 @@ impl Comm {
             DefaultSchedule::Fixed(_) => None,
             DefaultSchedule::Planned(p) => Some(p.table(size, posted_bytes.filter(|_| shared))?),
         };
+        let regimes = timed_classes(&options, plan.as_ref(), posted_bytes, shared);
+        let mut timed = [false; CLASSES];
+        if let Some(r) = &regimes {
+            for (t, p) in timed.iter_mut().zip(&r.posted) {
+                *t = p.is_some();
+            }
+        }
         let mut comm = Comm {
             size,
             options,
-            core: Arc::new(Core::new_with_small(
-                size,
-                shared_max,
-                posted_bytes.unwrap_or(0),
-                shared,
-            )),
+            core: Arc::new(
+                Core::new_with_small(size, shared_max, posted_bytes.unwrap_or(0), shared)
+                    .with_choice(Boards::new(size, &timed)),
+            ),
             pairs: Mutex::new(HashMap::new()),
             programs: Mutex::new(HashMap::new()),
             plan,
@@ -529,6 +701,11 @@ impl Comm {
             flat,
             shared,
             posted: posted_bytes,
+            chooser: Mutex::new(
+                regimes
+                    .map(|r| Chooser::new(Arc::new(r)))
+                    .unwrap_or_default(),
+            ),
         };
         comm.radix = comm.tree_radix();
         // Root 0's programs now: a schedule that cannot be run fails here, not in a call.
@@ -548,7 +725,9 @@ impl Comm {
     /// [`Transport::Stream`] where it streams lines through the rings. A planned communicator
     /// answers from its plan: the size's class, and size by size whether the post is predicted
     /// faster (where its profile measured posting, else by the rule of
-    /// [`CommOptions::posted_broadcast`]); any other from its options.
+    /// [`CommOptions::posted_broadcast`]); any other from its options. Where a planned
+    /// communicator times the size ([`broadcast_timed`](Self::broadcast_timed)), the way its
+    /// next endpoints start on: the model's under the regime the last endpoints ran in.
     ///
     /// ```
     /// use herald::{model::Transport, Comm, CommOptions};
@@ -566,7 +745,16 @@ impl Comm {
     /// ```
     #[must_use]
     pub fn broadcast_transport(&self, bytes: usize) -> Transport {
-        if self.posts(bytes) {
+        let posts = match self.timed_class(bytes) {
+            Some(k) => self
+                .chooser
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .start_way(k)
+                .unwrap_or_else(|| self.posts(bytes)),
+            None => self.posts(bytes),
+        };
+        if posts {
             Transport::Posted
         } else if self.uses_direct(bytes, true) {
             Transport::Direct
@@ -718,21 +906,71 @@ impl Comm {
     /// run otherwise; else below [`CommOptions::direct_min_bytes`].
     #[inline]
     pub(crate) fn posts(&self, bytes: usize) -> bool {
+        self.may_post(bytes) && self.plan_posts(bytes)
+    }
+
+    /// Whether a broadcast of `bytes` bytes may be posted at all: at most the slots' size and,
+    /// where ranks share CPUs, in [`CommOptions::shared_posted_bytes`].
+    #[inline]
+    fn may_post(&self, bytes: usize) -> bool {
         if self.posted.is_none_or(|max| bytes > max) {
             return false;
         }
-        if self.shared {
-            let in_range = self
+        !self.shared
+            || self
                 .options
                 .shared_posted_bytes
                 .as_ref()
-                .is_some_and(|range| range.contains(&bytes));
-            return in_range
-                && match self.plan.as_ref().and_then(|p| p.shared_posted_at.as_ref()) {
-                    Some(at) => super::posted::shared_posted_lines(bytes)
-                        .is_some_and(|l| at.get(l) == Some(&true)),
-                    None => true,
-                };
+                .is_some_and(|range| range.contains(&bytes))
+    }
+
+    /// The timed class of a `bytes`-byte broadcast ([`CommOptions::timed_posting`]), if it is
+    /// in one.
+    #[inline]
+    pub(crate) fn timed_class(&self, bytes: usize) -> Option<usize> {
+        let k = class_of(bytes);
+        (self.core.choice.is_timed(k) && self.may_post(bytes)).then_some(k)
+    }
+
+    /// Whether [`CommRank::broadcast`](crate::CommRank::broadcast) of `bytes` bytes chooses
+    /// at run time between posting and [`broadcast_transport`](Self::broadcast_transport)'s
+    /// other choice, by timing both ([`CommOptions::timed_posting`]); then
+    /// `broadcast_transport` names the way it starts on.
+    ///
+    /// ```
+    /// use herald::{Comm, CommOptions};
+    /// // A fixed schedule never times.
+    /// let comm = Comm::with_options(4, CommOptions { cpus: Some(2), ..CommOptions::default() })?;
+    /// assert!(!comm.broadcast_timed(4096));
+    /// # Ok::<(), herald::runtime::CollectiveError>(())
+    /// ```
+    #[must_use]
+    pub fn broadcast_timed(&self, bytes: usize) -> bool {
+        self.timed_class(bytes).is_some()
+    }
+
+    /// The state a new endpoint's timed classes start from.
+    pub(crate) fn chooser_start(&self) -> Chooser {
+        self.chooser
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Keeps what rank 0's endpoint learnt, for the next [`ranks`](Self::ranks).
+    pub(crate) fn keep_chooser(&self, learnt: &Chooser) {
+        *self.chooser.lock().unwrap_or_else(PoisonError::into_inner) = learnt.restarted();
+    }
+
+    /// The plan's way for a broadcast of `bytes` bytes that may be posted.
+    #[inline]
+    fn plan_posts(&self, bytes: usize) -> bool {
+        if self.shared {
+            return match self.plan.as_ref().and_then(|p| p.shared_posted_at.as_ref()) {
+                Some(at) => super::posted::shared_posted_lines(bytes)
+                    .is_some_and(|l| at.get(l) == Some(&true)),
+                None => true,
+            };
         }
         match &self.plan {
             Some(plan) if plan.posted_modelled => plan.posted_at.get(bytes) == Some(&true),

@@ -57,6 +57,7 @@
 //! waits; both notify after every batch of lines they move.
 
 mod call;
+mod choice;
 mod combine;
 mod comm;
 mod direct;
@@ -69,7 +70,9 @@ mod small;
 mod words;
 
 pub use call::{CallInfo, CollectiveKind};
-pub use comm::{Comm, CommOptions, DefaultSchedule, Planned, MAX_COMM_RANKS, SHARED_POSTED_LIMIT};
+pub use comm::{
+    Comm, CommOptions, DefaultSchedule, Planned, TimedPosting, MAX_COMM_RANKS, SHARED_POSTED_LIMIT,
+};
 pub use error::{CollectiveError, PlannedLoadError, PoisonCause};
 pub use posted::{posted_lines, shared_posted_lines, POSTED_MAX_BYTES};
 pub use rank::CommRank;

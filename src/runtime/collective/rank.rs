@@ -2,6 +2,7 @@
 //! point-to-point line streams the combining collectives are built from.
 
 use super::call::{Call, CallInfo, CollectiveKind, Core};
+use super::choice::Chooser;
 use super::comm::{Comm, MAX_CACHED_PROGRAMS};
 use super::direct;
 use super::error::{CollectiveError, PoisonCause};
@@ -59,6 +60,8 @@ pub struct CommRank<'c> {
     /// This rank's place in each board's posted broadcasts (`posted.rs`: the epochs, the
     /// others' progress it saw, the shared slots between two ranks).
     posted: [posted::Cursor; 2],
+    /// This rank's states of the timed classes (`choice.rs`).
+    chooser: Chooser,
 }
 
 /// A rank's ends, as the executor sees them (every end the program needs is taken first).
@@ -99,6 +102,7 @@ impl<'c> CommRank<'c> {
             small_epoch: 0,
             digest: 0,
             posted: [posted::Cursor::new(), posted::Cursor::new()],
+            chooser: comm.chooser_start(),
         }
     }
 
@@ -193,12 +197,36 @@ impl<'c> CommRank<'c> {
     /// ```
     pub fn broadcast(&mut self, root: usize, buf: &mut [u8]) -> Result<(), CollectiveError> {
         let call = self.begin(CollectiveKind::Broadcast, root, buf.len())?;
-        let result = if self.comm.posts(buf.len()) {
+        let result = if let Some(class) = self.comm.timed_class(buf.len()) {
+            self.broadcast_timed(class, root, call.id(), buf)
+        } else if self.comm.posts(buf.len()) {
             self.broadcast_posted(root, call.id(), buf)
         } else {
             self.broadcast_default(root, call.id(), buf)
         };
         call.end(result)
+    }
+
+    /// A broadcast of timed class `class` (`choice.rs`), as call `id`: posted or by the
+    /// default schedule, by the regime the ranks agreed on.
+    fn broadcast_timed(
+        &mut self,
+        class: usize,
+        root: usize,
+        id: (u64, u64),
+        buf: &mut [u8],
+    ) -> Result<(), CollectiveError> {
+        let choice = self
+            .chooser
+            .start(self.comm.core(), self.rank, root, class, id)?;
+        let posted = choice.posted.unwrap_or_else(|| self.comm.posts(buf.len()));
+        let result = if posted {
+            self.broadcast_posted(root, id, buf)
+        } else {
+            self.broadcast_default(root, id, buf)
+        };
+        self.chooser.end(self.comm.core(), self.rank, choice);
+        result
     }
 
     /// A broadcast posted in shared memory (`posted.rs`; at most the slots' size), as
@@ -590,6 +618,10 @@ impl std::fmt::Debug for CommRank<'_> {
 impl Drop for CommRank<'_> {
     fn drop(&mut self) {
         self.comm.core().depart(self.rank, self.seq);
+        if self.rank == 0 {
+            // Rank 0 holds the timed classes' regimes (the others follow its ways).
+            self.comm.keep_chooser(&self.chooser);
+        }
     }
 }
 

@@ -234,6 +234,9 @@ fn epoch(seed: u64, e: u64, n: usize, args: &StressArgs) -> Result<Epoch, CliErr
         shared_posted_bytes: [None, Some(0..=8 << 10), Some(128..=8 << 10), Some(0..=200)]
             [rng.random_range(0..4)]
         .clone(),
+        // Only planned communicators time their posts; these are fixed
+        // (tests/timed_posting.rs covers the timed ones).
+        timed_posting: herald::runtime::TimedPosting::Always,
     };
     let oneport = Model::from(OnePort);
     let postal = Model::from(Postal::new(Ratio::integer(2)).map_err(CliError::usage)?);

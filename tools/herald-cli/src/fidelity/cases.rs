@@ -2,6 +2,7 @@
 //! baselines, each compiled and predicted.
 
 use crate::CliError;
+use herald::runtime::TimedPosting;
 use herald::{
     model::{Pick, RuntimeCosts, Transport},
     plan::{plan_for_runtime, Candidate, RuntimeChoice},
@@ -36,8 +37,13 @@ pub(crate) struct Case {
     pub(crate) planner_rank: usize,
     /// The MPI-style baseline it stands for, if any.
     pub(crate) baseline: Option<&'static str>,
-    /// The transport measured.
+    /// The transport measured (for the communicator's run-time choice, the way it starts on).
     pub(crate) transport: Transport,
+    /// Whether this is a planned communicator's run-time choice between posting and its
+    /// plan's other transport ([`herald::runtime::TimedPosting`]; or, with `--timed never`,
+    /// the same communicator with the choice off): measured by `CommRank::broadcast` on a
+    /// communicator planned with the profile, default options otherwise.
+    pub(crate) timed: bool,
     /// The program, rooted at rank 0.
     pub(crate) program: Program,
     /// Predicted ns per regime, in [`PICKS`] order.
@@ -113,6 +119,7 @@ pub(crate) fn cases(
     bytes: usize,
     top: usize,
     transports: Option<&[Transport]>,
+    timed: Option<TimedPosting>,
 ) -> Result<Vec<Case>, CliError> {
     let req = PlanRequest {
         n,
@@ -195,8 +202,75 @@ pub(crate) fn cases(
                 program: program.clone(),
                 predicted,
                 measured: Vec::new(),
+                timed: false,
             });
         }
     }
+    if let (Some(timed), None) = (timed, transports) {
+        if let Some(case) = timed_case(profile, hierarchy, n, bytes, &out, timed)? {
+            out.push(case);
+        }
+    }
     Ok(out)
+}
+
+/// The options of the communicator that measures the run-time choice: planned with the
+/// profile, timing by `timed`, otherwise the defaults, on the machine's CPUs.
+pub(crate) fn planned_options(
+    profile: &Profile,
+    hierarchy: &Hierarchy,
+    timed: TimedPosting,
+) -> herald::CommOptions {
+    herald::CommOptions {
+        schedule: herald::runtime::DefaultSchedule::Planned(herald::runtime::Planned::new(
+            profile.clone(),
+            hierarchy.clone(),
+        )),
+        cpus: Some(hierarchy.pu_count()),
+        timed_posting: timed,
+        ..herald::CommOptions::default()
+    }
+}
+
+/// Where a planned communicator times an `n`-rank, `bytes`-byte broadcast
+/// ([`herald::Comm::broadcast_timed`] with [`TimedPosting::Auto`]), the case that measures it
+/// with `timed` (the choice on, or off as a control): labelled with the way it starts on,
+/// predicted as the planner's pick (the first of `planned`).
+fn timed_case(
+    profile: &Profile,
+    hierarchy: &Hierarchy,
+    n: u32,
+    bytes: usize,
+    planned: &[Case],
+    timed: TimedPosting,
+) -> Result<Option<Case>, CliError> {
+    let auto = planned_options(profile, hierarchy, TimedPosting::Auto);
+    let auto = herald::Comm::with_options(n as usize, auto).map_err(CliError::usage)?;
+    let Some(pick) = planned.first() else {
+        return Ok(None);
+    };
+    if !auto.broadcast_timed(bytes) {
+        return Ok(None);
+    }
+    let comm = herald::Comm::with_options(n as usize, planned_options(profile, hierarchy, timed))
+        .map_err(CliError::usage)?;
+    let start = comm.broadcast_transport(bytes);
+    let label = if timed == TimedPosting::Never {
+        format!("choice off, {}", start.name())
+    } else {
+        format!("timed, from {}", start.name())
+    };
+    Ok(Some(Case {
+        n,
+        bytes,
+        label,
+        blocks: 1,
+        planner_rank: 0,
+        baseline: Some("run-time choice"),
+        transport: start,
+        program: pick.program.clone(),
+        predicted: pick.predicted,
+        measured: Vec::new(),
+        timed: true,
+    }))
 }

@@ -106,7 +106,7 @@ fn measure(
     clock: f64,
 ) -> Result<(Vec<f64>, f64), CliError> {
     let (program, bytes) = (&c.program, c.bytes);
-    let posted = c.transport == Transport::Posted;
+    let posted = c.transport == Transport::Posted || c.timed;
     let root = program.root() as usize;
     let out = team.run_with(ranks, |_, c| -> Result<RankRecord, CollectiveError> {
         let me = c.rank();
@@ -225,6 +225,7 @@ fn slice_order(ns: &[u32], s: usize, rng: &mut StdRng) -> Vec<usize> {
 /// A usage error if a team cannot start; `Failed` if a byte arrives wrong or a call fails.
 pub(crate) fn run_slices(
     h: &Hierarchy,
+    planned: &CommOptions,
     all: &mut [Case],
     slices: usize,
     target_ns: f64,
@@ -233,26 +234,27 @@ pub(crate) fn run_slices(
     let pus = h.os_indices();
     let mut hop_team = Team::with_cores(vec![pus[0], pus[1]]).map_err(CliError::usage)?;
     let mut teams: BTreeMap<u32, Team> = BTreeMap::new();
-    let mut keys: Vec<(u32, Transport)> = Vec::new();
+    // (ranks, transport, timed): a run-time choice has a planned communicator of its own.
+    let key = |c: &Case| (c.n, if c.timed { None } else { Some(c.transport) });
+    let mut keys: Vec<(u32, Option<Transport>)> = Vec::new();
     for c in all.iter() {
         if let std::collections::btree_map::Entry::Vacant(e) = teams.entry(c.n) {
             e.insert(Team::with_cores(cpus_for(h, c.n)).map_err(CliError::usage)?);
         }
-        if !keys.contains(&(c.n, c.transport)) {
-            keys.push((c.n, c.transport));
+        if !keys.contains(&key(c)) {
+            keys.push(key(c));
         }
     }
     let mut comms: Vec<Comm> = keys
         .iter()
-        .map(|&(n, t)| Comm::with_options(n as usize, options(t)).map_err(CliError::usage))
+        .map(|&(n, t)| {
+            let o = t.map_or_else(|| planned.clone(), options);
+            Comm::with_options(n as usize, o).map_err(CliError::usage)
+        })
         .collect::<Result<_, _>>()?;
     // Endpoints live for the whole run, as an application's would: warm rings.
     let mut ends: Vec<Vec<CommRank<'_>>> = comms.iter_mut().map(Comm::ranks).collect();
-    let slot = |c: &Case| {
-        keys.iter()
-            .position(|&k| k == (c.n, c.transport))
-            .expect("key")
-    };
+    let slot = |c: &Case| keys.iter().position(|&k| k == key(c)).expect("key");
     let mut seed = 0u64;
     // A first pass checks every case and sizes its repetitions to about `target_ns`.
     let mut reps = Vec::with_capacity(all.len());

@@ -79,9 +79,34 @@ pub(crate) struct FidelityArgs {
     /// (single copy) or `both` for every case.
     #[arg(long, value_enum, default_value_t = TransportArg::Auto)]
     transport: TransportArg,
+    /// Also measure a communicator planned with the profile that chooses, as calls run, between
+    /// posting and its plan's other transport by the host's latency regime
+    /// (`TimedPosting::Auto`, the default), at the sizes where it does: a row `timed` (planner
+    /// rank #0) and, in the regret table, its paired regret. `--timed never` measures the same
+    /// communicator with the choice off (`TimedPosting::Never`) at those sizes, as a control.
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "auto")]
+    timed: Option<TimedArg>,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
+}
+
+/// `--timed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TimedArg {
+    /// The run-time choice on (`TimedPosting::Auto`).
+    Auto,
+    /// The same communicator with the choice off (`TimedPosting::Never`).
+    Never,
+}
+
+impl TimedArg {
+    fn option(self) -> herald::runtime::TimedPosting {
+        match self {
+            TimedArg::Auto => herald::runtime::TimedPosting::Auto,
+            TimedArg::Never => herald::runtime::TimedPosting::Never,
+        }
+    }
 }
 
 /// `--transport`.
@@ -166,7 +191,15 @@ pub(crate) fn run(a: &FidelityArgs) -> Result<(), CliError> {
     for &n in &ranks {
         for &bytes in &sizes {
             let transports = a.transport.measured();
-            all.extend(cases::cases(&profile, &h, n, bytes, a.top, transports)?);
+            all.extend(cases::cases(
+                &profile,
+                &h,
+                n,
+                bytes,
+                a.top,
+                transports,
+                a.timed.map(TimedArg::option),
+            )?);
         }
     }
     // One clock read, taken off every timed interval as the calibration takes it off its own,
@@ -176,7 +209,20 @@ pub(crate) fn run(a: &FidelityArgs) -> Result<(), CliError> {
         overhead_ns: herald::calibrate::clock_overhead(),
         step_ns: herald::calibrate::clock_resolution(),
     };
-    measure::run_slices(&h, &mut all, a.slices, a.measure_us as f64 * 1e3, clock)?;
+    let planned = cases::planned_options(
+        &profile,
+        &h,
+        a.timed
+            .map_or(herald::runtime::TimedPosting::Auto, TimedArg::option),
+    );
+    measure::run_slices(
+        &h,
+        &planned,
+        &mut all,
+        a.slices,
+        a.measure_us as f64 * 1e3,
+        clock,
+    )?;
     let mut out = report::build(
         &profile,
         &h,

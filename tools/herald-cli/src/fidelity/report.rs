@@ -204,6 +204,9 @@ pub(crate) struct RegretJson {
     /// The slices `paired` is the median over (0 without `paired`): a mode that holds a
     /// minority of the measurements pairs few, and its `paired` is as noisy as they are few.
     pub(crate) paired_slices: usize,
+    /// With `--timed`, where a planned communicator times this size: the run-time choice's
+    /// (row with transport `timed`) `paired` regret over the same rows, the pick's included.
+    pub(crate) timed_paired: Option<f64>,
 }
 
 /// The medians of the pick's paired ratios over each row of `group` (see
@@ -291,6 +294,14 @@ fn spread(v: &[f64]) -> SpreadJson {
 fn regrets(rows: &[RowJson]) -> Vec<RegretJson> {
     let mut out = Vec::new();
     for group in rows.chunk_by(|a, b| (a.mode, a.n, a.bytes) == (b.mode, b.n, b.bytes)) {
+        // The run-time choice (`--timed`, planner rank 0, sorted first) is not a candidate: the
+        // pick's regret is over the candidates.
+        let all = group;
+        let (timed, group) = match group.split_first() {
+            Some((t, rest)) if t.planner_rank == 0 => (Some(t), rest),
+            _ => (None, group),
+        };
+        let timed_paired = timed.map(|t| paired_regret(all, t).map_or(0.0, |p| p.regret));
         // The runtime's pick: the planner's first (candidate, transport).
         let Some(pick) = group.iter().find(|r| r.planner_rank == 1) else {
             continue; // the pick was not measured in this mode
@@ -323,6 +334,7 @@ fn regrets(rows: &[RowJson]) -> Vec<RegretJson> {
             paired_best_transport: paired.as_ref().map(|p| p.transport),
             paired_slices: paired.as_ref().map_or(0, |p| p.slices),
             paired_best: paired.map(|p| p.best),
+            timed_paired,
         });
     }
     out
@@ -437,7 +449,7 @@ pub(crate) fn build(
                 blocks: c.blocks,
                 planner_rank: c.planner_rank,
                 baseline: c.baseline,
-                transport: c.transport.name(),
+                transport: if c.timed { "timed" } else { c.transport.name() },
                 mode: m,
                 predicted_ns,
                 measured_over_predicted: measured_ns.median / predicted_ns,
@@ -633,6 +645,15 @@ pub(crate) fn table(v: &FidelityJson) -> String {
             paired,
             100.0 * r.regret_mean,
         ));
+        if let Some(t) = r.timed_paired {
+            out.push_str(&format!(
+                "{:>4} {:>3} {:>8}  run-time choice (--timed): paired regret {:.1}%\n",
+                r.mode,
+                r.n,
+                r.bytes,
+                100.0 * t
+            ));
+        }
     }
     for t in &v.targets {
         out.push_str(&targets_line(t));
@@ -994,6 +1015,7 @@ mod tests {
                 planner_rank: 1,
                 baseline: None,
                 transport: herald::model::Transport::Stream,
+                timed: false,
                 program: herald::Program::compile(&s).expect("program"),
                 predicted: [
                     100.0 * f64::from(n),

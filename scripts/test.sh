@@ -17,8 +17,9 @@ cargo test --workspace
 # tests, the topology tests) run again.
 cargo clippy -p herald --no-default-features --all-targets -- -D warnings
 cargo test -p herald --no-default-features --lib --test topology
-# loom: the channel (tests/loom_channel.rs), the executor's wake protocol and the single-copy
-# handshake (the `loom_` unit tests in src/runtime).
+# loom: the channel (tests/loom_channel.rs), the executor's wake protocol, the single-copy
+# handshake, the posted broadcasts and small allreduces, and the run-time choice's boards (the
+# `loom_` unit tests in src/runtime).
 RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
   cargo test --release --test loom_channel
 RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \

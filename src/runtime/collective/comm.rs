@@ -78,7 +78,8 @@ struct PlanTable {
     /// The flat tree's schedule, what a post runs (if the planner ranked posting).
     flat: Option<Schedule>,
     /// The runtime costs under each of the profile's latency regimes, the dominant first, and
-    /// each one's hop between PUs (ns); regimes of the same hop as an earlier one left out.
+    /// each one's hop between PUs (ns); regimes of the same hop as an earlier one left out
+    /// (none where the communicator times no class, [`TimedPosting::Never`]).
     regimes: Vec<(RuntimeCosts, f64)>,
 }
 
@@ -228,8 +229,14 @@ impl Planned {
     /// class's choice at that size (a class spans sizes where the two cross).
     ///
     /// Where ranks share PUs (`shared_slot`: the communicator's slot size), posting is
-    /// compared per slot length in lines, up to that size.
-    fn table(&self, n: usize, shared_slot: Option<usize>) -> Result<PlanTable, CollectiveError> {
+    /// compared per slot length in lines, up to that size. With `timed` (the communicator may
+    /// time classes, [`TimedPosting`]) the profile's other latency regimes are priced too.
+    fn table(
+        &self,
+        n: usize,
+        shared_slot: Option<usize>,
+        timed: bool,
+    ) -> Result<PlanTable, CollectiveError> {
         let n32 = n as u32;
         let model = runtime_model(self.profile(), self.machine(), n32)?;
         let costs = RuntimeCosts::from_profile(self.profile(), self.machine(), Pick::Dominant)
@@ -260,25 +267,29 @@ impl Planned {
                 Ok((best.candidate, best.transport, best.schedule))
             })
             .collect::<Result<Vec<_>, PlanError>>()?;
-        // Each regime's hop between rank 0's PU and the next PU a rank is on.
+        // Each regime's hop between rank 0's PU and the next PU a rank is on, the dominant
+        // regime (the plan's costs) first; none if every rank is on rank 0's PU.
         let other = (1..n32).find(|&r| costs.pu(r) != costs.pu(0));
-        let mut regimes: Vec<(RuntimeCosts, f64)> = Vec::with_capacity(REGIMES.len());
-        for pick in REGIMES {
-            let c = RuntimeCosts::from_profile(self.profile(), self.machine(), pick)
-                .map_err(PlanError::from)?;
-            let Some(hop) = other
+        let hop = |c: &RuntimeCosts| {
+            other
                 .and_then(|r| c.between(0, r))
                 .map(|l| l.hop_ps as f64 / 1e3)
-            else {
-                break;
-            };
-            // States of one mode (a host's near mode spans 60–80 ns here) are not told apart:
-            // the regimes a class chooses between differ by half or more of a hop.
-            if regimes
-                .iter()
-                .all(|(_, h)| hop > h * DISTINCT || hop * DISTINCT < *h)
-            {
-                regimes.push((c, hop));
+        };
+        let mut regimes: Vec<(RuntimeCosts, f64)> = Vec::with_capacity(REGIMES.len());
+        if let (true, Some(dominant)) = (timed, hop(&costs)) {
+            regimes.push((costs.clone(), dominant));
+            for pick in REGIMES.into_iter().filter(|&p| p != Pick::Dominant) {
+                let c = RuntimeCosts::from_profile(self.profile(), self.machine(), pick)
+                    .map_err(PlanError::from)?;
+                let Some(h) = hop(&c) else { continue };
+                // States of one mode (a host's near mode spans 60–80 ns here) are not told
+                // apart: the regimes a class chooses between differ by half or more of a hop.
+                if regimes
+                    .iter()
+                    .all(|(_, seen)| h > seen * DISTINCT || h * DISTINCT < *seen)
+                {
+                    regimes.push((c, h));
+                }
             }
         }
         let mut table = PlanTable {
@@ -478,12 +489,14 @@ pub struct CommOptions {
     /// a size class, one predicting the other way at least 10 % faster, the communicator times
     /// the class: in one call of 16 every rank but the root times its load of a line the root
     /// wrote (a miss from another CPU, the hop the regimes are named by), every 64 calls rank 0
-    /// takes the loads in and names the regime nearest them, and the class takes the model's
-    /// way under that regime. Every rank takes the same way in every call; new endpoints
-    /// ([`Comm::ranks`]) start in the regime the last ones ended in.
+    /// takes the loads in and names the regime they lie clearly near (else the plan's own),
+    /// and the class takes the model's way under that regime. Every rank takes the same way in
+    /// every call; new endpoints ([`Comm::ranks`]) start in the regime the last ones ended in.
     /// [`Comm::broadcast_timed`] tells which sizes are timed. In the far mode this took 4
     /// ranks' 4 KiB broadcasts from 14.6 % behind the fastest way to 4.3 %, at a cost of about
-    /// 2 % in the near mode (docs/fidelity.md, "Sixty-fourth session").
+    /// 2 % in the near mode (docs/fidelity.md, "Sixty-fourth session"); in a state between the
+    /// two the plan's way is kept, at a cost of 1–2 % at 4 ranks of 4 KiB and about 4 % at 8
+    /// ranks of 8 KiB (docs/fidelity.md, "Sixty-fifth session").
     ///
     /// Default [`TimedPosting::Auto`].
     pub timed_posting: TimedPosting,
@@ -678,7 +691,11 @@ impl Comm {
         };
         let plan = match &options.schedule {
             DefaultSchedule::Fixed(_) => None,
-            DefaultSchedule::Planned(p) => Some(p.table(size, posted_bytes.filter(|_| shared))?),
+            DefaultSchedule::Planned(p) => Some(p.table(
+                size,
+                posted_bytes.filter(|_| shared),
+                options.timed_posting != TimedPosting::Never,
+            )?),
         };
         let regimes = timed_classes(&options, plan.as_ref(), posted_bytes, shared);
         let mut timed = [false; CLASSES];

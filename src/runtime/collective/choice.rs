@@ -60,7 +60,7 @@
 
 use super::call::Core;
 use super::error::CollectiveError;
-use crate::runtime::sync::{heavy_fence, light_fence, AtomicBool, AtomicU64, Ordering};
+use crate::runtime::sync::{light_fence, AtomicBool, AtomicU64, Ordering};
 use crate::runtime::wait::{Phase, Polls};
 use crossbeam_utils::CachePadded;
 use std::sync::Arc;
@@ -619,9 +619,18 @@ fn way_of(
 }
 
 /// Waits as a collective waits for a peer until `look` has an answer: at once if it has one,
-/// else with this rank marked as waiting ([`Boards::nudge`]; the mark's store and the looks
-/// after it are ordered against a publisher's store and look at the mark by the asymmetric
-/// fence pair, as every wait's).
+/// else with this rank marked as waiting ([`Boards::nudge`]).
+///
+/// The mark needs no fence of its own. A waiter parks only after announcing its sleep and
+/// the heavy half of the asymmetric fence pair, and then looks once more; a publisher stores,
+/// takes the light half, and only then reads the mark (and, in
+/// [`Signal::notify`](crate::runtime::wait::Signal::notify), the announcement). The mark's
+/// store comes before the waiter's fence, so either the publisher's fence comes first in
+/// their order and the waiter's last look sees the publication, or the waiter's comes first
+/// and the publisher reads both the mark and the announcement and wakes it. (The loom models
+/// `loom_choice_*` check it: without the nudge they deadlock.) The sixty-fourth session's
+/// version followed the mark with a heavy fence too: a `membarrier` system call on every wait
+/// that its first look did not end.
 fn wait_marked<T>(
     core: &Core,
     me: usize,
@@ -632,7 +641,6 @@ fn wait_marked<T>(
     }
     let mark = &core.choice.waiting[me];
     mark.store(true, Ordering::Relaxed);
-    heavy_fence();
     let answer = core.signals[me].wait_phased_or(look);
     mark.store(false, Ordering::Relaxed);
     answer?
@@ -1001,6 +1009,54 @@ mod loom_tests {
             SWITCHED.load(std::sync::atomic::Ordering::Relaxed),
             "no interleaving switched regimes"
         );
+    }
+
+    /// Two ranks' core timing class `K`, rank 1 having made call 1.
+    fn two_ranks() -> (crate::runtime::sync::Arc<Core>, (u64, u64)) {
+        let mut timed = [false; CLASSES];
+        timed[K] = true;
+        let core = crate::runtime::sync::Arc::new(
+            Core::new_with_small(2, 64, 0, false).with_choice(Boards::new(2, &timed)),
+        );
+        let header = CallInfo::header(CollectiveKind::Broadcast, 1, 0, 4096);
+        core.publish(0, 1, header);
+        core.publish(1, 1, header);
+        (core, (1, header))
+    }
+
+    #[test]
+    fn loom_choice_a_waiter_for_a_way_is_woken() {
+        // Rank 1 waits for the way of epoch 2 while rank 0 publishes it and nudges: the wait
+        // must end with that way, however the mark, the announcement and the publication
+        // interleave.
+        loom::model(|| {
+            let (core, id) = two_ranks();
+            let c = crate::runtime::sync::Arc::clone(&core);
+            let publisher = thread::spawn(move || {
+                c.choice.publish_way(K, 2, Some(true));
+                c.choice.nudge(&c, 1);
+            });
+            assert_eq!(way_of(&core, 1, K, 2, id).expect("a way"), Some(true));
+            publisher.join().unwrap();
+        });
+    }
+
+    #[test]
+    fn loom_choice_a_waiter_for_a_board_is_woken() {
+        // Rank 0 waits for rank 1's board of epoch 0 while rank 1 records a load, publishes
+        // the epoch and nudges: the wait must end with that load.
+        loom::model(|| {
+            let (core, id) = two_ranks();
+            core.choice.publish(0, K, 0);
+            let c = crate::runtime::sync::Arc::clone(&core);
+            let publisher = thread::spawn(move || {
+                c.choice.record(1, K, 0, 0, 180);
+                c.choice.publish(1, K, 0);
+                c.choice.nudge(&c, 0);
+            });
+            assert_eq!(agree(&core, 0, K, 0, id).expect("a load"), Some(180));
+            publisher.join().unwrap();
+        });
     }
 
     #[test]

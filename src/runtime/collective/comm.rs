@@ -951,7 +951,7 @@ impl Comm {
 
     /// Whether [`CommRank::broadcast`](crate::CommRank::broadcast) of `bytes` bytes chooses
     /// at run time between posting and [`broadcast_transport`](Self::broadcast_transport)'s
-    /// other choice, by timing both ([`CommOptions::timed_posting`]); then
+    /// other choice, by the host's latency regime ([`CommOptions::timed_posting`]); then
     /// `broadcast_transport` names the way it starts on.
     ///
     /// ```
@@ -981,7 +981,7 @@ impl Comm {
 
     /// The plan's way for a broadcast of `bytes` bytes that may be posted.
     #[inline]
-    fn plan_posts(&self, bytes: usize) -> bool {
+    pub(crate) fn plan_posts(&self, bytes: usize) -> bool {
         if self.shared {
             return match self.plan.as_ref().and_then(|p| p.shared_posted_at.as_ref()) {
                 Some(at) => super::posted::shared_posted_lines(bytes)

@@ -219,7 +219,11 @@ impl<'c> CommRank<'c> {
         let choice = self
             .chooser
             .start(self.comm.core(), self.rank, root, class, id)?;
-        let posted = choice.posted.unwrap_or_else(|| self.comm.posts(buf.len()));
+        // A timed class may be posted (`timed_class`): where the regime keeps the plan's way,
+        // that is the plan's.
+        let posted = choice
+            .posted
+            .unwrap_or_else(|| self.comm.plan_posts(buf.len()));
         let result = if posted {
             self.broadcast_posted(root, id, buf)
         } else {

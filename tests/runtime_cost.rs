@@ -137,6 +137,7 @@ fn profile(rt: Rt) -> Profile {
         footprint_bytes: None,
         forwarded_extra_ns: None,
         forwarded_bytes: None,
+        stamp_load_ns: None,
     });
     p
 }

@@ -21,7 +21,7 @@ use super::modes::find_modes_of_share;
 use super::{distribution, nearest_mode, CalibrateError};
 use crate::model::{Distribution, Mode, Model, Postal, RuntimeCalibration};
 use crate::runtime::{Comm, CommOptions, Program, Team};
-use crate::runtime::{POSTED_MAX_BYTES, SLIP};
+use crate::runtime::{StampLine, POSTED_MAX_BYTES, SLIP};
 use crate::schedule::{generate, Algorithm, Request};
 use crate::time::Ratio;
 use crossbeam_utils::CachePadded;
@@ -430,6 +430,8 @@ fn quantities(t: &[f64; CASES.len()]) -> [f64; QUANTITIES] {
 struct Slice {
     /// The raw hop just before each case, ns (in [`CASES`] order).
     raw: [f64; CASES.len()],
+    /// The median stamp load timed right after each raw hop, ns ([`STAMP_LOADS`]).
+    loads: [f64; CASES.len()],
     /// Its quantities ([`quantities`]).
     quantities: [f64; QUANTITIES],
     /// Its duration, s (the weight of its values).
@@ -570,13 +572,14 @@ impl RuntimeProbe {
     pub(crate) fn step(&mut self, clock: f64) -> Result<(), CalibrateError> {
         let t0 = Instant::now();
         let mut raw = [0.0; CASES.len()];
+        let mut loads = [0.0; CASES.len()];
         let mut t = [0.0; CASES.len()];
         // A random order per slice (see `order`): no case keeps one neighbour.
         let mut order: [usize; CASES.len()] = std::array::from_fn(|i| i);
         self.order.shuffle(&mut order);
         for i in order {
             let c = CASES[i];
-            raw[i] = self.raw_hop(clock)?;
+            (raw[i], loads[i]) = self.raw_hop(clock)?;
             t[i] = self.broadcasts(c, self.reps[i], clock)?;
             self.reps[i] = ((AIM_NS / t[i].max(1.0)) as u64).clamp(2, c.max_reps);
         }
@@ -584,6 +587,7 @@ impl RuntimeProbe {
         if self.warm {
             self.samples.push(Slice {
                 raw,
+                loads,
                 quantities: quantities(&t),
                 weight,
             });
@@ -683,6 +687,7 @@ impl RuntimeProbe {
             ),
             forwarded_extra_ns: Some((30..33).map(dist).collect()),
             forwarded_bytes: Some(HELD[2..].iter().map(|&b| b as u64).collect()),
+            stamp_load_ns: Some(stamp_load(&self.samples, &hops, &regimes)),
         })
     }
 
@@ -690,16 +695,32 @@ impl RuntimeProbe {
     /// (each written by one side, as the channel's and `herald fidelity`'s hop; on one shared
     /// line both sides poll and write the same line, and its time varied 33–130 ns within the
     /// host's fast mode, not telling its slow mode apart), timed after `RAW_WARM` round trips
-    /// that let a parked worker wake.
-    fn raw_hop(&mut self, clock: f64) -> Result<f64, CalibrateError> {
+    /// that let a parked worker wake; and right after it, in the same regime, the median of
+    /// [`STAMP_LOADS`] stamp loads: rank 0 stamps a line of its own and then says so on its
+    /// hop line, rank 1 times its load of the stamp as the run-time choice does
+    /// ([`StampLine::timed_load`]) and answers, and rank 0 stamps again only then (so that
+    /// every load is a miss).
+    fn raw_hop(&mut self, clock: f64) -> Result<(f64, f64), CalibrateError> {
         let lines = [
             CachePadded::new(AtomicU64::new(0)),
             CachePadded::new(AtomicU64::new(0)),
         ];
+        let stamp = StampLine::new();
         let mut states = [(), ()];
         let out = self.team.run_with(&mut states, |ctx, ()| {
             let me = ctx.rank();
             let (mine, theirs) = (&lines[me], &lines[1 - me]);
+            let wait = |v: u64| {
+                let mut spins = 0u32;
+                while theirs.load(Ordering::Acquire) != v {
+                    spins = spins.wrapping_add(1);
+                    if spins % 4096 == 0 {
+                        std::thread::yield_now();
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                }
+            };
             let mut start = Instant::now();
             for i in 0..RAW_WARM + RAW_TRIPS {
                 if i == RAW_WARM {
@@ -708,22 +729,38 @@ impl RuntimeProbe {
                 if me == 0 {
                     mine.store(i + 1, Ordering::Release);
                 }
-                let mut spins = 0u32;
-                while theirs.load(Ordering::Acquire) != i + 1 {
-                    spins = spins.wrapping_add(1);
-                    if spins % 4096 == 0 {
-                        std::thread::yield_now();
-                    } else {
-                        std::hint::spin_loop();
-                    }
-                }
+                wait(i + 1);
                 if me == 1 {
                     mine.store(i + 1, Ordering::Release);
                 }
             }
-            start.elapsed().as_nanos() as f64
+            let hop = start.elapsed().as_nanos() as f64;
+            let mut loads = Vec::with_capacity(STAMP_LOADS as usize);
+            for j in 0..STAMP_LOADS {
+                let v = RAW_WARM + RAW_TRIPS + 1 + j;
+                if me == 0 {
+                    stamp.stamp(v);
+                    mine.store(v, Ordering::Release);
+                    wait(v);
+                } else {
+                    wait(v);
+                    let (seen, ns) = stamp.timed_load();
+                    // The hop line's acquire orders the stamp before it: always `v`.
+                    if seen == v {
+                        loads.push(ns as f64);
+                    }
+                    mine.store(v, Ordering::Release);
+                }
+            }
+            (hop, loads)
         });
-        Ok(((out[0] - clock) / (2 * RAW_TRIPS) as f64).max(0.0))
+        let hop = ((out[0].0 - clock) / (2 * RAW_TRIPS) as f64).max(0.0);
+        let mut loads = out[1].1.clone();
+        loads.sort_by(f64::total_cmp);
+        let load = loads.get(loads.len() / 2).copied().ok_or_else(|| {
+            CalibrateError::Probe("runtime probe: no stamp load read its stamp".into())
+        })?;
+        Ok((hop, load))
     }
 
     /// The median ns (spread over the clock's step) of `reps` barrier-then-one broadcasts of
@@ -987,6 +1024,33 @@ fn regime_distribution(values: &[(f64, f64, Option<usize>)], hops: &[Mode]) -> D
     d
 }
 
+/// Stamp loads timed after each raw hop (see [`RuntimeProbe::raw_hop`]).
+const STAMP_LOADS: u64 = 16;
+
+/// The stamp load's distribution over `samples` (each slice's median after each case's raw
+/// hop), in the hops' regimes ([`regime_distribution`]): the run-time choice tells a regime
+/// by it.
+fn stamp_load(
+    samples: &[Slice],
+    hops: &[Mode],
+    regimes: &[[Option<usize>; CASES.len()]],
+) -> Distribution {
+    let per_case = |s: &Slice| s.weight / CASES.len() as f64;
+    let values: Vec<(f64, f64, Option<usize>)> = samples
+        .iter()
+        .zip(regimes)
+        .flat_map(|(s, r)| {
+            s.loads
+                .iter()
+                .zip(r)
+                .map(move |(&l, &regime)| (l, per_case(s), regime))
+        })
+        .collect();
+    let mut d = regime_distribution(&values, hops);
+    d.settled = d.samples >= 10;
+    d
+}
+
 fn probe(e: impl std::fmt::Display) -> CalibrateError {
     CalibrateError::Probe(e.to_string())
 }
@@ -1024,6 +1088,49 @@ mod tests {
             samples: 10,
             regime_hop_ns: None,
         }
+    }
+
+    /// The stamp load is a distribution of every case's load in the regime of the hop timed
+    /// just before it, whatever the slice's other cases ran in.
+    #[test]
+    fn stamp_loads_fall_in_the_regime_of_their_own_hop() {
+        // 12 slices in the near regime (hop 50, loads 40 ns), 8 in the far one (hop 200,
+        // loads 150), and 4 that change regime at case 20 (each case's load follows its hop).
+        let slice = |near_until: usize| Slice {
+            raw: std::array::from_fn(|c| if c < near_until { 50.0 } else { 200.0 }),
+            loads: std::array::from_fn(|c| if c < near_until { 40.0 } else { 150.0 }),
+            quantities: [0.0; QUANTITIES],
+            weight: 1.0,
+        };
+        let mut samples: Vec<Slice> = (0..12).map(|_| slice(CASES.len())).collect();
+        samples.extend((0..8).map(|_| slice(0)));
+        samples.extend((0..4).map(|_| slice(20)));
+        let raw: Vec<[f64; CASES.len()]> = samples.iter().map(|s| s.raw).collect();
+        let (hops, regimes) = regimes_of(&raw);
+        assert_eq!(hops.len(), 2, "{hops:?}");
+        let d = stamp_load(&samples, &hops, &regimes);
+        assert_eq!(d.samples, samples.len() * CASES.len());
+        let mut modes: Vec<(f64, Option<f64>)> = d
+            .modes
+            .iter()
+            .map(|m| (m.center, m.regime_hop_ns))
+            .collect();
+        modes.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert_eq!(modes.len(), 2, "{modes:?}");
+        assert_eq!(modes[0].0, 40.0);
+        assert_eq!(modes[1].0, 150.0);
+        let near_hop = modes[0].1.unwrap();
+        let far_hop = modes[1].1.unwrap();
+        assert!(
+            (near_hop - 50.0).abs() < 5.0 && (far_hop - 200.0).abs() < 20.0,
+            "{modes:?}"
+        );
+        // Shares by weight: 12 + 4·20/55 slices' worth near.
+        let near_share = (12.0 + 4.0 * 20.0 / CASES.len() as f64) / samples.len() as f64;
+        let near = d.modes.iter().find(|m| m.center == 40.0).unwrap();
+        assert!((near.share - near_share).abs() < 1e-9, "{}", near.share);
+        assert_eq!(d.pick(crate::model::Pick::Slowest), 150.0);
+        assert_eq!(d.pick(crate::model::Pick::Fastest), 40.0);
     }
 
     /// Slices whose cases ran in two regimes are left out; each regime with enough slices is a

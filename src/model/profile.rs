@@ -608,6 +608,14 @@ pub struct RuntimeCalibration {
     /// The payloads behind `forwarded_extra_ns`, bytes, ascending, one per point.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forwarded_bytes: Option<Vec<u64>>,
+    /// How the run-time choice between posting and not tells the host's latency regime
+    /// ([`TimedPosting`](crate::runtime::TimedPosting)): a load of a line that the pair's other
+    /// PU wrote last, timed between two clock reads (included) by the code the choice times
+    /// its stamps with, ns. Timed after the raw hop before each case, so its modes are the
+    /// hop's regimes. Absent from profiles written before herald measured it (then the choice
+    /// takes 0.6 of a regime's hop between PUs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamp_load_ns: Option<Distribution>,
 }
 
 /// One level of the topology summary.

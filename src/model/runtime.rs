@@ -235,6 +235,11 @@ pub struct RuntimeLevel {
     /// calibrated sizes, ascending; empty where not measured
     /// ([`forwarded_ps`](Self::forwarded_ps)).
     pub forwarded_extra_ps: Vec<(u64, u64)>,
+    /// A load of a line the other PU wrote last, timed between two clock reads as the run-time
+    /// choice times it (the clock reads included; times the level's factor where its costs are
+    /// assumed from another level's), ps; `None` where not measured. Not a cost of
+    /// any operation the model prices: the choice compares its own loads with it.
+    pub stamp_load_ps: Option<u64>,
     /// Where the values came from.
     pub source: RuntimeSource,
 }
@@ -679,6 +684,7 @@ fn level_costs(
             },
             footprint_base: r.huge_bytes.map_or(u64::MAX, |h| 2 * h),
             forwarded_extra_ps: sized_ps(&r.forwarded_extra_ns, &r.forwarded_bytes),
+            stamp_load_ps: r.stamp_load_ns.as_ref().map(|d| ps(d.pick(pick) * factor)),
             source,
         },
         None => {
@@ -707,6 +713,7 @@ fn level_costs(
                 footprint_extra_fs_per_byte: Vec::new(),
                 footprint_base: u64::MAX,
                 forwarded_extra_ps: Vec::new(),
+                stamp_load_ps: None,
                 source: RuntimeSource::LogGp,
             }
         }

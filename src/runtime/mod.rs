@@ -25,13 +25,13 @@ pub use channel::{
     channel, Receiver, RecvError, SendError, Sender, TryRecvError, TrySendError, TrySendWithError,
     MAX_BATCH,
 };
-pub(crate) use collective::STREAMING;
 pub use collective::{copy_plain, copy_plain_to, copy_streaming, copy_streaming_words};
 pub use collective::{posted_lines, shared_posted_lines, POSTED_MAX_BYTES};
 pub use collective::{
     CallInfo, CollectiveError, CollectiveKind, Comm, CommOptions, CommRank, DefaultSchedule,
     Planned, PlannedLoadError, PoisonCause, TimedPosting, MAX_COMM_RANKS, SHARED_POSTED_LIMIT,
 };
+pub(crate) use collective::{StampLine, STREAMING};
 pub(crate) use exec::SLIP;
 pub use line::Line;
 pub use program::{

@@ -28,8 +28,8 @@
 //! - Every other rank times its load of that line at its next call of the class (before it
 //!   needs anything from that call's root, where a reader waits anyway), or a later one of the
 //!   same epoch if the stamp is not there yet. From a rank on another PU the load is a
-//!   cross-PU miss, about [`LOAD_PER_HOP`] of the hop the profile's regimes are named by; on
-//!   the root's PU a hit.
+//!   cross-PU miss, whose time the calibration measures in each regime by the same code
+//!   ([`StampLine`]); on the root's PU a hit.
 //! - Each rank keeps its loads of an epoch ([`EPOCH`] calls) on its board and publishes the
 //!   epoch when it returns from the epoch's last call.
 //! - At its first call of epoch `e ≥ 2` rank 0 reads every rank's loads of epoch `e − 2`
@@ -73,9 +73,11 @@ pub(crate) const SAMPLE: u64 = if cfg!(all(test, herald_loom)) { 1 } else { 16 }
 /// (64 KiB, the largest posted broadcast).
 pub(crate) const CLASSES: usize = 17;
 /// A stamp's load from another PU against the profile's hop between PUs (the channel's
-/// one-way time, half a round trip of a line each way): 40–60 ns against a hop of 76 ns in
-/// this machine's near mode, 130–170 against 276 in its far mode (the sixty-fourth session's
-/// runs).
+/// one-way time, half a round trip of a line each way), for profiles that did not time the
+/// load itself: 40–60 ns against a hop of 76 ns in this machine's near mode, 130–170 against
+/// 276 in its far mode (the sixty-fourth session's runs), but 80–99 against 155 in a state
+/// between the two (the sixty-fifth session's, calibrated at 08:05): the ratio is no constant
+/// of the machine, so the calibration now times the load in each regime.
 pub(crate) const LOAD_PER_HOP: f64 = 0.6;
 /// How near a load must lie to a regime's, as a share of the way (on a log scale) to the next
 /// regime's, to name it; a load farther from both names the dominant regime. The sixty-fifth
@@ -110,7 +112,45 @@ struct Board {
     /// As the root of sampled call `c` (of the class): `c + 1` at `(c / SAMPLE) % STAMPS`,
     /// each on a line of its own so that a load of it is a miss wherever the root's PU is not
     /// the loader's.
-    stamps: [CachePadded<AtomicU64>; STAMPS],
+    stamps: [StampLine; STAMPS],
+}
+
+/// A line one rank stamps and others time their loads of, on a line of its own: how a timed
+/// class tells the host's latency regime, and what the calibration times in each regime
+/// ([`RuntimeCalibration::stamp_load_ns`](crate::model::RuntimeCalibration::stamp_load_ns)),
+/// so that the two measure the same code.
+#[derive(Debug)]
+pub(crate) struct StampLine(CachePadded<AtomicU64>);
+
+impl StampLine {
+    /// A line holding 0.
+    pub(crate) fn new() -> StampLine {
+        StampLine(CachePadded::new(AtomicU64::new(0)))
+    }
+
+    /// Stamps `value` (relaxed: a loader learns of the stamp otherwise, and only times it).
+    #[inline]
+    pub(crate) fn stamp(&self, value: u64) {
+        self.0.store(value, Ordering::Relaxed);
+    }
+
+    /// The line's value and the ns its load took, between two clock reads (at least 1): from
+    /// a PU other than the stamper's a cache miss, on the stamper's PU a hit.
+    #[inline]
+    pub(crate) fn timed_load(&self) -> (u64, u64) {
+        let t0 = std::time::Instant::now();
+        let value = self.0.load(Ordering::Relaxed);
+        let took = t0.elapsed();
+        (
+            value,
+            u64::try_from(took.as_nanos()).unwrap_or(u64::MAX).max(1),
+        )
+    }
+
+    /// Back to 0.
+    fn clear(&self) {
+        self.0.store(0, Ordering::Relaxed);
+    }
 }
 
 impl Default for Board {
@@ -119,7 +159,7 @@ impl Default for Board {
             tags: Default::default(),
             ways: Default::default(),
             loads: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
-            stamps: std::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
+            stamps: std::array::from_fn(|_| StampLine::new()),
         }
     }
 }
@@ -220,21 +260,17 @@ impl Boards {
     /// As the root of sampled call `c` of class `k`, writes its stamp.
     fn stamp(&self, rank: usize, k: usize, c: u64) {
         let i = ((c / SAMPLE) % STAMPS as u64) as usize;
-        self.board(rank, k).stamps[i].store(c + 1, Ordering::Relaxed);
+        self.board(rank, k).stamps[i].stamp(c + 1);
     }
 
     /// Times a load of the stamp of sampled call `c` of class `k` whose root was `rank`: the ns
     /// it took, or `None` if the root has not stamped that call there (yet, or any more).
     fn time_stamp(&self, rank: usize, k: usize, c: u64) -> Option<u64> {
         let line = &self.board(rank, k).stamps[((c / SAMPLE) % STAMPS as u64) as usize];
-        let t0 = std::time::Instant::now();
-        let tag = line.load(Ordering::Relaxed);
-        let took = t0.elapsed();
+        let (tag, took) = line.timed_load();
         #[cfg(all(test, herald_loom))]
-        let took = self
-            .fake_load
-            .map_or(took, |f| std::time::Duration::from_nanos(f(c)));
-        (tag == c + 1).then(|| u64::try_from(took.as_nanos()).unwrap_or(u64::MAX).max(1))
+        let took = self.fake_load.map_or(took, |f| f(c).max(1));
+        (tag == c + 1).then_some(took)
     }
 
     /// Wakes `rank` if it waits for a board or a way (after the publication it waits for).
@@ -257,17 +293,20 @@ impl Boards {
                 .iter()
                 .flatten()
                 .for_each(|x| x.store(0, Ordering::Relaxed));
-            b.stamps.iter().for_each(|s| s.store(0, Ordering::Relaxed));
+            b.stamps.iter().for_each(StampLine::clear);
         }
     }
 }
 
-/// The profile's latency regimes as a timed class sees them: each one's hop between PUs and,
-/// per class, whether the model posts there under it.
+/// The profile's latency regimes as a timed class sees them: each one's stamp load and, per
+/// class, whether the model posts there under it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Regimes {
-    /// Each regime's hop between PUs (ns), the first the plan's (dominant) regime.
-    pub(crate) hop_ns: Vec<f64>,
+    /// Each regime's load of a stamp from another PU (ns, [`StampLine::timed_load`]), the
+    /// first the plan's (dominant) regime: calibrated
+    /// ([`stamp_load_ps`](crate::model::RuntimeLevel::stamp_load_ps)), or [`LOAD_PER_HOP`] of
+    /// the regime's hop between PUs where the profile did not time it.
+    pub(crate) load_ns: Vec<f64>,
     /// Per class, per regime: posted or not (`None`: the class is not timed).
     pub(crate) posted: Vec<Option<Vec<bool>>>,
     /// Whether every epoch takes the other way from the last, whatever the regime (for tests).
@@ -275,17 +314,16 @@ pub(crate) struct Regimes {
 }
 
 impl Regimes {
-    /// The regime a stamp's load of `ns` names (a load takes [`LOAD_PER_HOP`] of a regime's
-    /// hop): on a log scale, a load between two regimes' loads names the nearer one only
+    /// The regime a stamp's load of `ns` names: on a log scale, a load between two regimes' loads names the nearer one only
     /// within [`CLEAR`] of the way between them, and else the dominant regime (the plan's,
     /// index 0); a load below the fastest regime's or above the slowest's names that one.
     pub(crate) fn named(&self, ns: f64) -> usize {
         let load = ns.max(1.0).ln();
         let mut by_load: Vec<(f64, usize)> = self
-            .hop_ns
+            .load_ns
             .iter()
             .enumerate()
-            .map(|(i, &h)| ((h * LOAD_PER_HOP).max(1.0).ln(), i))
+            .map(|(i, &l)| (l.max(1.0).ln(), i))
             .collect();
         by_load.sort_by(|a, b| a.0.total_cmp(&b.0));
         let (Some(&(lowest, fastest)), Some(&(highest, slowest))) =
@@ -333,7 +371,7 @@ fn decode(t: u64, v: u64) -> Option<Option<bool>> {
 pub(crate) struct Class {
     /// The class's calls so far.
     calls: u64,
-    /// The regime the class runs by (an index into [`Regimes::hop_ns`]; rank 0's).
+    /// The regime the class runs by (an index into [`Regimes::load_ns`]; rank 0's).
     regime: usize,
     /// Another regime named by the last epoch, not yet confirmed.
     pending: Option<usize>,
@@ -658,12 +696,13 @@ fn lower_quartile(v: &mut [u64]) -> Option<u64> {
 mod tests {
     use super::*;
 
-    /// Two regimes, 80 and 300 ns, class 12 posted in the first and not in the second.
+    /// Two regimes, stamp loads of 48 and 180 ns, class 12 posted in the first and not in the
+    /// second.
     fn regimes() -> Regimes {
         let mut posted = vec![None; CLASSES];
         posted[12] = Some(vec![true, false]);
         Regimes {
-            hop_ns: vec![80.0, 300.0],
+            load_ns: vec![48.0, 180.0],
             posted,
             alternate: false,
         }
@@ -690,8 +729,7 @@ mod tests {
 
     #[test]
     fn a_load_names_a_regime_only_near_it() {
-        // Loads of 0.6 × 80 = 48 and 0.6 × 300 = 180 ns: a quarter of the way between them on
-        // a log scale is 48 · 3.75^¼ ≈ 66.8 ns, three quarters 180 / 3.75^¼ ≈ 129.4 ns.
+        // Loads of 48 and 180 ns: a quarter of the way between them on a log scale is 48 · 3.75^¼ ≈ 66.8 ns, three quarters 180 / 3.75^¼ ≈ 129.4 ns.
         let r = regimes();
         for (ns, named) in [
             (0.0, 0),
@@ -709,7 +747,7 @@ mod tests {
         // With the far regime the dominant one, the loads between name it, and only a load
         // near the near regime's names that.
         let far_first = Regimes {
-            hop_ns: vec![300.0, 80.0],
+            load_ns: vec![180.0, 48.0],
             ..regimes()
         };
         for (ns, named) in [
@@ -724,7 +762,7 @@ mod tests {
         }
         // Three regimes: between the middle and either other, the same rule.
         let three = Regimes {
-            hop_ns: vec![80.0, 160.0, 320.0],
+            load_ns: vec![48.0, 96.0, 192.0],
             ..regimes()
         };
         // Loads 48, 96, 192: a quarter of the way from 96 to 192 is 96 · 2^¼ ≈ 114.2 ns.
@@ -859,18 +897,19 @@ mod loom_tests {
     /// Whether any execution of the regime model switched to the far regime's way.
     static SWITCHED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-    /// Regimes of hops 80 and 300 ns, class `K` posted under the first and not the second.
+    /// Regimes of stamp loads 48 and 180 ns, class `K` posted under the first and not the
+    /// second.
     fn regimes(alternate: bool) -> Regimes {
         let mut posted = vec![None; CLASSES];
         posted[K] = Some(vec![true, false]);
         Regimes {
-            hop_ns: vec![80.0, 300.0],
+            load_ns: vec![48.0, 180.0],
             posted,
             alternate,
         }
     }
 
-    /// Every sampled load is a far one (0.6 × 300 ns).
+    /// Every sampled load is a far one.
     fn far(_call: u64) -> u64 {
         180
     }

@@ -2,7 +2,7 @@
 //! use), its shared [`Core`] and its cached default programs.
 
 use super::call::Core;
-use super::choice::{class_of, Boards, Chooser, Regimes, CLASSES};
+use super::choice::{class_of, Boards, Chooser, Regimes, CLASSES, LOAD_PER_HOP};
 use super::combine::OrderedTree;
 use super::error::{CollectiveError, PlannedLoadError};
 use super::rank::CommRank;
@@ -78,9 +78,10 @@ struct PlanTable {
     /// The flat tree's schedule, what a post runs (if the planner ranked posting).
     flat: Option<Schedule>,
     /// The runtime costs under each of the profile's latency regimes, the dominant first, and
-    /// each one's hop between PUs (ns); regimes of the same hop as an earlier one left out
+    /// each one's hop between PUs and stamp load ([`Regimes::load_ns`]), ns; regimes of the
+    /// same hop as an earlier one left out
     /// (none where the communicator times no class, [`TimedPosting::Never`]).
-    regimes: Vec<(RuntimeCosts, f64)>,
+    regimes: Vec<(RuntimeCosts, f64, f64)>,
 }
 
 /// The regimes a timed class chooses by ([`choice`](super::choice)): the profile's dominant
@@ -113,7 +114,7 @@ impl PlanTable {
         let times = self
             .regimes
             .iter()
-            .map(|(costs, _)| {
+            .map(|(costs, _, _)| {
                 let post = predict_runtime(flat, costs, bytes, Transport::Posted).ok()?;
                 let other = predict_runtime(schedule, costs, bytes, *transport).ok()?;
                 Some((post.makespan_ps as f64, other.makespan_ps as f64))
@@ -267,28 +268,33 @@ impl Planned {
                 Ok((best.candidate, best.transport, best.schedule))
             })
             .collect::<Result<Vec<_>, PlanError>>()?;
-        // Each regime's hop between rank 0's PU and the next PU a rank is on, the dominant
-        // regime (the plan's costs) first; none if every rank is on rank 0's PU.
+        // Each regime's hop between rank 0's PU and the next PU a rank is on, and its stamp
+        // load there (calibrated, else `LOAD_PER_HOP` of the hop), the dominant regime (the
+        // plan's costs) first; none if every rank is on rank 0's PU.
         let other = (1..n32).find(|&r| costs.pu(r) != costs.pu(0));
         let hop = |c: &RuntimeCosts| {
-            other
-                .and_then(|r| c.between(0, r))
-                .map(|l| l.hop_ps as f64 / 1e3)
+            other.and_then(|r| c.between(0, r)).map(|l| {
+                let hop = l.hop_ps as f64 / 1e3;
+                let load = l
+                    .stamp_load_ps
+                    .map_or(hop * LOAD_PER_HOP, |ps| ps as f64 / 1e3);
+                (hop, load)
+            })
         };
-        let mut regimes: Vec<(RuntimeCosts, f64)> = Vec::with_capacity(REGIMES.len());
-        if let (true, Some(dominant)) = (timed, hop(&costs)) {
-            regimes.push((costs.clone(), dominant));
+        let mut regimes: Vec<(RuntimeCosts, f64, f64)> = Vec::with_capacity(REGIMES.len());
+        if let (true, Some((dominant, load))) = (timed, hop(&costs)) {
+            regimes.push((costs.clone(), dominant, load));
             for pick in REGIMES.into_iter().filter(|&p| p != Pick::Dominant) {
                 let c = RuntimeCosts::from_profile(self.profile(), self.machine(), pick)
                     .map_err(PlanError::from)?;
-                let Some(h) = hop(&c) else { continue };
+                let Some((h, load)) = hop(&c) else { continue };
                 // States of one mode (a host's near mode spans 60–80 ns here) are not told
                 // apart: the regimes a class chooses between differ by half or more of a hop.
                 if regimes
                     .iter()
-                    .all(|(_, seen)| h > seen * DISTINCT || h * DISTINCT < *seen)
+                    .all(|(_, seen, _)| h > seen * DISTINCT || h * DISTINCT < *seen)
                 {
-                    regimes.push((c, h));
+                    regimes.push((c, h, load));
                 }
             }
         }
@@ -549,7 +555,7 @@ fn timed_classes(
         })
         .collect();
     posted.iter().any(Option::is_some).then(|| Regimes {
-        hop_ns: plan.regimes.iter().map(|(_, h)| *h).collect(),
+        load_ns: plan.regimes.iter().map(|(_, _, l)| *l).collect(),
         posted,
         alternate: options.timed_posting == TimedPosting::Alternate,
     })
@@ -1129,7 +1135,67 @@ fn max_ranks() -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::count_cpu_list;
+    use super::{count_cpu_list, Planned, LOAD_PER_HOP};
+    use crate::model::Profile;
+    use crate::topology::TopologySource;
+
+    /// The development machine's calibration that met both of its latency modes (runtime
+    /// regimes of raw hops 50 and 210 ns), on the levels it measured.
+    fn two_modes() -> (Profile, crate::Hierarchy) {
+        let text = std::fs::read_to_string("tests/data/profile-2core-two-modes.json").unwrap();
+        let profile = Profile::from_json_forced(&text).unwrap();
+        let machine =
+            TopologySource::from_options(Some("package:1 numa:1 l3:1 l2:2 l1:1 core:1 pu:1"), None)
+                .unwrap()
+                .load()
+                .unwrap();
+        (profile, machine)
+    }
+
+    /// Each regime's stamp load, (hop, load) in ns, as a timed class of 4 ranks on 2 CPUs
+    /// would choose by.
+    fn regimes(profile: Profile, machine: crate::Hierarchy) -> Vec<(f64, f64)> {
+        let table = Planned::new(profile, machine)
+            .table(4, Some(8192), true)
+            .unwrap();
+        table.regimes.iter().map(|(_, h, l)| (*h, *l)).collect()
+    }
+
+    #[test]
+    fn regimes_tell_a_stamp_load_calibrated_or_from_the_hop() {
+        let (mut profile, machine) = two_modes();
+        // That profile did not time the stamp: each regime's load is a fixed share of its hop.
+        let old = regimes(profile.clone(), machine.clone());
+        assert_eq!(old.len(), 2, "{old:?}");
+        assert!(
+            old[0].0 * 1.5 < old[1].0,
+            "the dominant regime is the near one: {old:?}"
+        );
+        for &(hop, load) in &old {
+            assert!((load - hop * LOAD_PER_HOP).abs() < 1e-9, "{old:?}");
+        }
+        // With the load timed in each regime (figures off that share, as the sixty-fifth
+        // session's state was), the calibrated loads, each in its own regime.
+        let level = profile
+            .levels
+            .iter_mut()
+            .find(|l| l.runtime.is_some())
+            .unwrap();
+        let runtime = level.runtime.as_mut().unwrap();
+        let mut loads = runtime.one_line_ns.clone();
+        assert_eq!(loads.modes.len(), 2);
+        let near = loads.modes[0].regime_hop_ns < loads.modes[1].regime_hop_ns;
+        let (near_load, far_load) = (33.0, 222.0);
+        loads.modes[0].center = if near { near_load } else { far_load };
+        loads.modes[1].center = if near { far_load } else { near_load };
+        runtime.stamp_load_ns = Some(loads);
+        let new = regimes(profile, machine);
+        assert_eq!(new.len(), 2, "{new:?}");
+        // The hops are as before; the loads are the calibrated ones.
+        assert_eq!((new[0].0, new[1].0), (old[0].0, old[1].0));
+        assert!((new[0].1 - near_load).abs() < 1e-3, "{new:?}");
+        assert!((new[1].1 - far_load).abs() < 1e-3, "{new:?}");
+    }
 
     #[test]
     fn cpu_lists_count() {

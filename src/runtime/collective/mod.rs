@@ -77,6 +77,7 @@ pub use error::{CollectiveError, PlannedLoadError, PoisonCause};
 pub use posted::{posted_lines, shared_posted_lines, POSTED_MAX_BYTES};
 pub use rank::CommRank;
 
+pub(crate) use choice::StampLine;
 pub use direct::{copy_plain, copy_plain_to, copy_streaming, copy_streaming_words};
 pub(crate) use direct::{DirectFraming, STREAMING};
 pub(crate) use held::HeldCalls;

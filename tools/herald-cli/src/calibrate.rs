@@ -373,6 +373,13 @@ fn table(p: &Profile) -> String {
                     at_sizes(d, b)
                 ));
             }
+            if let Some(d) = &r.stamp_load_ns {
+                out.push_str(&format!(
+                    "    a load of a line the other CPU wrote, timed as the run-time choice times \
+                     it (clock reads included) {}\n",
+                    c(d, 0)
+                ));
+            }
         }
         let capacity = match &level.capacity {
             Some(c) => format!("{}{}", if c.at_least { "≥" } else { "" }, c.transfers),

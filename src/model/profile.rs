@@ -767,16 +767,50 @@ pub struct PostedPoint {
     pub tree_ns: Distribution,
     /// The tree, in words.
     pub tree: String,
+    /// Posted, one broadcast alone after a barrier (the slowest rank's time): a broadcast's
+    /// latency, where the loop of `posted_ns` lets a root's next copy overlap its readers'.
+    /// Measured where the ranks have CPUs of their own (where they share CPUs a broadcast
+    /// timed alone takes either its copies or a turn of the CPUs); absent otherwise, for
+    /// allreduces, and before herald-mpi measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub posted_one_ns: Option<Distribution>,
+    /// Along the tree, one broadcast alone after a barrier, as `posted_one_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree_one_ns: Option<Distribution>,
 }
 
 /// The posted and the other side's time at `bytes` among `ranks` ranks, from `points`:
 /// linear between measured sizes, the smallest's below them, proportional beyond the largest.
 fn interpolate_posted(points: &[PostedPoint], ranks: u32, bytes: u64) -> Option<(f64, f64)> {
+    interpolate_points(points, ranks, bytes, |p| {
+        Some((p.posted_ns.median, p.tree_ns.median))
+    })
+}
+
+/// As [`interpolate_posted`], the times of one broadcast alone (`posted_one_ns`,
+/// `tree_one_ns`); `None` unless every point at `ranks` ranks has them.
+fn interpolate_posted_one(points: &[PostedPoint], ranks: u32, bytes: u64) -> Option<(f64, f64)> {
+    interpolate_points(points, ranks, bytes, |p| {
+        Some((
+            p.posted_one_ns.as_ref()?.median,
+            p.tree_one_ns.as_ref()?.median,
+        ))
+    })
+}
+
+/// The two times `of` takes from each of `points` at `ranks` ranks, at `bytes` (as
+/// [`interpolate_posted`]); `None` if there is no such point or `of` has nothing for one.
+fn interpolate_points(
+    points: &[PostedPoint],
+    ranks: u32,
+    bytes: u64,
+    of: impl Fn(&PostedPoint) -> Option<(f64, f64)>,
+) -> Option<(f64, f64)> {
     let points: Vec<(f64, f64, f64)> = points
         .iter()
         .filter(|p| p.ranks == ranks)
-        .map(|p| (p.bytes as f64, p.posted_ns.median, p.tree_ns.median))
-        .collect();
+        .map(|p| of(p).map(|(posted, tree)| (p.bytes as f64, posted, tree)))
+        .collect::<Option<_>>()?;
     let b = bytes as f64;
     Some(match points.iter().position(|&(pb, _, _)| b < pb) {
         None => {
@@ -1019,6 +1053,15 @@ impl Profile {
     /// smallest measured size's time below it, the largest's scaled by size above it); `None`
     /// where nothing was measured at `ranks` ranks.
     ///
+    /// Posting wins where it is at least as fast back to back (`posted_ns` against
+    /// `tree_ns`) and, where every point at `ranks` ranks has them, alone after a barrier
+    /// (`posted_one_ns` against `tree_one_ns`): a post pays two copies, the root's into the
+    /// window and the reader's out of it, which a loop overlaps and one broadcast does not. In
+    /// a state of the development machine whose copies ran at a third of their usual speed, a
+    /// 2-process broadcast of 32 KiB posted took 0.70–0.86 of Open MPI's `MPI_Bcast` back to
+    /// back and 1.60–1.77 alone after a barrier; along the tree (at 2 ranks one message, as
+    /// the library's) 0.95–1.04 either way (docs/mpi.md, "Sixty-sixth session").
+    ///
     /// # Examples
     ///
     /// ```
@@ -1039,12 +1082,30 @@ impl Profile {
     /// assert_eq!(p.posted_wins(4, 30000), Some(false)); // 14648 against 14421 ns
     /// assert_eq!(p.posted_wins(4, 1 << 20), Some(false));
     /// assert_eq!(p.posted_wins(2, 8), None);
+    /// // Timed alone after a barrier too: posting must win both ways.
+    /// let both = |bytes: u64, back_to_back: (f64, f64), alone: (f64, f64)| {
+    ///     serde_json::from_value(serde_json::json!({
+    ///         "ranks": 2, "bytes": bytes, "tree": "binary",
+    ///         "posted_ns": ns(back_to_back.0), "tree_ns": ns(back_to_back.1),
+    ///         "posted_one_ns": ns(alone.0), "tree_one_ns": ns(alone.1) }))
+    /// };
+    /// p.posted = vec![
+    ///     both(4096, (500.0, 1900.0), (1000.0, 1500.0))?,
+    ///     both(32768, (2400.0, 2800.0), (4100.0, 2600.0))?,
+    /// ];
+    /// assert_eq!(p.posted_wins(2, 4096), Some(true));
+    /// assert_eq!(p.posted_wins(2, 32768), Some(false)); // faster back to back, not alone
+    /// // A point without the times alone: back to back decides at every size.
+    /// p.posted.push(at(65536, 4000.0, 5000.0)?);
+    /// p.posted[2].ranks = 2;
+    /// assert_eq!(p.posted_wins(2, 32768), Some(true));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[must_use]
     pub fn posted_wins(&self, ranks: u32, bytes: u64) -> Option<bool> {
-        self.posted_ns(ranks, bytes)
-            .map(|(posted, tree)| posted <= tree)
+        let (posted, tree) = self.posted_ns(ranks, bytes)?;
+        let alone = interpolate_posted_one(&self.posted, ranks, bytes);
+        Some(posted <= tree && alone.is_none_or(|(posted, tree)| posted <= tree))
     }
 
     /// The times [`Profile::posted_wins`] compares, ns: `(posted, tree)` for a broadcast of

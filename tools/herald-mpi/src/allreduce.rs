@@ -570,6 +570,8 @@ mod tests {
             posted_ns: ns(posted),
             tree_ns: ns(other),
             tree: "ring".into(),
+            posted_one_ns: None,
+            tree_one_ns: None,
         };
         profile.posted_allreduce = vec![at(8, 100.0, 300.0), at(1 << 20, 2e5, 1e5)];
         assert!(cluster.posts_allreduce(&profile, 8));

@@ -922,8 +922,11 @@ pub fn share_profile(world: &World, profile: Option<&Profile>) -> Result<Profile
 /// herald-mpi's choice over MPI ([`Profile::posted`], [`Profile::posted_allreduce`]). 32 KiB
 /// since the twenty-ninth session: between 16 and 64 KiB a tree's time over MPI is not linear
 /// (the library's eager limit and herald's message pieces), and interpolated it looked faster
-/// than posting at 32 KiB where it measured 1.2× Open MPI's broadcast at 2 ranks.
-pub const POSTED_BYTES: [usize; 9] = [
+/// than posting at 32 KiB where it measured 1.2× Open MPI's broadcast at 2 ranks. 4 MiB since
+/// the sixty-sixth session: with broadcasts alone in the comparison, 1 MiB chose the tree in
+/// a state of the host where 4 MiB posted took 0.79–0.94 of Open MPI's `MPI_Bcast` and the
+/// tree 0.97–1.09 (beyond the largest size the times are scaled from it).
+pub const POSTED_BYTES: [usize; 10] = [
     8,
     64,
     512,
@@ -933,6 +936,7 @@ pub const POSTED_BYTES: [usize; 9] = [
     64 << 10,
     256 << 10,
     1 << 20,
+    4 << 20,
 ];
 
 /// Broadcasts a sample of the posted-against-tree comparison times back to back after one
@@ -947,7 +951,9 @@ pub const POSTED_LOOP: usize = 8;
 /// and along the planner's tree under `profile` (its pieces applied), then allreduces posted
 /// and by the allreduce herald-mpi predicts fastest ([`AllreducePlans`]), at each of
 /// [`POSTED_BYTES`]: alternating, each sample [`POSTED_LOOP`] collectives back to back after an
-/// `MPI_Barrier`, the slowest rank's time per collective (the bench's `loop`, short). Every
+/// `MPI_Barrier`, the slowest rank's time per collective (the bench's `loop`, short), and for
+/// broadcasts where the ranks have CPUs of their own one more alone after a barrier (the
+/// bench's `barrier`: [`PostedPoint::posted_one_ns`](herald::model::PostedPoint)). Every
 /// rank takes part; the points (broadcasts, allreduces) are the same on every rank.
 fn measure_posted(
     world: &World,
@@ -966,7 +972,8 @@ fn measure_posted(
         let (s, c, _) = cluster.plan(profile, bytes as u64, 0)?;
         let plan = crate::BroadcastPlan::new(&s)?;
         let buf = &mut buf[..bytes];
-        let (posted_ns, tree_ns) = compare(world, reps, clock, |step| match step {
+        let alone = !cluster.oversubscribed();
+        let (posted_ns, tree_ns, one) = compare(world, reps, clock, alone, |step| match step {
             Step::Setup(rep) => {
                 if world.rank() == 0 {
                     crate::payload(buf, (k * 1000 + rep) as u64);
@@ -982,6 +989,8 @@ fn measure_posted(
             posted_ns,
             tree_ns,
             tree: format!("{} ×{}", c.label, c.blocks),
+            posted_one_ns: one.as_ref().map(|o| o.0.clone()),
+            tree_one_ns: one.map(|o| o.1),
         });
     }
     let mut reduces = Vec::new();
@@ -991,7 +1000,7 @@ fn measure_posted(
         let best = plans.best();
         let run = plans.runner(best)?;
         let mut value = vec![0u64; bytes / 8];
-        let (posted_ns, tree_ns) = compare(world, reps, clock, |step| match step {
+        let (posted_ns, tree_ns, _) = compare(world, reps, clock, false, |step| match step {
             Step::Setup(rep) => {
                 crate::contribution(&mut value, world.rank(), (k * 1000 + rep) as u64);
                 Ok(())
@@ -1005,11 +1014,21 @@ fn measure_posted(
             posted_ns,
             tree_ns,
             tree: plans.candidate(best).label.clone(),
+            posted_one_ns: None,
+            tree_one_ns: None,
         });
     }
     drop(post);
     Ok((bcasts, reduces))
 }
+
+/// What [`compare`] measured: the posted side's and the other side's ns per call back to back,
+/// and, where it timed them, each side's ns of one call alone after a barrier.
+type Compared = (
+    Distribution,
+    Distribution,
+    Option<(Distribution, Distribution)>,
+);
 
 /// A step of [`compare`]: set the data of a sample up (untimed), or one call of a side.
 #[derive(Debug, Clone, Copy)]
@@ -1021,34 +1040,47 @@ enum Step {
 
 /// Times the posted side and the side over MPI of a collective alternately, `reps` samples
 /// each after an untimed one: per sample `step(Setup(rep))`, a barrier, then [`POSTED_LOOP`]
-/// calls of the side; the slowest rank's ns per call. Collective.
+/// calls of the side; the slowest rank's ns per call. With `alone`, each sample then times
+/// one more call of its side after a barrier (the slowest rank's ns: a call's latency), the
+/// third value. Collective.
 fn compare(
     world: &World,
     reps: usize,
     clock: f64,
+    alone: bool,
     mut step: impl FnMut(Step) -> Result<(), Error>,
-) -> Result<(Distribution, Distribution), Error> {
-    // [posted, over MPI] per repetition, this rank's ns per call
-    let mut times = vec![0f64; 2 * reps];
+) -> Result<Compared, Error> {
+    // [posted, over MPI] per repetition, this rank's ns per call in the loop, then alone
+    let mut times = vec![0f64; 4 * reps];
     for rep in 0..=reps {
         for side in [rep % 2, 1 - rep % 2] {
+            let call = if side == 0 {
+                Step::Posted
+            } else {
+                Step::OverMpi
+            };
             step(Step::Setup(rep))?;
             world.barrier();
             let t = Instant::now();
             for _ in 0..POSTED_LOOP {
-                step(if side == 0 {
-                    Step::Posted
-                } else {
-                    Step::OverMpi
-                })?;
+                step(call)?;
             }
             let ns = (since(t) - clock).max(0.0) / POSTED_LOOP as f64;
+            let one = if alone {
+                world.barrier();
+                let t = Instant::now();
+                step(call)?;
+                (since(t) - clock).max(0.0)
+            } else {
+                0.0
+            };
             if rep > 0 {
                 times[2 * (rep - 1) + side] = ns;
+                times[2 * reps + 2 * (rep - 1) + side] = one;
             }
         }
     }
-    let mut slowest = vec![0f64; 2 * reps];
+    let mut slowest = vec![0f64; 4 * reps];
     world.bounded("MPI_Allreduce (the slowest rank's times)", |c| {
         c.all_reduce_into(
             &times[..],
@@ -1056,13 +1088,16 @@ fn compare(
             mpi::collective::SystemOperation::max(),
         )
     });
-    let side = |s: usize| {
-        let samples: Vec<(f64, f64)> = (0..reps).map(|r| (slowest[2 * r + s], r as f64)).collect();
+    let side = |at: usize, s: usize| {
+        let samples: Vec<(f64, f64)> = (0..reps)
+            .map(|r| (slowest[at + 2 * r + s], r as f64))
+            .collect();
         let mut d = distribution(&samples);
         d.settled = true;
         d
     };
-    Ok((side(0), side(1)))
+    let one = alone.then(|| (side(2 * reps, 0), side(2 * reps, 1)));
+    Ok((side(0, 0), side(0, 1), one))
 }
 
 /// Assembles the profile (rank 0).

@@ -182,8 +182,9 @@ pub(crate) fn table(p: &Profile) -> String {
     }
     if !p.posted.is_empty() {
         out.push_str(
-            "broadcasts from rank 0, in loops of 8 after a barrier, slowest rank, µs per \
-             broadcast, median [p10–p90]:\n",
+            "broadcasts from rank 0, in loops of 8 after a barrier (and, where ranks have CPUs \
+             of their own, one alone after a barrier), slowest rank, µs per broadcast, median \
+             [p10–p90]; posted where it wins both:\n",
         );
         for t in &p.posted {
             let us = |d: &herald::model::Distribution| {
@@ -194,14 +195,18 @@ pub(crate) fn table(p: &Profile) -> String {
                     d.p90 / 1e3
                 )
             };
+            let alone = match (&t.posted_one_ns, &t.tree_one_ns) {
+                (Some(p), Some(t)) => format!("; alone after a barrier {} and {}", us(p), us(t)),
+                _ => String::new(),
+            };
             out.push_str(&format!(
-                "  {:>8} B, {} ranks: posted {}, tree {} ({}){}\n",
+                "  {:>8} B, {} ranks: posted {}, tree {} ({}){alone}{}\n",
                 t.bytes,
                 t.ranks,
                 us(&t.posted_ns),
                 us(&t.tree_ns),
                 t.tree,
-                if t.posted_ns.median <= t.tree_ns.median {
+                if p.posted_wins(t.ranks, t.bytes) == Some(true) {
                     ": posted"
                 } else {
                     ""

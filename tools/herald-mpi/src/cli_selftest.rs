@@ -502,6 +502,30 @@ fn calibration(
                     "calibration: posted against {what} (ranks, bytes, ns, ns) measured {posted:?}"
                 )));
             }
+            // Broadcasts alone after a barrier: timed where the ranks have CPUs of their own,
+            // for broadcasts only.
+            let alone = what == "tree" && !cluster.oversubscribed();
+            let times: Vec<(Option<f64>, Option<f64>)> = points
+                .iter()
+                .map(|p| {
+                    (
+                        p.posted_one_ns.as_ref().map(|d| d.median),
+                        p.tree_one_ns.as_ref().map(|d| d.median),
+                    )
+                })
+                .collect();
+            let sane = times.iter().all(|&(a, b)| {
+                [a, b]
+                    .iter()
+                    .all(|t| t.is_some() == alone && t.is_none_or(|t| t.is_finite() && t > 0.0))
+            });
+            if !sane {
+                return Err(fail(format!(
+                    "calibration: posted against {what} alone after a barrier (ns, ns) measured \
+                     {times:?} (expected: {})",
+                    if alone { "every size" } else { "none" }
+                )));
+            }
         }
         return Ok((want.len(), profile));
     }

@@ -612,8 +612,9 @@ pub struct RuntimeCalibration {
     /// ([`TimedPosting`](crate::runtime::TimedPosting)): a load of a line that the pair's other
     /// PU wrote last, timed between two clock reads (included) by the code the choice times
     /// its stamps with, ns. Timed after the raw hop before each case, so its modes are the
-    /// hop's regimes. Absent from profiles written before herald measured it (then the choice
-    /// takes 0.6 of a regime's hop between PUs).
+    /// hop's regimes; its `samples` count cases (each the median of 16 loads), not slices.
+    /// Absent from profiles written before herald measured it (then the choice takes 0.6 of a
+    /// regime's hop between PUs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stamp_load_ns: Option<Distribution>,
 }

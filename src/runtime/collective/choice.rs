@@ -954,7 +954,7 @@ mod loom_tests {
         alternate: bool,
         root: fn(u64, usize) -> usize,
         fails: Option<(usize, u64)>,
-        check: fn(&[(Vec<Option<bool>>, Result<(), CollectiveError>)]),
+        check: impl Fn(&[(Vec<Option<bool>>, Result<(), CollectiveError>)]) + Send + Sync + 'static,
     ) {
         loom::model(move || {
             let mut timed = [false; CLASSES];
@@ -1007,24 +1007,24 @@ mod loom_tests {
         assert!(runs.iter().all(|(_, r)| r.is_err()), "{runs:?}");
     }
 
-    #[test]
-    fn loom_choice_alternating_ways_two_ranks() {
-        // Epochs 0 and 1 by each rank's own count, 2 and 3 by rank 0's word: posted in odd
-        // epochs only.
-        model(2, 8, true, roots_in_turn, None, |runs| {
+    /// `n` ranks make `calls` calls with ways alternating by epoch, roots in turn: epochs 0
+    /// and 1 by each rank's own count, later ones by rank 0's word; posted in odd epochs only.
+    fn alternating(n: usize, calls: u64) {
+        model(n, calls, true, roots_in_turn, None, move |runs| {
             all_ok(runs);
-            let want: Vec<Option<bool>> = (0..8).map(|c| Some(c / EPOCH % 2 == 1)).collect();
+            let want: Vec<Option<bool>> = (0..calls).map(|c| Some(c / EPOCH % 2 == 1)).collect();
             assert_eq!(runs[0].0, want);
         });
     }
 
     #[test]
+    fn loom_choice_alternating_ways_two_ranks() {
+        alternating(2, 8);
+    }
+
+    #[test]
     fn loom_choice_alternating_ways_three_ranks() {
-        model(3, 6, true, roots_in_turn, None, |runs| {
-            all_ok(runs);
-            let want: Vec<Option<bool>> = (0..6).map(|c| Some(c / EPOCH % 2 == 1)).collect();
-            assert_eq!(runs[0].0, want);
-        });
+        alternating(3, 6);
     }
 
     #[test]

@@ -272,7 +272,7 @@ impl Planned {
         // load there (calibrated, else `LOAD_PER_HOP` of the hop), the dominant regime (the
         // plan's costs) first; none if every rank is on rank 0's PU.
         let other = (1..n32).find(|&r| costs.pu(r) != costs.pu(0));
-        let hop = |c: &RuntimeCosts| {
+        let hop_and_load = |c: &RuntimeCosts| {
             other.and_then(|r| c.between(0, r)).map(|l| {
                 let hop = l.hop_ps as f64 / 1e3;
                 let load = l
@@ -282,12 +282,14 @@ impl Planned {
             })
         };
         let mut regimes: Vec<(RuntimeCosts, f64, f64)> = Vec::with_capacity(REGIMES.len());
-        if let (true, Some((dominant, load))) = (timed, hop(&costs)) {
+        if let (true, Some((dominant, load))) = (timed, hop_and_load(&costs)) {
             regimes.push((costs.clone(), dominant, load));
             for pick in REGIMES.into_iter().filter(|&p| p != Pick::Dominant) {
                 let c = RuntimeCosts::from_profile(self.profile(), self.machine(), pick)
                     .map_err(PlanError::from)?;
-                let Some((h, load)) = hop(&c) else { continue };
+                let Some((h, load)) = hop_and_load(&c) else {
+                    continue;
+                };
                 // States of one mode (a host's near mode spans 60–80 ns here) are not told
                 // apart: the regimes a class chooses between differ by half or more of a hop.
                 if regimes

@@ -11,10 +11,11 @@
 //! 1. **Lends its buffer**: sends every other rank one descriptor line (the call number, its
 //!    buffer's address with exposed provenance, its byte length and element size) and
 //!    receives theirs; a descriptor of another call, length or element size is a mismatch.
-//! 2. **Reduces its chunk**: for each block of chunk `r` (a few KiB, kept in a scratch buffer),
-//!    starts from rank 0's elements and combines rank 1's, rank 2's, … in rank order (its own
-//!    included), reading the others' buffers directly; then writes the block into its own
-//!    buffer. Every rank reads each of its elements once and combines it once.
+//! 2. **Reduces its chunk**: for each block of chunk `r` (a few KiB), combines the elements of
+//!    ranks 0, 1, 2, … in rank order, reading the others' buffers directly and combining in
+//!    place in its own buffer: its own elements are combined with the fold of ranks 0 … r − 1
+//!    (kept in a scratch block where r ≥ 2), then with ranks r + 1, …, n − 1. Every rank reads
+//!    each of its elements once and combines it once.
 //! 3. **Announces it**: sends every other rank a "reduced" line.
 //! 4. **Gathers**: for every other rank `k`, waits for `k`'s "reduced" line and copies chunk
 //!    `k` from `k`'s buffer into its own.
@@ -44,11 +45,13 @@
 //!
 //! # Copies
 //!
-//! Step 2 combines rank 0's and rank 1's elements as it reads them, with no copy of rank 0's
-//! block into the scratch first; the block's write-back and the gather's copies go through the
-//! single copy's chunk copy (`chunk_copy` in `direct.rs`: an AVX2 loop where the CPU has it),
-//! as the single-copy broadcast's chunks do. Together, 2 ranks in the near latency mode: 4 MiB
-//! 128 against 172 µs, 1 MiB 89 against 96 (docs/runtime.md, "Sixtieth session").
+//! Step 2 combines as it reads, into the rank's own chunk: no copy of a block into a scratch
+//! first, and none back (2 ranks, 16 KiB, in the state between the latency modes: 3.8–4.0
+//! against 4.6–5.3 µs, docs/runtime.md, "Sixty-seventh session"); the gather's copies go
+//! through the single copy's chunk copy (`chunk_copy` in `direct.rs`: an AVX2 loop where the
+//! CPU has it), as the single-copy broadcast's chunks do. With the block's copy back through
+//! that loop too (the sixtieth session), 2 ranks in the near latency mode: 4 MiB 128 against
+//! 172 µs, 1 MiB 89 against 96.
 
 use super::call::Core;
 use super::direct::{chunk_copy, copy_allowed, Lent, ReadsDone};
@@ -58,7 +61,8 @@ use crate::runtime::fault;
 use crate::runtime::program::RankProgram;
 use bytemuck::Pod;
 
-/// Bytes per block of the reduction (the scratch accumulator stays in L1).
+/// Bytes per block of the reduction (a block of the own chunk, and of the scratch prefix, stays
+/// in L1).
 const REDUCE_BLOCK: usize = 4 << 10;
 /// Bytes per copy of the gather (a look at the flags before each).
 const COPY_BLOCK: usize = 64 << 10;
@@ -167,10 +171,15 @@ impl CommRank<'_> {
             }
             bases[k] = std::ptr::with_exposed_provenance::<T>(src as usize);
         }
-        // 2. Reduce chunk `me` in rank order.
+        // 2. Reduce chunk `me` in rank order, in place in this rank's own chunk.
         let mine = chunk(me, len, n);
         let per_block = (REDUCE_BLOCK / size).max(1);
-        let mut acc: Vec<T> = Vec::with_capacity(per_block.min(mine.len()));
+        // The fold of ranks 0 … me − 1 (only a rank from 2 on has more than one element before
+        // its own to fold).
+        let mut prefix: Vec<T> = Vec::new();
+        if me >= 2 {
+            prefix.reserve(per_block.min(mine.len()));
+        }
         let mut at = mine.start;
         while at < mine.end {
             let end = (at + per_block).min(mine.end);
@@ -179,36 +188,47 @@ impl CommRank<'_> {
             }
             fault::reach(fault::Point::CopyChunk);
             let block = |k: usize| {
-                // SAFETY: `bases[k]` is rank `k`'s buffer of `len` elements of `T` (its
-                // descriptor of this call, length and size checked above; `base` itself for
-                // `k == me`), and `at..end` lies in chunk `me` ⊆ `0..len`. Rank `k` is in
-                // this call and keeps the buffer alive until this rank marks its reads done
-                // (`Lent`/`ReadsDone`, rule 4); no thread writes chunk `me` of a buffer before
-                // this rank's "reduced" line, sent after this block is done (module notes), so
-                // the shared slice is not written while it lives.
+                debug_assert_ne!(k, me, "this rank's own block is `own`");
+                // SAFETY: `bases[k]` (`k ≠ me`) is rank `k`'s buffer of `len` elements of `T`
+                // (its descriptor of this call, length and size checked above), and `at..end`
+                // lies in chunk `me` ⊆ `0..len`. Rank `k` is in this call and keeps the buffer
+                // alive until this rank marks its reads done (`Lent`/`ReadsDone`, rule 4); no
+                // thread writes chunk `me` of another rank's buffer before this rank's
+                // "reduced" line, sent after this block is done (module notes), so the shared
+                // slice is not written while it lives.
                 unsafe { std::slice::from_raw_parts(bases[k].add(at), end - at) }
             };
-            // Rank 0's and rank 1's elements combined as they are read (`n ≥ 2`): no copy of
-            // rank 0's block into the scratch first.
-            acc.clear();
-            acc.extend(block(0).iter().zip(block(1)).map(|(&a, &b)| op(a, b)));
-            for k in 2..n {
-                for (a, &b) in acc.iter_mut().zip(block(k)) {
-                    *a = op(*a, b);
+            // SAFETY: `at..end` lies in chunk `me` of this rank's buffer (`base[..len]`, a
+            // `&mut [T]` the caller lent for the call and reached only through `base` since);
+            // no other rank reads chunk `me` of this buffer before the "reduced" line below,
+            // and no other reference to this range exists while `own` lives (`block` never
+            // makes one of this rank's buffer).
+            let own: &mut [T] = unsafe { std::slice::from_raw_parts_mut(base.add(at), end - at) };
+            // Rank 0 … me − 1 folded before this rank's elements, the rest after, each as it
+            // is read: (((v0 ∘ v1) ∘ v2) ∘ …) exactly as every other chunk is combined.
+            match me {
+                0 => {}
+                1 => own
+                    .iter_mut()
+                    .zip(block(0))
+                    .for_each(|(o, &a)| *o = op(a, *o)),
+                _ => {
+                    prefix.clear();
+                    prefix.extend(block(0).iter().zip(block(1)).map(|(&a, &b)| op(a, b)));
+                    for k in 2..me {
+                        for (a, &b) in prefix.iter_mut().zip(block(k)) {
+                            *a = op(*a, b);
+                        }
+                    }
+                    for (o, &a) in own.iter_mut().zip(&prefix) {
+                        *o = op(a, *o);
+                    }
                 }
             }
-            // SAFETY: `at..end` lies in this rank's buffer (`base[..len]`, a `&mut [T]` the
-            // caller lent for the call and reached only through `base` since), `acc` holds
-            // `end - at` elements (`size` bytes each, all initialized: `T` is `Pod`) and is a
-            // distinct allocation; every block reading `base[at..end]` (this rank's own,
-            // above) has ended, and no other rank reads chunk `me` of this buffer before the
-            // "reduced" line below.
-            unsafe {
-                chunk_copy(
-                    acc.as_ptr().cast::<u8>(),
-                    base.add(at).cast::<u8>(),
-                    (end - at) * size,
-                );
+            for k in me + 1..n {
+                for (o, &b) in own.iter_mut().zip(block(k)) {
+                    *o = op(*o, b);
+                }
             }
             at = end;
         }

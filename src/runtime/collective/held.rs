@@ -57,8 +57,12 @@ pub(crate) const HELD_FROM: usize = 2 << 10;
 /// [`SAMPLE_LARGE`] from [`LARGE`] bytes.
 pub(crate) const SAMPLE: u32 = 16;
 /// Copies of at least this many bytes are timed more often: a program makes fewer of them
-/// (one in 16 of a few hundred 4 MiB broadcasts would hardly finish an epoch).
-pub(crate) const LARGE: usize = 1 << 20;
+/// (one in 16 of a few hundred 4 MiB broadcasts would hardly finish an epoch), and a timing
+/// costs them less (64 KiB: one chunk, two clock reads of a copy of 2–5 µs). Before the
+/// sixty-seventh session 1 MiB: a bench of 2-rank 512 KiB ping-pongs in rounds of 2 ms took
+/// 56–90 µs a broadcast, its class still in the way it started in, and 40–42 µs in rounds of
+/// 10 ms (docs/runtime.md, "Sixty-seventh session").
+pub(crate) const LARGE: usize = 64 << 10;
 /// One held copy in this many from [`LARGE`] bytes is timed (4 MiB: 64 chunks of 64 KiB, two
 /// clock reads each, about 1.3 µs of 150).
 pub(crate) const SAMPLE_LARGE: u32 = 4;
@@ -227,6 +231,16 @@ impl Default for HeldCalls {
     }
 }
 
+/// One held copy of `len` bytes in this many is timed, per rank ([`SAMPLE`], or
+/// [`SAMPLE_LARGE`] from [`LARGE`] bytes).
+fn sample_every(len: usize) -> u32 {
+    if len >= LARGE {
+        SAMPLE_LARGE
+    } else {
+        SAMPLE
+    }
+}
+
 /// The class of a `len`-byte copy.
 fn class_of(len: usize) -> usize {
     (len.max(1).ilog2() as usize).min(CLASSES - 1)
@@ -245,7 +259,7 @@ impl HeldWays {
         let way = self.way[class].load(Ordering::Relaxed);
         Pick {
             streaming: way & STREAMS != 0,
-            timed: way & TRYING != 0 || *n % if len >= LARGE { SAMPLE_LARGE } else { SAMPLE } == 0,
+            timed: way & TRYING != 0 || *n % sample_every(len) == 0,
         }
     }
 
@@ -278,8 +292,8 @@ impl HeldWays {
 #[cfg(test)]
 mod tests {
     use super::{
-        HeldCalls, HeldWays, Pick, EPOCH, FIRST_TRY, GIVE_UP, HELD_FROM, MAX_TRY, PLAIN, SAMPLE,
-        SAMPLE_LARGE,
+        sample_every, HeldCalls, HeldWays, Pick, EPOCH, FIRST_TRY, GIVE_UP, HELD_FROM, LARGE,
+        MAX_TRY, PLAIN, SAMPLE, SAMPLE_LARGE,
     };
     use crate::runtime::collective::direct::STREAMING;
 
@@ -336,9 +350,27 @@ mod tests {
     }
 
     #[test]
+    fn copies_from_large_on_are_timed_more_often() {
+        let w = HeldWays::default();
+        let mut c = HeldCalls::default();
+        // Fresh classes (nothing recorded, so no try under way): one call in 16 below 64 KiB,
+        // one in 4 from there.
+        for (len, every) in [
+            (4096, SAMPLE),
+            (LARGE - 1, SAMPLE),
+            (LARGE, SAMPLE_LARGE),
+            (4 << 20, SAMPLE_LARGE),
+        ] {
+            assert_eq!(sample_every(len), every);
+            let timed = (0..64).filter(|_| w.pick(&mut c, len).timed).count();
+            assert_eq!(timed, 64 / every as usize, "{len}");
+        }
+    }
+
+    #[test]
     fn a_window_class_leaves_streaming_only_where_plain_copies_are_cheaper() {
         let len = 256 << 10;
-        let per_epoch = SAMPLE * EPOCH as u32;
+        let per_epoch = sample_every(len) * EPOCH as u32;
         // The fast and the slow mode (docs/runtime.md, "The streaming window": 13.7 µs
         // streamed against 30.6 plain, and 15.0 against 163; ps per byte): streaming stays,
         // the tries of plain copies come ever less often, and in the slow mode each ends at
@@ -382,7 +414,7 @@ mod tests {
         // Plain cheaper (the fast mode at 4 KiB, both ranks' copies): stays plain.
         let w = HeldWays::default();
         let mut ranks = vec![HeldCalls::default(); 2];
-        let per_epoch = SAMPLE * EPOCH as u32;
+        let per_epoch = sample_every(4096) * EPOCH as u32;
         let tries = drive(&w, &mut ranks, 4096, 400_000, |s| if s { 200 } else { 52 });
         assert!(!w.chosen(4096));
         // The first try follows the first epoch (streaming has no cost yet); then tries
@@ -440,7 +472,7 @@ mod tests {
         let len = 8 << 20;
         let w = HeldWays::default();
         let mut ranks = vec![HeldCalls::default(); 2];
-        let per_epoch = SAMPLE_LARGE * EPOCH as u32;
+        let per_epoch = sample_every(len) * EPOCH as u32;
         drive(&w, &mut ranks, len, 500 * per_epoch, |s| {
             if s {
                 50

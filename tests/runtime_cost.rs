@@ -113,6 +113,8 @@ fn profile(rt: Rt) -> Profile {
         huge_bytes: None,
         copy_upper_ns_per_byte: None,
         upper_bytes: None,
+        copy_mid_ns_per_byte: None,
+        mid_bytes: None,
         exec_ns: None,
         exec_short_ns: None,
         posted_ns: None,
@@ -240,6 +242,56 @@ fn copies_past_the_last_calibrated_size_take_the_huge_slope() {
             predict(&old, &h, &s, b, Transport::Direct)
         );
     }
+}
+
+#[test]
+fn a_middle_point_bends_the_copy_below_64_kib_and_keeps_both_ends() {
+    // The calibrated calls: 4 KiB at 2000 ns, 16 KiB 0.2 ns per byte more (+2457.6 ns), 64
+    // KiB at 0.05 ns per byte over 4 KiB (+3072 ns). With the middle point, 4 → 16 KiB takes
+    // 0.2 ns a byte and 16 → 64 KiB the rest: (3072 − 2457.6) / 49152 = 0.0125 ns a byte.
+    // Without it, one line of 0.05 from 4 to 64 KiB. Either way 4 KiB and 64 KiB stay where
+    // they were measured.
+    let h = machine(2);
+    let s = tree(Algorithm::Binomial, 2, 1);
+    let (k4, k16, k64) = (4096u64, 16u64 << 10, 64u64 << 10);
+    let old = profile(RT);
+    let mut new = old.clone();
+    let l3 = new.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    let r = l3.runtime.as_mut().unwrap();
+    r.copy_mid_ns_per_byte = Some(one(0.2));
+    r.mid_bytes = Some(k16);
+    let t = |p: &Profile, b: u64| predict(p, &h, &s, b, Transport::Direct);
+    // Rounding: ps per byte from ns per byte (a few ps over these spans).
+    let near =
+        |got: u64, want: f64| assert!((got as f64 - want).abs() <= 8.0, "{got} ps against {want}");
+    for b in [k4, k64, 1 << 20] {
+        near(t(&new, b), t(&old, b) as f64);
+    }
+    near(t(&new, k16) - t(&new, k4), 12288.0 * 200.0);
+    near(t(&old, k16) - t(&old, k4), 12288.0 * 50.0);
+    near(t(&new, 32 << 10) - t(&new, k16), 16384.0 * 12.5);
+    // A middle point steeper than the whole span allows (past 5×) makes the rest free, never
+    // negative: 64 KiB then costs more than measured, the 16 KiB point stays.
+    let mut steep = new.clone();
+    let l3 = steep.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    l3.runtime.as_mut().unwrap().copy_mid_ns_per_byte = Some(one(0.5));
+    near(t(&steep, k64) - t(&steep, k16), 0.0);
+    near(t(&steep, k16) - t(&steep, k4), 12288.0 * 500.0);
+    // A profile whose middle point lies outside (4 KiB, 64 KiB), or lacks its size: malformed.
+    let json = |p: &Profile| serde_json::to_string(p).unwrap();
+    for bad in [Some(k4), Some(k64), None] {
+        let mut p = new.clone();
+        let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+        l3.runtime.as_mut().unwrap().mid_bytes = bad;
+        assert!(
+            matches!(
+                Profile::from_json_forced(&json(&p)),
+                Err(ProfileError::Malformed(m)) if m.contains("mid_bytes")
+            ),
+            "{bad:?}"
+        );
+    }
+    assert!(Profile::from_json_forced(&json(&new)).is_ok());
 }
 
 #[test]

@@ -294,9 +294,10 @@ fn lines(bytes: usize) -> f64 {
 /// line on one PU, the extra copy time per byte of `HUGE` bytes into each count of
 /// `FOOTPRINT_READERS` buffers in turn, and the extra time of the three largest held copies
 /// when the root's buffer was last written by its own (held) copy rather than by the root, and
-/// the copy per byte on one PU from `DIRECT[2]` to `HUGE`, and the posted calls of the
+/// the copy per byte on one PU from `DIRECT[2]` to `HUGE`, the copy per byte from `DIRECT[0]`
+/// to `HELD[1]` (16 KiB, a plain single copy of one block), and the posted calls of the
 /// `POSTED_CURVE` sizes.
-const QUANTITIES: usize = 48;
+const QUANTITIES: usize = 49;
 
 /// The cases (indices into [`CASES`]) each quantity of [`quantities`] is computed from.
 /// A slice's value of a quantity is kept only where its cases between the pair's two PUs all
@@ -339,6 +340,7 @@ const QUANTITY_CASES: [&[usize]; QUANTITIES] = [
     &[38, 23],
     &[39, 24],
     &[40, 29],
+    &[25, 4],
     &[41],
     &[42],
     &[43],
@@ -418,6 +420,7 @@ fn quantities(t: &[f64; CASES.len()]) -> [f64; QUANTITIES] {
         t[38] - t[23],
         t[39] - t[24],
         (t[40] - t[29]) / (HUGE - DIRECT[2]) as f64,
+        (t[25] - t[4]) / (HELD[1] - DIRECT[0]) as f64,
     ];
     // The posted calls of the `POSTED_CURVE` sizes, as measured.
     std::array::from_fn(|q| {
@@ -676,6 +679,8 @@ impl RuntimeProbe {
             held_bytes: Some(HELD.iter().map(|&b| b as u64).collect()),
             copy_upper_ns_per_byte: Some(dist(23)),
             upper_bytes: Some(HELD[3] as u64),
+            copy_mid_ns_per_byte: Some(dist(34)),
+            mid_bytes: Some(HELD[1] as u64),
             shared_posted_read_line_ns: Some(dist(26)),
             shared_posted_read_bytes: Some(SHARED_READ as u64),
             footprint_extra_ns_per_byte: Some((27..30).map(dist).collect()),

@@ -458,6 +458,18 @@ pub struct RuntimeCalibration {
     /// `copy_upper_ns_per_byte` takes over, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upper_bytes: Option<u64>,
+    /// Single copy: ns per byte between `direct_bytes[0]` and `mid_bytes` (`(T(mid_bytes) −
+    /// T(direct_bytes[0])) / (mid_bytes − direct_bytes[0])`); with it, the model prices the
+    /// copy below `direct_bytes[1]` by two straight lines through the calibrated calls at
+    /// `direct_bytes[0]`, `mid_bytes` and `direct_bytes[1]` instead of one through the first
+    /// and the last (a 32 KiB copy measured 1.12× that one line's price in the sixty-seventh
+    /// session, docs/fidelity.md). Absent from profiles written before herald measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_mid_ns_per_byte: Option<Distribution>,
+    /// The payload between `direct_bytes[0]` and `direct_bytes[1]` of the middle point, bytes
+    /// (with `copy_mid_ns_per_byte`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mid_bytes: Option<u64>,
     /// A streamed call through the runtime's executor, beyond one of the same lines in one
     /// block: the `burst_lines`-line broadcast of `burst_line_ns` in 2 blocks, less the same in
     /// 1 block. A stream of one block of at most `burst_lines` lines takes a shorter path (its
@@ -915,7 +927,7 @@ impl Profile {
             serde_json::from_value(value).map_err(|e| ProfileError::Malformed(e.to_string()))?;
         for level in &profile.levels {
             let Some(r) = &level.runtime else { continue };
-            let [_, large, past] = r.direct_bytes;
+            let [small, large, past] = r.direct_bytes;
             let upper_ok = match (&r.copy_upper_ns_per_byte, r.upper_bytes) {
                 (None, None) => true,
                 (Some(_), Some(b)) => large < b && b < past,
@@ -925,6 +937,18 @@ impl Profile {
                 return Err(ProfileError::Malformed(format!(
                     "level {:?}: copy_upper_ns_per_byte needs upper_bytes, strictly between \
                      direct_bytes[1] and direct_bytes[2]",
+                    level.name
+                )));
+            }
+            let mid_ok = match (&r.copy_mid_ns_per_byte, r.mid_bytes) {
+                (None, None) => true,
+                (Some(_), Some(b)) => small < b && b < large,
+                _ => false,
+            };
+            if !mid_ok {
+                return Err(ProfileError::Malformed(format!(
+                    "level {:?}: copy_mid_ns_per_byte needs mid_bytes, strictly between \
+                     direct_bytes[0] and direct_bytes[1]",
                     level.name
                 )));
             }

@@ -180,9 +180,15 @@ pub struct RuntimeLevel {
     pub burst_lines: u64,
     /// Sustained sender time per line of a long stream, ps.
     pub line_ps: u64,
-    /// Single-copy time per payload byte, fs, for messages up to `copy_large_from` bytes;
-    /// `None`: single copy not modelled here.
+    /// Single-copy time per payload byte, fs, for messages up to `copy_mid_from` bytes (up to
+    /// `copy_large_from` where that is never); `None`: single copy not modelled here.
     pub copy_fs_per_byte: Option<u64>,
+    /// Single-copy time per byte beyond `copy_mid_from` bytes of a message, up to
+    /// `copy_large_from`, fs.
+    pub copy_mid_fs_per_byte: u64,
+    /// Bytes of a message from which `copy_mid_fs_per_byte` applies (`u64::MAX`: never; at
+    /// most `copy_large_from` otherwise).
+    pub copy_mid_from: u64,
     /// Single-copy time per byte beyond `copy_large_from` bytes of a message, fs.
     pub copy_large_fs_per_byte: u64,
     /// Bytes of a message from which `copy_large_fs_per_byte` applies.
@@ -404,16 +410,38 @@ impl RuntimeLevel {
     }
 
     /// Receiver time to copy a `bytes`-byte message by single copy, ps (`None` if single copy is
-    /// not modelled): `copy_fs_per_byte` up to `copy_large_from` bytes, `copy_large_fs_per_byte`
-    /// from there to `copy_upper_from`, `copy_upper_fs_per_byte` from there to
-    /// `copy_huge_from`, `copy_huge_fs_per_byte` beyond (a bound of `u64::MAX` is never
-    /// reached, and the rate before it continues).
+    /// not modelled): `copy_fs_per_byte` up to `copy_mid_from` bytes, `copy_mid_fs_per_byte`
+    /// from there to `copy_large_from`, `copy_large_fs_per_byte` from there to
+    /// `copy_upper_from`, `copy_upper_fs_per_byte` from there to `copy_huge_from`,
+    /// `copy_huge_fs_per_byte` beyond (a bound of `u64::MAX` is never reached, and the rate
+    /// before it continues).
+    ///
+    /// ```
+    /// # use herald::{*, model::{RuntimeCosts, Pick}};
+    /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+    /// # let profile = Profile::from_json_forced(&text)?;
+    /// # let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+    /// # let costs = RuntimeCosts::from_profile(&profile, &h, Pick::Dominant)?;
+    /// let mut l = costs.between(0, 1).expect("two PUs meet").clone();
+    /// (l.copy_fs_per_byte, l.copy_mid_fs_per_byte, l.copy_large_fs_per_byte) = (Some(100_000), 50_000, 40_000);
+    /// (l.copy_mid_from, l.copy_large_from) = (16 << 10, 64 << 10);
+    /// (l.copy_upper_from, l.copy_huge_from) = (u64::MAX, u64::MAX);
+    /// assert_eq!(l.copy_ps(4096), Some(409_600)); // 100 ps a byte
+    /// assert_eq!(l.copy_ps(32 << 10), Some(16384 * 100 + 16384 * 50)); // then 50
+    /// assert_eq!(l.copy_ps(128 << 10), Some(16384 * 100 + 49152 * 50 + 65536 * 40));
+    /// // Without the middle point the first rate runs to `copy_large_from`.
+    /// l.copy_mid_from = u64::MAX;
+    /// assert_eq!(l.copy_ps(32 << 10), Some(32768 * 100));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn copy_ps(&self, bytes: u64) -> Option<u64> {
         let small = self.copy_fs_per_byte?;
+        let mid_from = self.copy_mid_from.min(self.copy_large_from);
         let huge_from = self.copy_huge_from.max(self.copy_large_from);
         let upper_from = self.copy_upper_from.clamp(self.copy_large_from, huge_from);
         let segments = [
             (0, small),
+            (mid_from, self.copy_mid_fs_per_byte),
             (self.copy_large_from, self.copy_large_fs_per_byte),
             (upper_from, self.copy_upper_fs_per_byte),
             (huge_from, self.copy_huge_fs_per_byte),
@@ -620,73 +648,95 @@ fn level_costs(
         _ => Vec::new(),
     };
     match runtime {
-        Some(r) => RuntimeLevel {
-            hop_ps,
-            gap_ps,
-            burst_line_ps: ps(r.burst_line_ns.pick(pick) * factor).max(1),
-            burst_lines: r.burst_lines.max(1),
-            line_ps: ps(r.line_ns.pick(pick) * factor).max(1),
-            copy_fs_per_byte: Some(fs(r.copy_ns_per_byte.pick(pick))),
-            copy_large_fs_per_byte: fs(r.copy_large_ns_per_byte.pick(pick)),
-            copy_large_from: r.direct_bytes[1],
-            copy_upper_fs_per_byte: r
-                .copy_upper_ns_per_byte
-                .as_ref()
-                .map_or(0, |d| fs(d.pick(pick))),
-            copy_upper_from: match (&r.copy_upper_ns_per_byte, r.upper_bytes) {
-                (Some(_), Some(b)) => b,
-                _ => u64::MAX,
-            },
-            copy_huge_fs_per_byte: r
-                .copy_huge_ns_per_byte
-                .as_ref()
-                .map_or(0, |d| fs(d.pick(pick))),
-            copy_huge_from: match r.copy_huge_ns_per_byte {
-                Some(_) => r.direct_bytes[2],
-                None => u64::MAX,
-            },
-            block_ps: r
-                .direct_block_ns
-                .as_ref()
-                .map_or(0, |d| ps(d.pick(pick) * factor)),
-            post_ps: r.posted_ns.as_ref().map(|d| ps(d.pick(pick) * factor)),
-            post_line_ps: r
-                .posted_line_ns
-                .as_ref()
-                .map_or(0, |d| ps(d.pick(pick) * factor)),
-            post_two_ps: r.posted_two_ns.as_ref().map(|d| ps(d.pick(pick) * factor)),
-            post_curve_ps: sized_ps(&r.posted_curve_ns, &r.posted_curve_bytes)
-                .into_iter()
-                .filter_map(|(b, t)| {
-                    let lines = crate::runtime::posted_lines(usize::try_from(b).ok()?)?;
-                    Some((lines as u64, t))
-                })
-                .filter(|&(l, _)| l > 2)
-                .collect(),
-            post_full_lines: r
-                .posted_bytes
-                .and_then(|b| crate::runtime::shared_posted_lines(b as usize))
-                .unwrap_or(1) as u64,
-            post_long_line_ps: r
-                .posted_long_line_ns
-                .as_ref()
-                .or(r.posted_line_ns.as_ref())
-                .map_or(0, |d| ps(d.pick(pick) * factor)),
-            held_extra_ps: sized_ps(&r.held_extra_ns, &r.held_bytes),
-            footprint_extra_fs_per_byte: match (&r.footprint_extra_ns_per_byte, &r.footprint_bytes)
+        Some(r) => {
+            // Below `direct_bytes[1]`: one rate from the calibrated call at `direct_bytes[0]`
+            // to the one at `direct_bytes[1]`, or two through the middle point where it was
+            // measured (the second such that both outer points stay where they were measured;
+            // never below nothing).
+            let [d0, d1, _] = r.direct_bytes.map(|b| b as f64);
+            let whole = r.copy_ns_per_byte.pick(pick);
+            let (copy_below_mid, copy_mid, mid_from) = match (&r.copy_mid_ns_per_byte, r.mid_bytes)
             {
-                (Some(d), Some(b)) if r.huge_bytes.is_some() => b
-                    .iter()
-                    .zip(d)
-                    .map(|(&b, d)| (b, fs(d.pick(pick).max(0.0))))
+                (Some(m), Some(at)) => {
+                    let first = m.pick(pick);
+                    let m_at = at as f64;
+                    let second = ((whole * (d1 - d0) - first * (m_at - d0)) / (d1 - m_at)).max(0.0);
+                    (first, second, at)
+                }
+                _ => (whole, 0.0, u64::MAX),
+            };
+            RuntimeLevel {
+                hop_ps,
+                gap_ps,
+                burst_line_ps: ps(r.burst_line_ns.pick(pick) * factor).max(1),
+                burst_lines: r.burst_lines.max(1),
+                line_ps: ps(r.line_ns.pick(pick) * factor).max(1),
+                copy_fs_per_byte: Some(fs(copy_below_mid)),
+                copy_mid_fs_per_byte: fs(copy_mid),
+                copy_mid_from: mid_from,
+                copy_large_fs_per_byte: fs(r.copy_large_ns_per_byte.pick(pick)),
+                copy_large_from: r.direct_bytes[1],
+                copy_upper_fs_per_byte: r
+                    .copy_upper_ns_per_byte
+                    .as_ref()
+                    .map_or(0, |d| fs(d.pick(pick))),
+                copy_upper_from: match (&r.copy_upper_ns_per_byte, r.upper_bytes) {
+                    (Some(_), Some(b)) => b,
+                    _ => u64::MAX,
+                },
+                copy_huge_fs_per_byte: r
+                    .copy_huge_ns_per_byte
+                    .as_ref()
+                    .map_or(0, |d| fs(d.pick(pick))),
+                copy_huge_from: match r.copy_huge_ns_per_byte {
+                    Some(_) => r.direct_bytes[2],
+                    None => u64::MAX,
+                },
+                block_ps: r
+                    .direct_block_ns
+                    .as_ref()
+                    .map_or(0, |d| ps(d.pick(pick) * factor)),
+                post_ps: r.posted_ns.as_ref().map(|d| ps(d.pick(pick) * factor)),
+                post_line_ps: r
+                    .posted_line_ns
+                    .as_ref()
+                    .map_or(0, |d| ps(d.pick(pick) * factor)),
+                post_two_ps: r.posted_two_ns.as_ref().map(|d| ps(d.pick(pick) * factor)),
+                post_curve_ps: sized_ps(&r.posted_curve_ns, &r.posted_curve_bytes)
+                    .into_iter()
+                    .filter_map(|(b, t)| {
+                        let lines = crate::runtime::posted_lines(usize::try_from(b).ok()?)?;
+                        Some((lines as u64, t))
+                    })
+                    .filter(|&(l, _)| l > 2)
                     .collect(),
-                _ => Vec::new(),
-            },
-            footprint_base: r.huge_bytes.map_or(u64::MAX, |h| 2 * h),
-            forwarded_extra_ps: sized_ps(&r.forwarded_extra_ns, &r.forwarded_bytes),
-            stamp_load_ps: r.stamp_load_ns.as_ref().map(|d| ps(d.pick(pick) * factor)),
-            source,
-        },
+                post_full_lines: r
+                    .posted_bytes
+                    .and_then(|b| crate::runtime::shared_posted_lines(b as usize))
+                    .unwrap_or(1) as u64,
+                post_long_line_ps: r
+                    .posted_long_line_ns
+                    .as_ref()
+                    .or(r.posted_line_ns.as_ref())
+                    .map_or(0, |d| ps(d.pick(pick) * factor)),
+                held_extra_ps: sized_ps(&r.held_extra_ns, &r.held_bytes),
+                footprint_extra_fs_per_byte: match (
+                    &r.footprint_extra_ns_per_byte,
+                    &r.footprint_bytes,
+                ) {
+                    (Some(d), Some(b)) if r.huge_bytes.is_some() => b
+                        .iter()
+                        .zip(d)
+                        .map(|(&b, d)| (b, fs(d.pick(pick).max(0.0))))
+                        .collect(),
+                    _ => Vec::new(),
+                },
+                footprint_base: r.huge_bytes.map_or(u64::MAX, |h| 2 * h),
+                forwarded_extra_ps: sized_ps(&r.forwarded_extra_ns, &r.forwarded_bytes),
+                stamp_load_ps: r.stamp_load_ns.as_ref().map(|d| ps(d.pick(pick) * factor)),
+                source,
+            }
+        }
         None => {
             let line_ps = ps(lp.big_g().to_f64() * 56.0).max(1);
             RuntimeLevel {
@@ -696,6 +746,8 @@ fn level_costs(
                 burst_lines: 1,
                 line_ps,
                 copy_fs_per_byte: None,
+                copy_mid_fs_per_byte: 0,
+                copy_mid_from: u64::MAX,
                 copy_large_fs_per_byte: 0,
                 copy_large_from: u64::MAX,
                 copy_upper_fs_per_byte: 0,

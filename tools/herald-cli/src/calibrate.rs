@@ -218,6 +218,14 @@ fn table(p: &Profile) -> String {
                 out.push_str(&format!(", {} ns/B to {} B", c(d, 4), r.direct_bytes[2]));
             }
             out.push('\n');
+            if let (Some(d), Some(b)) = (&r.copy_mid_ns_per_byte, r.mid_bytes) {
+                out.push_str(&format!(
+                    "    single copy from {} B to {b} B: {} ns/B (the model bends the line to {} B there)\n",
+                    r.direct_bytes[0],
+                    c(d, 4),
+                    r.direct_bytes[1],
+                ));
+            }
             if let (Some(d), Some(b)) = (&r.copy_huge_ns_per_byte, r.huge_bytes) {
                 out.push_str(&format!("    single copy then {} ns/B to {b} B\n", c(d, 4)));
             }

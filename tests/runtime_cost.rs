@@ -278,20 +278,33 @@ fn a_middle_point_bends_the_copy_below_64_kib_and_keeps_both_ends() {
     near(t(&steep, k64) - t(&steep, k16), 0.0);
     near(t(&steep, k16) - t(&steep, k4), 12288.0 * 500.0);
     // A profile whose middle point lies outside (4 KiB, 64 KiB), or lacks its size: malformed.
+    point_sizes_are_checked(&new, "mid_bytes", [Some(k4), Some(k64), None], |r, b| {
+        r.mid_bytes = b
+    });
+}
+
+/// `good` reads back; with each of `bad` set by `set` on `l3`'s runtime calibration it is
+/// malformed, the message naming `name`.
+fn point_sizes_are_checked(
+    good: &Profile,
+    name: &str,
+    bad: [Option<u64>; 3],
+    set: impl Fn(&mut RuntimeCalibration, Option<u64>),
+) {
     let json = |p: &Profile| serde_json::to_string(p).unwrap();
-    for bad in [Some(k4), Some(k64), None] {
-        let mut p = new.clone();
+    for bad in bad {
+        let mut p = good.clone();
         let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-        l3.runtime.as_mut().unwrap().mid_bytes = bad;
+        set(l3.runtime.as_mut().unwrap(), bad);
         assert!(
             matches!(
                 Profile::from_json_forced(&json(&p)),
-                Err(ProfileError::Malformed(m)) if m.contains("mid_bytes")
+                Err(ProfileError::Malformed(m)) if m.contains(name)
             ),
             "{bad:?}"
         );
     }
-    assert!(Profile::from_json_forced(&json(&new)).is_ok());
+    assert!(Profile::from_json_forced(&json(good)).is_ok());
 }
 
 #[test]
@@ -327,20 +340,9 @@ fn copies_past_the_upper_point_take_its_slope_up_to_the_next_point() {
     near(t(&new, four) - t(&new, mib), (four - mib) * 500);
     near(t(&old, four) - t(&old, mib), (four - mib) * 500);
     // A profile whose upper point lies outside (64 KiB, 1 MiB), or lacks its size: malformed.
-    let json = |p: &Profile| serde_json::to_string(p).unwrap();
-    for bad in [Some(k64), Some(mib), None] {
-        let mut p = new.clone();
-        let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-        l3.runtime.as_mut().unwrap().upper_bytes = bad;
-        assert!(
-            matches!(
-                Profile::from_json_forced(&json(&p)),
-                Err(ProfileError::Malformed(m)) if m.contains("upper_bytes")
-            ),
-            "{bad:?}"
-        );
-    }
-    assert!(Profile::from_json_forced(&json(&new)).is_ok());
+    point_sizes_are_checked(&new, "upper_bytes", [Some(k64), Some(mib), None], |r, b| {
+        r.upper_bytes = b
+    });
 }
 
 #[test]

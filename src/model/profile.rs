@@ -928,30 +928,33 @@ impl Profile {
         for level in &profile.levels {
             let Some(r) = &level.runtime else { continue };
             let [small, large, past] = r.direct_bytes;
-            let upper_ok = match (&r.copy_upper_ns_per_byte, r.upper_bytes) {
-                (None, None) => true,
-                (Some(_), Some(b)) => large < b && b < past,
-                _ => false,
-            };
-            if !upper_ok {
-                return Err(ProfileError::Malformed(format!(
-                    "level {:?}: copy_upper_ns_per_byte needs upper_bytes, strictly between \
-                     direct_bytes[1] and direct_bytes[2]",
-                    level.name
-                )));
-            }
-            let mid_ok = match (&r.copy_mid_ns_per_byte, r.mid_bytes) {
-                (None, None) => true,
-                (Some(_), Some(b)) => small < b && b < large,
-                _ => false,
-            };
-            if !mid_ok {
-                return Err(ProfileError::Malformed(format!(
-                    "level {:?}: copy_mid_ns_per_byte needs mid_bytes, strictly between \
-                     direct_bytes[0] and direct_bytes[1]",
-                    level.name
-                )));
-            }
+            // A slope that starts at a size of its own comes with that size, strictly between
+            // the two calibrated sizes around it.
+            let point =
+                |slope: &Option<Distribution>, at: Option<u64>, (lo, hi), names: &str| match (
+                    slope, at,
+                ) {
+                    (None, None) => Ok(()),
+                    (Some(_), Some(b)) if lo < b && b < hi => Ok(()),
+                    _ => Err(ProfileError::Malformed(format!(
+                        "level {:?}: {names}",
+                        level.name
+                    ))),
+                };
+            point(
+                &r.copy_upper_ns_per_byte,
+                r.upper_bytes,
+                (large, past),
+                "copy_upper_ns_per_byte needs upper_bytes, strictly between direct_bytes[1] \
+                 and direct_bytes[2]",
+            )?;
+            point(
+                &r.copy_mid_ns_per_byte,
+                r.mid_bytes,
+                (small, large),
+                "copy_mid_ns_per_byte needs mid_bytes, strictly between direct_bytes[0] and \
+                 direct_bytes[1]",
+            )?;
             // Points measured at sizes: one per size, sizes ascending.
             let sized =
                 |points: Option<&Vec<Distribution>>, bytes: Option<&Vec<u64>>, names: &str| {

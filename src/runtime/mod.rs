@@ -9,12 +9,14 @@
 //! 6. `collective` — SPMD collectives over per-pair rings ([`Comm`], [`CommRank`]).
 //! 7. `sync` — the std/loom shim (`cfg(herald_loom)`).
 //! 8. `fault` — fault injection for the failure-path tests (hidden, not a stable API).
+//! 9. `hint` — prefetch hints for lines another CPU holds.
 
 mod channel;
 mod collective;
 mod exec;
 #[doc(hidden)]
 pub mod fault;
+mod hint;
 mod line;
 mod program;
 mod sync;

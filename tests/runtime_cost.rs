@@ -117,6 +117,7 @@ fn profile(rt: Rt) -> Profile {
         mid_bytes: None,
         exec_ns: None,
         exec_short_ns: None,
+        stream_two_ns: None,
         posted_ns: None,
         posted_line_ns: None,
         posted_bytes: None,
@@ -1196,6 +1197,38 @@ fn with_posted(mut p: Profile, one_line: f64, per_line: f64) -> Profile {
     r.posted_line_ns = Some(one(per_line));
     r.posted_bytes = Some(1072);
     p
+}
+
+#[test]
+fn a_streams_second_line_is_priced_by_its_own_measurement() {
+    // Measured: one line 300 ns, 16 lines 300 + 15 · 9.5 = 442.5 ns, two lines 340 ns. Two
+    // lines (49–104 bytes: an 8-byte header and 56 bytes a line) cost the two-line call; the
+    // 14 lines from the third to the 16th share the other 102.5 ns (7.321 ns each, in whole
+    // ps); one line, the full burst and the lines past it are as without the point.
+    let without = profile(RT);
+    let mut p = without.clone();
+    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    l3.runtime.as_mut().unwrap().stream_two_ns = Some(one(40.0));
+    let h = machine(2);
+    let s = tree(Algorithm::Binomial, 2, 1);
+    let stream = |p: &Profile, b: u64| predict(p, &h, &s, b, Transport::Stream);
+    for (bytes, want) in [
+        (48u64, 300_000u64),
+        (49, 340_000),
+        (104, 340_000),
+        (105, 347_321),
+        (160, 347_321),
+        (161, 354_642),
+        (880, 442_500),
+        (936, 452_000),
+    ] {
+        assert_eq!(stream(&p, bytes), want, "{bytes} bytes");
+    }
+    for bytes in [48, 880, 936, 16 << 10] {
+        assert_eq!(stream(&p, bytes), stream(&without, bytes), "{bytes} bytes");
+    }
+    // Without the point every line of the burst costs the average.
+    assert_eq!(stream(&without, 104), 309_500);
 }
 
 #[test]

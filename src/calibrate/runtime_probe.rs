@@ -295,9 +295,9 @@ fn lines(bytes: usize) -> f64 {
 /// `FOOTPRINT_READERS` buffers in turn, and the extra time of the three largest held copies
 /// when the root's buffer was last written by its own (held) copy rather than by the root, and
 /// the copy per byte on one PU from `DIRECT[2]` to `HUGE`, the copy per byte from `DIRECT[0]`
-/// to `HELD[1]` (16 KiB, a plain single copy of one block), and the posted calls of the
-/// `POSTED_CURVE` sizes.
-const QUANTITIES: usize = 49;
+/// to `HELD[1]` (16 KiB, a plain single copy of one block), a stream's second line (two
+/// lines in one block less one line), and the posted calls of the `POSTED_CURVE` sizes.
+const QUANTITIES: usize = 50;
 
 /// The cases (indices into [`CASES`]) each quantity of [`quantities`] is computed from.
 /// A slice's value of a quantity is kept only where its cases between the pair's two PUs all
@@ -341,6 +341,7 @@ const QUANTITY_CASES: [&[usize]; QUANTITIES] = [
     &[39, 24],
     &[40, 29],
     &[25, 4],
+    &[11, 0],
     &[41],
     &[42],
     &[43],
@@ -421,6 +422,7 @@ fn quantities(t: &[f64; CASES.len()]) -> [f64; QUANTITIES] {
         t[39] - t[24],
         (t[40] - t[29]) / (HUGE - DIRECT[2]) as f64,
         (t[25] - t[4]) / (HELD[1] - DIRECT[0]) as f64,
+        t[11] - t[0],
     ];
     // The posted calls of the `POSTED_CURVE` sizes, as measured.
     std::array::from_fn(|q| {
@@ -681,6 +683,7 @@ impl RuntimeProbe {
             upper_bytes: Some(HELD[3] as u64),
             copy_mid_ns_per_byte: Some(dist(34)),
             mid_bytes: Some(HELD[1] as u64),
+            stream_two_ns: Some(dist(35)),
             shared_posted_read_line_ns: Some(dist(26)),
             shared_posted_read_bytes: Some(SHARED_READ as u64),
             footprint_extra_ns_per_byte: Some((27..30).map(dist).collect()),

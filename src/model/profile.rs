@@ -483,6 +483,15 @@ pub struct RuntimeCalibration {
     /// from profiles written before herald measured it (then `exec_ns` at every length).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec_short_ns: Option<Distribution>,
+    /// A streamed broadcast's second line: the two-line broadcast (104 bytes) in one block
+    /// less the one-line broadcast (`one_line_ns`). It costs more than the average line of
+    /// `burst_line_ns` (on the development VM 36–46 ns against 18 in the state between the
+    /// host's two modes, docs/fidelity.md, "Sixty-eighth session"); with it the model prices
+    /// a stream's second line at this and its lines from the third to `burst_lines` at what
+    /// is left of the burst's cost. Absent from profiles written before herald measured it
+    /// (then every line of a short stream costs `burst_line_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_two_ns: Option<Distribution>,
     /// A posted broadcast ([`CommRank::broadcast`](crate::CommRank::broadcast) of a
     /// communicator that posts, [`CommOptions::posted_broadcast`](crate::CommOptions::posted_broadcast))
     /// of one line (48 payload bytes): the root writes a slot, the other rank reads it. Absent

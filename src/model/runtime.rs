@@ -178,6 +178,11 @@ pub struct RuntimeLevel {
     pub burst_line_ps: u64,
     /// Lines a receiver reads ahead (a message this short is read only once complete).
     pub burst_lines: u64,
+    /// Sender time of a message's second line where it was measured apart, ps: then the
+    /// lines from the third to `burst_lines` share what is left of `burst_lines` lines at
+    /// `burst_line_ps` ([`stream_ps`](Self::stream_ps)); `None`: every line of the burst at
+    /// `burst_line_ps`.
+    pub burst_two_ps: Option<u64>,
     /// Sustained sender time per line of a long stream, ps.
     pub line_ps: u64,
     /// Single-copy time per payload byte, fs, for messages up to `copy_mid_from` bytes (up to
@@ -252,10 +257,41 @@ pub struct RuntimeLevel {
 
 impl RuntimeLevel {
     /// Sender time of a message of `lines` lines, ps: the first `burst_lines` at
-    /// `burst_line_ps`, the rest at `line_ps`.
+    /// `burst_line_ps` (with `burst_two_ps`, the first at `burst_line_ps`, the second at
+    /// `burst_two_ps` and the others up to `burst_lines` sharing the rest of the burst's cost
+    /// evenly, so a full burst costs the same either way), the rest at `line_ps`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use herald::{*, model::{RuntimeCosts, Pick}};
+    /// # let text = std::fs::read_to_string("tests/data/profile-2core.json")?;
+    /// # let profile = Profile::from_json_forced(&text)?;
+    /// # let h = TopologySource::from_options(Some("core:2 pu:1"), None)?.load()?;
+    /// let costs = RuntimeCosts::from_profile(&profile, &h, Pick::Dominant)?;
+    /// let mut l = costs.between(0, 1).unwrap().clone();
+    /// (l.burst_line_ps, l.burst_lines, l.line_ps) = (20_000, 16, 25_000);
+    /// l.burst_two_ps = None;
+    /// assert_eq!(l.stream_ps(2), 40_000);
+    /// l.burst_two_ps = Some(48_000);
+    /// assert_eq!(l.stream_ps(2), 68_000);
+    /// assert_eq!(l.stream_ps(16), 16 * 20_000); // the burst's whole cost, as without it
+    /// assert_eq!(l.stream_ps(17), 16 * 20_000 + 25_000);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn stream_ps(&self, lines: u64) -> u64 {
         let burst = lines.min(self.burst_lines);
-        burst * self.burst_line_ps + (lines - burst) * self.line_ps
+        let short = match self.burst_two_ps {
+            Some(two) if burst >= 2 && self.burst_lines > 2 => {
+                let after_first = (self.burst_lines - 1) * self.burst_line_ps;
+                let two = two.min(after_first);
+                self.burst_line_ps
+                    + two
+                    + (after_first - two) * (burst - 2) / (self.burst_lines - 2)
+            }
+            _ => burst * self.burst_line_ps,
+        };
+        short + (lines - burst) * self.line_ps
     }
 
     /// What a single copy of a `bytes`-byte payload costs its reader beyond
@@ -670,6 +706,7 @@ fn level_costs(
                 gap_ps,
                 burst_line_ps: ps(r.burst_line_ns.pick(pick) * factor).max(1),
                 burst_lines: r.burst_lines.max(1),
+                burst_two_ps: r.stream_two_ns.as_ref().map(|d| ps(d.pick(pick) * factor)),
                 line_ps: ps(r.line_ns.pick(pick) * factor).max(1),
                 copy_fs_per_byte: Some(fs(copy_below_mid)),
                 copy_mid_fs_per_byte: fs(copy_mid),
@@ -744,6 +781,7 @@ fn level_costs(
                 gap_ps,
                 burst_line_ps: line_ps,
                 burst_lines: 1,
+                burst_two_ps: None,
                 line_ps,
                 copy_fs_per_byte: None,
                 copy_mid_fs_per_byte: 0,

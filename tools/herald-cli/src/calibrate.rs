@@ -229,6 +229,14 @@ fn table(p: &Profile) -> String {
             if let (Some(d), Some(b)) = (&r.copy_huge_ns_per_byte, r.huge_bytes) {
                 out.push_str(&format!("    single copy then {} ns/B to {b} B\n", c(d, 4)));
             }
+            if let Some(d) = &r.stream_two_ns {
+                out.push_str(&format!(
+                    "    stream's second line {} (2 lines in 1 block against 1 line; the model \
+                     spreads the rest of the first {} lines over the third to the last)\n",
+                    c(d, 1),
+                    r.burst_lines
+                ));
+            }
             for (d, lines) in [(&r.exec_ns, r.burst_lines), (&r.exec_short_ns, 2)] {
                 if let Some(d) = d {
                     out.push_str(&format!(

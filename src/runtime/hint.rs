@@ -3,9 +3,10 @@
 //! A root that writes a posted broadcast's lines writes lines its readers read in an earlier
 //! call: each store waits for its line to be taken from the reader's cache, and the stores
 //! leave the store buffer in order, so those transfers overlapped little (a loop of 1 KiB
-//! posts, 17 lines, took about 20 ns a line). [`for_write`] asks for every line at once first (PREFETCHW), so the
-//! transfers overlap. It is a hint: it loads nothing a program sees, orders nothing, and a
-//! line taken away again before its store only costs the transfer once more.
+//! posts, 17 lines, took about 20 ns a line). [`for_write`] asks for every line at once first
+//! (PREFETCHW), so the transfers overlap. It is a hint: it loads nothing a program sees,
+//! orders nothing, and a line taken away again before its store only costs the transfer once
+//! more.
 //!
 //! Measured on the development VM (2 ranks with CPUs of their own, herald in process against
 //! MPICH, `herald-mpi bench --herald inproc`, builds alternating; docs/runtime.md,
@@ -54,7 +55,7 @@ pub(crate) fn for_write<T>(items: &[T]) {
         for line in lines_of(items) {
             // SAFETY: PREFETCHW (this CPU has it, checked above) is a hint: it faults on no
             // address, writes nothing, and no load or store a program makes sees it; the
-            // address lies inside `items` besides.
+            // address lies in a line `items` spans besides.
             unsafe {
                 std::arch::asm!(
                     "prefetchw [{line}]",
@@ -72,8 +73,8 @@ pub(crate) fn for_write<T>(items: &[T]) {
 mod tests {
     use super::*;
 
-    /// The hint changes no byte: a slice hinted reads as written, at every length
-    /// around a line's edges.
+    /// The instruction runs (it would fault or corrupt here if encoded wrongly) and changes no
+    /// byte: a slice hinted reads as written, at lengths around a line's edges.
     #[test]
     fn hints_leave_every_byte_as_it_was() {
         for len in [0usize, 1, 63, 64, 65, 1000, 4096] {

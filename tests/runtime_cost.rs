@@ -84,8 +84,7 @@ const RT: Rt = Rt {
 /// and a one-line broadcast between two ranks of one PU (`None`: not measured).
 fn profile_with(rt: Rt, block_ns: Option<f64>, shared_ns: Option<f64>) -> Profile {
     let mut p = profile(rt);
-    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    let r = l3.runtime.as_mut().unwrap();
+    let r = l3_runtime(&mut p);
     r.direct_block_ns = block_ns.map(one);
     r.shared_one_line_ns = shared_ns.map(one);
     p
@@ -143,6 +142,12 @@ fn profile(rt: Rt) -> Profile {
         stamp_load_ns: None,
     });
     p
+}
+
+/// `p`'s runtime calibration of `l3`, the measured level (set by [`profile`]).
+fn l3_runtime(p: &mut Profile) -> &mut RuntimeCalibration {
+    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
+    l3.runtime.as_mut().unwrap()
 }
 
 /// `cores` cores under one L3 (so every pair meets at the measured level).
@@ -227,8 +232,7 @@ fn copies_past_the_last_calibrated_size_take_the_huge_slope() {
         step(&old)
     );
     let mut new = old.clone();
-    let l3 = new.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    let r = l3.runtime.as_mut().unwrap();
+    let r = l3_runtime(&mut new);
     r.copy_huge_ns_per_byte = Some(one(0.5));
     r.huge_bytes = Some(four);
     assert!(
@@ -257,8 +261,7 @@ fn a_middle_point_bends_the_copy_below_64_kib_and_keeps_both_ends() {
     let (k4, k16, k64) = (4096u64, 16u64 << 10, 64u64 << 10);
     let old = profile(RT);
     let mut new = old.clone();
-    let l3 = new.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    let r = l3.runtime.as_mut().unwrap();
+    let r = l3_runtime(&mut new);
     r.copy_mid_ns_per_byte = Some(one(0.2));
     r.mid_bytes = Some(k16);
     let t = |p: &Profile, b: u64| predict(p, &h, &s, b, Transport::Direct);
@@ -274,8 +277,7 @@ fn a_middle_point_bends_the_copy_below_64_kib_and_keeps_both_ends() {
     // A middle point steeper than the whole span allows (past 5×) makes the rest free, never
     // negative: 64 KiB then costs more than measured, the 16 KiB point stays.
     let mut steep = new.clone();
-    let l3 = steep.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    l3.runtime.as_mut().unwrap().copy_mid_ns_per_byte = Some(one(0.5));
+    l3_runtime(&mut steep).copy_mid_ns_per_byte = Some(one(0.5));
     near(t(&steep, k64) - t(&steep, k16), 0.0);
     near(t(&steep, k16) - t(&steep, k4), 12288.0 * 500.0);
     // A profile whose middle point lies outside (4 KiB, 64 KiB), or lacks its size: malformed.
@@ -295,8 +297,7 @@ fn point_sizes_are_checked(
     let json = |p: &Profile| serde_json::to_string(p).unwrap();
     for bad in bad {
         let mut p = good.clone();
-        let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-        set(l3.runtime.as_mut().unwrap(), bad);
+        set(l3_runtime(&mut p), bad);
         assert!(
             matches!(
                 Profile::from_json_forced(&json(&p)),
@@ -319,13 +320,11 @@ fn copies_past_the_upper_point_take_its_slope_up_to_the_next_point() {
     let (k64, k256, mib, four) = (64u64 << 10, 256u64 << 10, 1u64 << 20, 4u64 << 20);
     let rounding = four.div_ceil(k64);
     let mut old = profile(rt);
-    let l3 = old.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    let r = l3.runtime.as_mut().unwrap();
+    let r = l3_runtime(&mut old);
     r.copy_huge_ns_per_byte = Some(one(0.5));
     r.huge_bytes = Some(four);
     let mut new = old.clone();
-    let l3 = new.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    let r = l3.runtime.as_mut().unwrap();
+    let r = l3_runtime(&mut new);
     r.copy_upper_ns_per_byte = Some(one(0.1));
     r.upper_bytes = Some(k256);
     let t = |p: &Profile, b: u64| predict(p, &h, &s, b, Transport::Direct);
@@ -436,8 +435,7 @@ fn blocks_on_one_edge_cost_one_message() {
 
 /// `p` with the executor's extra cost per call measured at `ns`.
 fn with_exec(mut p: Profile, ns: f64) -> Profile {
-    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    l3.runtime.as_mut().unwrap().exec_ns = Some(one(ns));
+    l3_runtime(&mut p).exec_ns = Some(one(ns));
     p
 }
 
@@ -487,8 +485,7 @@ fn the_executors_extra_cost_is_linear_in_lines_between_its_calibrated_lengths() 
     let h = machine(2);
     let plain = profile(RT);
     let mut both = with_exec(profile(RT), 70.0);
-    let l3 = both.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    l3.runtime.as_mut().unwrap().exec_short_ns = Some(one(30.0));
+    l3_runtime(&mut both).exec_short_ns = Some(one(30.0));
     let extra = |lines: u64| {
         let (s, bytes) = (tree(Algorithm::Binomial, 2, 2), lines * 56 - 8);
         predict(&both, &h, &s, bytes, Transport::Stream)
@@ -623,8 +620,7 @@ fn a_copy_on_one_pu_costs_the_one_pu_rate_up_to_its_measured_size() {
     let direct_call = 2_000_000 - (HOP_PS + 9_500) - (copy + HOP_PS);
     let mut p = shared_profile();
     let measured = |p: &mut Profile, ns_per_byte: f64| {
-        let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-        l3.runtime.as_mut().unwrap().shared_copy_ns_per_byte = Some(one(ns_per_byte));
+        l3_runtime(p).shared_copy_ns_per_byte = Some(one(ns_per_byte));
     };
     measured(&mut p, 0.01);
     let h = machine(1);
@@ -665,8 +661,7 @@ fn a_large_copy_on_one_pu_costs_the_large_one_pu_rate_from_a_lender_there() {
     // past the small rate's size).
     let mut p = shared_profile();
     let measured = |p: &mut Profile, ns_per_byte: f64| {
-        let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-        l3.runtime.as_mut().unwrap().shared_copy_large_ns_per_byte = Some(one(ns_per_byte));
+        l3_runtime(p).shared_copy_large_ns_per_byte = Some(one(ns_per_byte));
     };
     measured(&mut p, 0.01);
     let old = shared_profile();
@@ -716,8 +711,7 @@ fn a_one_pu_copy_past_a_mebibyte_takes_its_own_slope_where_measured() {
     // 1 MiB nothing changes.
     let with = |huge: Option<f64>| {
         let mut p = shared_profile();
-        let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-        let r = l3.runtime.as_mut().unwrap();
+        let r = l3_runtime(&mut p);
         r.shared_copy_large_ns_per_byte = Some(one(0.01));
         r.shared_copy_huge_ns_per_byte = huge.map(one);
         p
@@ -969,8 +963,7 @@ fn single_copies_through_the_executor_cost_its_calibrated_extra() {
     };
     let blocks = profile_with(RT, Some(120.0), None);
     let mut both = blocks.clone();
-    let l3 = both.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    l3.runtime.as_mut().unwrap().direct_exec_ns = Some(one(70.0));
+    l3_runtime(&mut both).direct_exec_ns = Some(one(70.0));
     // One ps of rounding per block at most (the copy's ps split into blocks).
     let d2 = t(&both, 2, 4096) - t(&both, 1, 4096);
     assert!(d2.abs_diff(70_000 + 120_000) <= 2, "{d2}");
@@ -1191,8 +1184,7 @@ fn posted_lines(b: u64) -> u64 {
 /// `p` with a posted broadcast measured on `l3`: one line `one_line` ns, `per_line` ns per
 /// further line.
 fn with_posted(mut p: Profile, one_line: f64, per_line: f64) -> Profile {
-    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    let r = l3.runtime.as_mut().unwrap();
+    let r = l3_runtime(&mut p);
     r.posted_ns = Some(one(one_line));
     r.posted_line_ns = Some(one(per_line));
     r.posted_bytes = Some(1072);
@@ -1207,8 +1199,7 @@ fn a_streams_second_line_is_priced_by_its_own_measurement() {
     // ps); one line, the full burst and the lines past it are as without the point.
     let without = profile(RT);
     let mut p = without.clone();
-    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    l3.runtime.as_mut().unwrap().stream_two_ns = Some(one(40.0));
+    l3_runtime(&mut p).stream_two_ns = Some(one(40.0));
     let h = machine(2);
     let s = tree(Algorithm::Binomial, 2, 1);
     let stream = |p: &Profile, b: u64| predict(p, &h, &s, b, Transport::Stream);
@@ -1237,8 +1228,7 @@ fn a_posts_second_line_is_priced_by_its_own_measurement() {
     // Two lines cost the two-line call; the 15 lines from the third to the 17th share the
     // other 114 ns, 7.6 ns each; one line is unchanged.
     let mut p = with_posted(profile(RT), 90.0, 14.0);
-    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    l3.runtime.as_mut().unwrap().posted_two_ns = Some(one(200.0));
+    l3_runtime(&mut p).posted_two_ns = Some(one(200.0));
     for (bytes, want) in [
         (48u64, 90_000u64),
         (49, 200_000),
@@ -1260,8 +1250,7 @@ fn a_post_of_a_measured_length_costs_its_measurement() {
     // line between them (5 lines halfway from 79 to 123; 9 to 16 lines on the way to the
     // slot's 190 ns); a length past a full slot its long lines beyond the slot.
     let mut p = with_posted(profile(RT), 70.0, 7.5);
-    let r = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    let r = r.runtime.as_mut().unwrap();
+    let r = l3_runtime(&mut p);
     r.posted_two_ns = Some(one(75.0));
     r.posted_curve_ns = Some(vec![one(79.0), one(123.0)]);
     r.posted_curve_bytes = Some(vec![240, 368]);
@@ -1288,16 +1277,14 @@ fn a_post_of_a_measured_length_costs_its_measurement() {
 #[test]
 fn a_measured_posted_length_outside_a_slot_is_malformed() {
     let mut p = with_posted(profile(RT), 70.0, 7.5);
-    let r = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    let r = r.runtime.as_mut().unwrap();
+    let r = l3_runtime(&mut p);
     r.posted_curve_ns = Some(vec![one(79.0)]);
     r.posted_curve_bytes = Some(vec![2048]);
     let text = p.to_json();
     let err = Profile::from_json_forced(&text).unwrap_err().to_string();
     assert!(err.contains("posted_curve_bytes"), "{err}");
     // One point per size.
-    let r = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    r.runtime.as_mut().unwrap().posted_curve_bytes = Some(vec![240, 304]);
+    l3_runtime(&mut p).posted_curve_bytes = Some(vec![240, 304]);
     let err = Profile::from_json_forced(&p.to_json())
         .unwrap_err()
         .to_string();
@@ -1476,8 +1463,7 @@ fn planned_posts() {
 /// `p` with a posted broadcast measured between two ranks of one PU: one line `one_line` ns,
 /// `per_line` ns per further line; and between the pair, `long` ns per line past a full slot.
 fn with_shared_posted(mut p: Profile, one_line: f64, per_line: f64, long: f64) -> Profile {
-    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    let r = l3.runtime.as_mut().unwrap();
+    let r = l3_runtime(&mut p);
     r.shared_posted_ns = Some(one(one_line));
     r.shared_posted_line_ns = Some(one(per_line));
     r.shared_posted_bytes = Some(8192);
@@ -1552,8 +1538,7 @@ fn readers_of_one_pu_take_turns_after_one_post() {
 
 /// `p` with a further reader on one PU measured to add `read_line` ns per further posted line.
 fn with_shared_read(mut p: Profile, read_line: f64) -> Profile {
-    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    let r = l3.runtime.as_mut().unwrap();
+    let r = l3_runtime(&mut p);
     r.shared_posted_read_line_ns = Some(one(read_line));
     r.shared_posted_read_bytes = Some(65_536);
     p
@@ -1721,8 +1706,7 @@ fn every_ranked_choice_carries_its_own_schedules_prediction() {
 /// `p` with the single copy into a buffer another PU holds measured at `(bytes, extra ns
 /// beyond the copy)` points.
 fn with_held(mut p: Profile, points: &[(u64, f64)]) -> Profile {
-    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    let r = l3.runtime.as_mut().unwrap();
+    let r = l3_runtime(&mut p);
     r.held_extra_ns = Some(points.iter().map(|&(_, e)| one(e)).collect());
     r.held_bytes = Some(points.iter().map(|&(b, _)| b).collect());
     p
@@ -1833,8 +1817,7 @@ fn a_forwarder_on_shared_pus_pays_only_for_readers_on_other_pus() {
 /// `p` with a copy from a forwarder's buffer that another PU holds measured at `(bytes,
 /// extra ns beyond the held copy)` points.
 fn with_forwarded(mut p: Profile, points: &[(u64, f64)]) -> Profile {
-    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    let r = l3.runtime.as_mut().unwrap();
+    let r = l3_runtime(&mut p);
     r.forwarded_extra_ns = Some(points.iter().map(|&(_, e)| one(e)).collect());
     r.forwarded_bytes = Some(points.iter().map(|&(b, _)| b).collect());
     p
@@ -1905,8 +1888,7 @@ fn a_copy_from_a_forwarders_streamed_buffer_pays_the_forwarded_extra() {
 /// `p` with single copies measured up to `huge` bytes (at `RT`'s rate) and, where `points`
 /// is not empty, the extra per byte (ns) of copies among buffers of `(footprint bytes, …)`.
 fn with_footprint(mut p: Profile, huge: u64, points: &[(u64, f64)]) -> Profile {
-    let l3 = p.levels.iter_mut().find(|l| l.name == "l3").unwrap();
-    let r = l3.runtime.as_mut().unwrap();
+    let r = l3_runtime(&mut p);
     r.copy_huge_ns_per_byte = Some(one(RT.large));
     r.huge_bytes = Some(huge);
     if !points.is_empty() {

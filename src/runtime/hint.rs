@@ -18,20 +18,13 @@
 /// Whether this CPU has PREFETCHW (CPUID leaf `0x8000_0001`, ECX bit 8), asked once.
 #[cfg(all(target_arch = "x86_64", not(herald_loom), not(miri)))]
 fn has_prefetchw() -> bool {
-    use std::sync::atomic::{AtomicU8, Ordering};
-    // 0: not asked yet, 1: no, 2: yes.
-    static HAS: AtomicU8 = AtomicU8::new(0);
-    match HAS.load(Ordering::Relaxed) {
-        0 => {
-            // CPUID is available on every x86-64 CPU; leaf 0x8000_0000 gives the highest
-            // extended leaf.
-            let has = core::arch::x86_64::__cpuid(0x8000_0000).eax >= 0x8000_0001
-                && core::arch::x86_64::__cpuid(0x8000_0001).ecx & (1 << 8) != 0;
-            HAS.store(if has { 2 } else { 1 }, Ordering::Relaxed);
-            has
-        }
-        v => v == 2,
-    }
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    // CPUID is available on every x86-64 CPU; leaf 0x8000_0000 gives the highest extended
+    // leaf.
+    *HAS.get_or_init(|| {
+        core::arch::x86_64::__cpuid(0x8000_0000).eax >= 0x8000_0001
+            && core::arch::x86_64::__cpuid(0x8000_0001).ecx & (1 << 8) != 0
+    })
 }
 
 /// An address in each 64-byte line `items` spans, the first line's start first.

@@ -7,8 +7,8 @@ use herald::{
         capacity_from_curve, distribution, find_modes, fit_prtt, FitError, LogGpFit, PrttPoint,
     },
     model::{
-        load_profile, save_profile, Distribution, LevelProfile, Mode, Pick, ProfileError,
-        TopologySummary, PROFILE_SCHEMA,
+        load_profile, save_profile, CpuIdentity, Distribution, LevelProfile, Mode, Pick,
+        ProfileError, TopologySummary, PROFILE_SCHEMA,
     },
     CostModel, Profile,
 };
@@ -348,6 +348,7 @@ fn profile(host: &str) -> Profile {
     Profile {
         schema: PROFILE_SCHEMA,
         host: host.into(),
+        cpu: herald::model::this_cpu(),
         date: "2026-01-01T00:00:00Z".into(),
         tool: "test".into(),
         mode: "quick".into(),
@@ -449,6 +450,79 @@ fn malformed_and_mismatched_profiles_give_typed_errors() {
         Err(ProfileError::Io { .. })
     ));
     assert!(matches!(foreign.level("l9"), Err(ProfileError::NoLevel(_))));
+}
+
+/// A `/proc/cpuinfo` of two processors in the layout Linux prints on x86 (tabs before the
+/// colon, the second block different so that only the first may be read).
+const INTEL_CPUINFO: &str = "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\n\
+model\t\t: 167\nmodel name\t: Intel(R) Xeon(R)   Processor\nstepping\t: 1\nflags\t\t: fpu vme\n\n\
+processor\t: 1\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\n";
+
+#[test]
+fn a_cpu_is_named_by_the_first_processor_of_cpuinfo() {
+    let intel = CpuIdentity::from_cpuinfo(INTEL_CPUINFO).unwrap();
+    assert_eq!(intel.vendor.as_deref(), Some("GenuineIntel"));
+    assert_eq!(intel.model.as_deref(), Some("Intel(R) Xeon(R) Processor"));
+    assert_eq!(intel.family.as_deref(), Some("6"));
+    assert_eq!(intel.model_number.as_deref(), Some("167"));
+    assert_eq!(intel.stepping.as_deref(), Some("1"));
+    assert_eq!(
+        intel.to_string(),
+        "GenuineIntel Intel(R) Xeon(R) Processor (family 6, model 167, stepping 1)"
+    );
+    // Leading blank lines and spaces in place of tabs read alike.
+    let spaced = "\n\nvendor_id : GenuineIntel\ncpu family : 6\nmodel : 167\n\
+                  model name : Intel(R) Xeon(R) Processor\nstepping : 1\n";
+    assert_eq!(CpuIdentity::from_cpuinfo(spaced).as_ref(), Some(&intel));
+    // An ARM machine names its implementer and part; what it leaves out stays absent.
+    let arm = "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\n\
+               CPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n";
+    let arm = CpuIdentity::from_cpuinfo(arm).unwrap();
+    assert_eq!(arm.vendor.as_deref(), Some("0x41"));
+    assert_eq!(arm.model, None);
+    assert_eq!(arm.to_string(), "0x41 (family 8, model 0xd0c, stepping 1)");
+    assert_ne!(arm, intel);
+    // Nothing that names a processor: no identity.
+    assert_eq!(CpuIdentity::from_cpuinfo(""), None);
+    assert_eq!(
+        CpuIdentity::from_cpuinfo("processor : 0\nflags : fpu\n"),
+        None
+    );
+    assert_eq!(CpuIdentity::from_cpuinfo("vendor_id :\n"), None);
+}
+
+#[test]
+fn a_profile_of_another_processor_is_refused_unless_forced() {
+    let other = CpuIdentity::from_cpuinfo(
+        "vendor_id : NoSuchVendor\ncpu family : 99\nmodel : 1\nstepping : 0\n",
+    );
+    let mut foreign = profile(&herald::model::host_name());
+    foreign.cpu = other.clone();
+    let json = foreign.to_json();
+    assert!(json.contains("\"vendor\": \"NoSuchVendor\""), "{json}");
+    assert_eq!(Profile::from_json(&json).unwrap(), foreign);
+    let path = temp("cpu.json");
+    save_profile(&foreign, &path).unwrap();
+    match (herald::model::this_cpu(), load_profile(&path, false)) {
+        (Some(here), Err(ProfileError::Cpu { found, expected })) => {
+            assert_eq!(found, other.as_ref().unwrap().to_string());
+            assert_eq!(expected, here.to_string());
+        }
+        // A machine that names no processor has nothing to compare.
+        (None, Ok(p)) => assert_eq!(p, foreign),
+        (here, got) => panic!("this machine's cpu {here:?}: expected a cpu error, got {got:?}"),
+    }
+    assert_eq!(load_profile(&path, true).unwrap(), foreign);
+    // A profile that names no processor (written before herald recorded it) loads.
+    foreign.cpu = None;
+    let json = foreign.to_json();
+    assert!(!json.contains("\"cpu\""), "{json}");
+    save_profile(&foreign, &path).unwrap();
+    assert_eq!(load_profile(&path, false).unwrap(), foreign);
+    // This machine's own processor passes.
+    foreign.cpu = herald::model::this_cpu();
+    save_profile(&foreign, &path).unwrap();
+    assert_eq!(load_profile(&path, false).unwrap(), foreign);
 }
 
 #[test]

@@ -552,6 +552,7 @@ pub fn calibrate(
     Ok(Profile {
         schema: PROFILE_SCHEMA,
         host: host_name(),
+        cpu: crate::model::this_cpu(),
         date: utc_now(),
         tool: format!("herald {}", env!("CARGO_PKG_VERSION")),
         mode: opts.mode.to_owned(),

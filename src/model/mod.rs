@@ -41,9 +41,10 @@ pub use logp::{LogP, LongMessages};
 pub use oneport::OnePort;
 pub use postal::{Postal, UniversalTree};
 pub use profile::{
-    default_profile_path, host_name, load_profile, save_profile, Capacity, CombinePoint,
-    Distribution, LevelProfile, MessagePieces, Mode, Pick, PieceTrial, PostedPoint, Profile,
-    ProfileError, RuntimeCalibration, TopologyLevel, TopologySummary, WholeParams, PROFILE_SCHEMA,
+    default_profile_path, host_name, load_profile, save_profile, this_cpu, Capacity, CombinePoint,
+    CpuIdentity, Distribution, LevelProfile, MessagePieces, Mode, Pick, PieceTrial, PostedPoint,
+    Profile, ProfileError, RuntimeCalibration, TopologyLevel, TopologySummary, WholeParams,
+    PROFILE_SCHEMA,
 };
 pub use runtime::{RuntimeCosts, RuntimeLevel, RuntimeSource, Transport};
 

@@ -3,12 +3,13 @@
 //!
 //! The type lives in `model` (not in `calibrate`) so the planner can read a profile without
 //! depending on clocks or threads. Measuring is `calibrate`'s job; this module only holds,
-//! checks (schema version, host) and converts the data.
+//! checks (schema version, host, processor) and converts the data.
 //!
 //! # JSON
 //!
 //! ```text
-//! { "schema": 1, "host": "…", "date": "2026-…Z", "tool": "herald 0.1.0", "mode": "full",
+//! { "schema": 1, "host": "…", "cpu": { "vendor": "GenuineIntel", "model": "…", … },
+//!   "date": "2026-…Z", "tool": "herald 0.1.0", "mode": "full",
 //!   "duration_s": 41.2, "clock_overhead_ns": 17.0,
 //!   "topology": { "pus": 2, "os_indices": [0, 1], "summary": "machine 1×2 …", "levels": [ … ] },
 //!   "levels": [ { "name": "l3", "depth": 4, "pair": [0, 1], "slices": 900,
@@ -84,6 +85,17 @@ pub enum ProfileError {
         /// The host in the file.
         found: String,
         /// This host.
+        expected: String,
+    },
+    /// The profile was measured on another processor than this machine's: the host's name
+    /// stayed, the hardware under it did not (a virtual machine moved to another host, say).
+    #[error(
+        "profile measured on CPU {found}, this machine's is {expected} (recalibrate, or --force)"
+    )]
+    Cpu {
+        /// The processor in the file.
+        found: String,
+        /// This machine's.
         expected: String,
     },
     /// A level has no such measured parameter (not measurable there).
@@ -711,6 +723,11 @@ pub struct Profile {
     pub schema: u32,
     /// The host it was measured on.
     pub host: String,
+    /// The processor it was measured on ([`this_cpu`] when it was written); absent from
+    /// profiles written before herald recorded it, and where the system does not name its
+    /// processor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuIdentity>,
     /// When (UTC, RFC 3339).
     pub date: String,
     /// The program that measured it.
@@ -1044,6 +1061,38 @@ impl Profile {
         }
     }
 
+    /// Checks that the profile was measured on the processor `cpu` (this machine's:
+    /// [`this_cpu`]). A profile or a machine that names no processor passes: there is nothing
+    /// to compare.
+    ///
+    /// # Errors
+    ///
+    /// [`ProfileError::Cpu`] where both name a processor and they differ.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use herald::model::{CpuIdentity, ProfileError};
+    /// let intel = CpuIdentity::from_cpuinfo("vendor_id : GenuineIntel\ncpu family : 6\nmodel : 167\n");
+    /// let amd = CpuIdentity::from_cpuinfo("vendor_id : AuthenticAMD\ncpu family : 25\nmodel : 1\n");
+    /// # let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/data/profile-2026-11-30-AB.json"))?;
+    /// # let mut profile = herald::model::Profile::from_json_forced(&text)?;
+    /// profile.cpu = intel.clone();
+    /// assert!(profile.check_cpu(intel.as_ref()).is_ok());
+    /// assert!(matches!(profile.check_cpu(amd.as_ref()), Err(ProfileError::Cpu { .. })));
+    /// assert!(profile.check_cpu(None).is_ok());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_cpu(&self, cpu: Option<&CpuIdentity>) -> Result<(), ProfileError> {
+        match (&self.cpu, cpu) {
+            (Some(found), Some(expected)) if found != expected => Err(ProfileError::Cpu {
+                found: found.to_string(),
+                expected: expected.to_string(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// What combining a message of `bytes` bytes costs, ns, from [`combine_ns`](Self::combine_ns)
     /// picked by `pick`: linear between the measured sizes and from 0 to the first, at the
     /// last size's rate per byte beyond it; `None` if nothing was measured.
@@ -1354,6 +1403,126 @@ pub fn host_name() -> String {
     }
 }
 
+/// The processor a profile was measured on, as the operating system names it: what tells one
+/// machine from another where the host's name does not (a virtual machine keeps its name when
+/// it moves to other hardware; the development VM did, from an AMD EPYC to an Intel Xeon,
+/// docs/runtime.md, "The machine"). Read from the first processor's entry of
+/// `/proc/cpuinfo` ([`this_cpu`]); each field is absent where the system does not give it.
+///
+/// Two identities are the same processor when every field is equal (a field absent from both
+/// is equal).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuIdentity {
+    /// The vendor: `GenuineIntel`, `AuthenticAMD`; on ARM the implementer's code (`0x41`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vendor: Option<String>,
+    /// The model's name (`Intel(R) Xeon(R) Processor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The family (x86 `cpu family`; ARM `CPU architecture`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
+    /// The model's number (x86 `model`; ARM `CPU part`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_number: Option<String>,
+    /// The stepping (x86 `stepping`; ARM `CPU revision`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stepping: Option<String>,
+}
+
+impl CpuIdentity {
+    /// The identity of the first processor listed in `text`, a `/proc/cpuinfo` (`key : value`
+    /// lines, one block per processor, blocks apart by a blank line; runs of white space in a
+    /// value count as one space); `None` if it names none of the fields.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use herald::model::CpuIdentity;
+    /// let text = "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 167\n\
+    ///             model name\t: Intel(R)  Xeon(R) Processor\nstepping\t: 1\n\n\
+    ///             processor\t: 1\nvendor_id\t: AuthenticAMD\n";
+    /// let cpu = CpuIdentity::from_cpuinfo(text).unwrap();
+    /// assert_eq!(cpu.vendor.as_deref(), Some("GenuineIntel"));
+    /// assert_eq!(cpu.model.as_deref(), Some("Intel(R) Xeon(R) Processor"));
+    /// assert_eq!(cpu.to_string(), "GenuineIntel Intel(R) Xeon(R) Processor (family 6, model 167, stepping 1)");
+    /// assert_eq!(CpuIdentity::from_cpuinfo("flags : fpu\n"), None);
+    /// ```
+    pub fn from_cpuinfo(text: &str) -> Option<CpuIdentity> {
+        let mut cpu = CpuIdentity {
+            vendor: None,
+            model: None,
+            family: None,
+            model_number: None,
+            stepping: None,
+        };
+        let first = text
+            .lines()
+            .skip_while(|l| l.trim().is_empty())
+            .take_while(|l| !l.trim().is_empty());
+        for line in first {
+            let Some((key, value)) = line.split_once(':') else {
+                continue;
+            };
+            let value = value.split_whitespace().collect::<Vec<_>>().join(" ");
+            if value.is_empty() {
+                continue;
+            }
+            let field = match key.trim() {
+                "vendor_id" | "CPU implementer" => &mut cpu.vendor,
+                "model name" => &mut cpu.model,
+                "cpu family" | "CPU architecture" => &mut cpu.family,
+                "model" | "CPU part" => &mut cpu.model_number,
+                "stepping" | "CPU revision" => &mut cpu.stepping,
+                _ => continue,
+            };
+            field.get_or_insert(value);
+        }
+        let named = [
+            &cpu.vendor,
+            &cpu.model,
+            &cpu.family,
+            &cpu.model_number,
+            &cpu.stepping,
+        ]
+        .iter()
+        .any(|f| f.is_some());
+        named.then_some(cpu)
+    }
+}
+
+impl std::fmt::Display for CpuIdentity {
+    /// `vendor model (family F, model M, stepping S)`, leaving out what is absent; `unknown`
+    /// if everything is.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = [&self.vendor, &self.model]
+            .into_iter()
+            .filter_map(|v| v.as_deref())
+            .collect();
+        let numbers: Vec<String> = [
+            ("family", &self.family),
+            ("model", &self.model_number),
+            ("stepping", &self.stepping),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.as_deref().map(|v| format!("{k} {v}")))
+        .collect();
+        match (names.is_empty(), numbers.is_empty()) {
+            (true, true) => f.write_str("unknown"),
+            (false, true) => f.write_str(&names.join(" ")),
+            (true, false) => write!(f, "({})", numbers.join(", ")),
+            (false, false) => write!(f, "{} ({})", names.join(" "), numbers.join(", ")),
+        }
+    }
+}
+
+/// This machine's processor ([`CpuIdentity::from_cpuinfo`] of `/proc/cpuinfo`); `None` where
+/// that file cannot be read or names no processor (systems other than Linux).
+pub fn this_cpu() -> Option<CpuIdentity> {
+    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    CpuIdentity::from_cpuinfo(&text)
+}
+
 /// The default profile file: `herald/profile.json` in the user's cache directory (`dirs` crate:
 /// `$XDG_CACHE_HOME`, else `~/.cache` on Linux); `None` if there is no cache directory.
 pub fn default_profile_path() -> Option<PathBuf> {
@@ -1380,13 +1549,14 @@ pub fn save_profile(profile: &Profile, path: &Path) -> Result<(), ProfileError> 
     std::fs::rename(&tmp, path).map_err(io)
 }
 
-/// Reads a profile from `path` and checks its schema version and host (this host), unless
-/// `force`.
+/// Reads a profile from `path` and checks its schema version, host and processor (this host's,
+/// [`host_name`] and [`this_cpu`]), unless `force`.
 ///
 /// # Errors
 ///
 /// [`ProfileError::Io`] if the file cannot be read, [`ProfileError::Malformed`] if it is not a
-/// profile, [`ProfileError::Schema`] or [`ProfileError::Host`] on a mismatch without `force`.
+/// profile, [`ProfileError::Schema`], [`ProfileError::Host`] or [`ProfileError::Cpu`] on a
+/// mismatch without `force`.
 pub fn load_profile(path: &Path, force: bool) -> Result<Profile, ProfileError> {
     let text = std::fs::read_to_string(path).map_err(|e| ProfileError::Io {
         path: path.display().to_string(),
@@ -1397,5 +1567,6 @@ pub fn load_profile(path: &Path, force: bool) -> Result<Profile, ProfileError> {
     }
     let profile = Profile::from_json(&text)?;
     profile.check_host(&host_name())?;
+    profile.check_cpu(this_cpu().as_ref())?;
     Ok(profile)
 }

@@ -169,6 +169,9 @@ fn table(p: &Profile) -> String {
         "calibration of {} ({}, {} mode, {:.1} s, clock read {:.0} ns{resolution})\ntopology: {}\n",
         p.host, p.date, p.mode, p.duration_s, p.clock_overhead_ns, p.topology.summary
     );
+    if let Some(cpu) = &p.cpu {
+        out.push_str(&format!("cpu: {cpu}\n"));
+    }
     for level in &p.levels {
         let Some(pair) = level.pair else {
             out.push_str(&format!(

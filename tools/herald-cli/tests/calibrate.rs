@@ -118,6 +118,11 @@ fn quick_run_has_the_profile_shape() {
     assert_eq!(v["schema"], 1);
     assert_eq!(v["mode"], "quick");
     assert_eq!(v["host"], herald::model::host_name());
+    // The processor it ran on, as this machine names it (absent where it names none).
+    match herald::model::this_cpu() {
+        Some(cpu) => assert_eq!(v["cpu"], serde_json::to_value(&cpu).unwrap()),
+        None => assert!(v.get("cpu").is_none()),
+    }
     assert!(v["date"].as_str().unwrap().ends_with('Z'));
     let levels = v["levels"].as_array().unwrap();
     assert!(!levels.is_empty());

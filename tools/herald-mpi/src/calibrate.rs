@@ -1117,6 +1117,7 @@ fn profile(
     Profile {
         schema: PROFILE_SCHEMA,
         host: herald::model::host_name(),
+        cpu: herald::model::this_cpu(),
         date: herald::calibrate::utc_now(),
         tool: format!(
             "herald-mpi {} over {} ({} ranks on {} host(s): {})",

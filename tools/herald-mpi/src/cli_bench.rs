@@ -260,6 +260,7 @@ pub(crate) fn run(world: &World, a: &BenchArgs) -> Result<(), Failure> {
             n: world.size(),
             herald: opts.herald,
             host: herald::model::host_name(),
+            cpu: herald::model::this_cpu(),
             date: herald::calibrate::utc_now(),
             hosts: cluster.hosts(),
             rounds: opts.rounds,

@@ -116,6 +116,9 @@ pub(crate) struct BenchJson<'a> {
     pub(crate) herald: HeraldSide,
     /// Rank 0's host.
     pub(crate) host: String,
+    /// Rank 0's processor (absent where the system does not name it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cpu: Option<herald::model::CpuIdentity>,
     /// When (RFC 3339, UTC).
     pub(crate) date: String,
     /// The job's hosts.

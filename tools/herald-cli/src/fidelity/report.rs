@@ -4,6 +4,7 @@
 use super::cases::{Case, Measured, DOMINANT, PICKS};
 use herald::{
     calibrate::{find_modes, nearest_mode},
+    model::CpuIdentity,
     Hierarchy, Profile,
 };
 use serde::Serialize;
@@ -13,6 +14,12 @@ use serde::Serialize;
 pub(crate) struct FidelityJson {
     /// The profile's host and date.
     pub(crate) host: String,
+    /// The processor the profile was measured on (absent from older profiles).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) profile_cpu: Option<CpuIdentity>,
+    /// This machine's processor, where the system names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cpu: Option<CpuIdentity>,
     pub(crate) profile_date: String,
     /// The profile's calibration mode (`full` or `quick`).
     pub(crate) profile_mode: String,
@@ -489,6 +496,8 @@ pub(crate) fn build(
     let targets = targets(&modes, &rows, &regret);
     FidelityJson {
         host: profile.host.clone(),
+        profile_cpu: profile.cpu.clone(),
+        cpu: herald::model::this_cpu(),
         profile_date: profile.date.clone(),
         profile_mode: profile.mode.clone(),
         // The caller knows when the run started.
@@ -541,6 +550,17 @@ pub(crate) fn table(v: &FidelityJson) -> String {
         v.profile_age_s
             .map_or(String::new(), |s| format!(", {} before this run", age(s)))
     );
+    match (&v.profile_cpu, &v.cpu) {
+        (Some(found), Some(here)) if found != here => out.push_str(&format!(
+            "cpu: the profile's {found}, this machine's {here}: predictions for another processor\n"
+        )),
+        (Some(cpu), Some(_)) => out.push_str(&format!("cpu: {cpu}\n")),
+        (Some(cpu), None) => out.push_str(&format!("cpu: the profile's {cpu}\n")),
+        (None, Some(cpu)) => out.push_str(&format!(
+            "cpu: this machine's {cpu} (the profile names none)\n"
+        )),
+        (None, None) => {}
+    }
     for (m, mode) in v.modes.iter().enumerate() {
         let reference = mode.regime_reference_ns.map_or(String::new(), |r| {
             format!(
@@ -1048,6 +1068,21 @@ mod tests {
                 profile.mode, profile.date, profile.host
             )
         );
+        // The second line names the processor, and says so where the profile's is another.
+        let cpu = |vendor: &str| CpuIdentity::from_cpuinfo(&format!("vendor_id : {vendor}\n"));
+        let second = |v: &FidelityJson| table(v).lines().nth(1).unwrap_or_default().to_owned();
+        v.profile_cpu = cpu("AuthenticAMD");
+        v.cpu = cpu("GenuineIntel");
+        assert_eq!(
+            second(&v),
+            "cpu: the profile's AuthenticAMD, this machine's GenuineIntel: predictions for another processor"
+        );
+        v.cpu = cpu("AuthenticAMD");
+        assert_eq!(second(&v), "cpu: AuthenticAMD");
+        v.cpu = None;
+        assert_eq!(second(&v), "cpu: the profile's AuthenticAMD");
+        v.profile_cpu = None;
+        assert!(second(&v).starts_with("mode 0:"), "{}", second(&v));
         assert_eq!(v.modes.len(), 1);
         assert_eq!(v.modes[0].regime, "fastest");
         let predicted = |n: u32| {

@@ -14,6 +14,11 @@
 //! 1 KiB posted broadcasts took 0.16 µs with the hint against 0.35–0.38 without. The small
 //! allreduce's deposit, the same pattern among ranks that all write at once, measured 10–20 %
 //! slower with it, and does without.
+//!
+//! A single copy's reader asks for its destination's lines the same way where the other CPU
+//! read them last (a held copy) and the chunk is at most 4 KiB (`direct.rs`, `HINTED_UPTO`):
+//! 2–4 KiB broadcasts with alternating roots 6–25 % faster (docs/runtime.md, "Sixty-ninth
+//! session: a held copy asks for its lines at once").
 
 /// Whether this CPU has PREFETCHW (CPUID leaf `0x8000_0001`, ECX bit 8), asked once.
 #[cfg(all(target_arch = "x86_64", not(herald_loom), not(miri)))]

@@ -294,6 +294,9 @@ pub(crate) struct TopoLevelJson {
 #[derive(Debug, Serialize)]
 pub(crate) struct TopoJson {
     pub(crate) source: String,
+    /// The machine's processor (only for the machine itself, where the system names it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cpu: Option<herald::model::CpuIdentity>,
     pub(crate) packages: usize,
     pub(crate) numa_nodes: usize,
     pub(crate) cores: usize,

@@ -57,6 +57,7 @@ fn to_json(
 ) -> TopoJson {
     TopoJson {
         source: source.to_string(),
+        cpu: machine_cpu(source),
         packages: h.count(LevelKind::Package),
         numa_nodes: h.count(LevelKind::Numa),
         cores: h.count(LevelKind::Core),
@@ -83,6 +84,9 @@ fn to_text(
     maps: &[(String, Vec<usize>)],
 ) -> String {
     let mut out = format!("topology of {source}: {} PUs\n", h.pu_count());
+    if let Some(cpu) = machine_cpu(source) {
+        out += &format!("  cpu: {cpu}\n");
+    }
     for (depth, level) in h.levels().iter().enumerate() {
         let per_node = match level.pus_per_node() {
             Some(1) => "1 PU each".to_owned(),
@@ -105,6 +109,13 @@ fn to_text(
         out += &format!("  {name:<8} {}\n", list(cpus));
     }
     out
+}
+
+/// The processor, where the topology is this machine's and the system names it.
+fn machine_cpu(source: &TopologySource) -> Option<herald::model::CpuIdentity> {
+    matches!(source, TopologySource::Machine)
+        .then(herald::model::this_cpu)
+        .flatten()
 }
 
 /// `0 1 2 …`, shortened in the middle beyond 64 entries.

@@ -27,6 +27,18 @@ fn smoke() {
         text.contains("machine") && text.contains("pu") && text.contains("compact"),
         "{text}"
     );
+    // This machine's processor, as the system names it.
+    let cpu = herald::model::this_cpu();
+    assert_eq!(
+        text.lines().nth(1).and_then(|l| l.strip_prefix("  cpu: ")),
+        cpu.as_ref().map(ToString::to_string).as_deref(),
+        "{text}"
+    );
+    let v = run_json(&["topo", "--json"]);
+    assert_eq!(
+        v.get("cpu").cloned(),
+        cpu.map(|c| serde_json::to_value(c).unwrap())
+    );
 }
 
 #[test]
@@ -40,6 +52,8 @@ fn synthetic_json() {
         "4",
     ]);
     assert_eq!(v["packages"], 2);
+    // A synthetic machine names no processor.
+    assert!(v.get("cpu").is_none());
     assert_eq!(v["cores"], 128);
     assert_eq!(v["pus"], 256);
     let levels: Vec<(String, u64)> = v["levels"]

@@ -201,12 +201,13 @@ impl<'a> DirectFraming<'a> {
 /// all of its destination's lines for writing ([`hint::for_write`]), so that their transfers
 /// overlap instead of waiting for each other behind the copy's stores. Measured with the
 /// sixty-ninth session's Intel host (docs/runtime.md, "Sixty-ninth session: a held copy asks
-/// for its lines at once"), builds alternating: `herald bench bcast`'s 4 KiB ping-pong 1.07
+/// for its lines at once"), builds alternating: `herald bench bcast`'s 4 KiB ping-pong 1.06
 /// µs median over nine runs against 1.16 without; herald in process, 2 ranks, the ping-pong
-/// broadcast of 2 KiB 0.65–0.71 µs against 0.85–0.88. Longer chunks are not hinted: hinting
-/// the first 4 KiB of each 64 KiB chunk made 64 and 256 KiB broadcasts 2–4 % slower; copies
-/// into lines no other CPU holds are not either (4–16 KiB broadcasts from one root 10–20 %
-/// slower with it).
+/// broadcast of 2 KiB 0.65–0.71 µs against 0.85–0.88. Longer chunks are not hinted: with the
+/// first 4 KiB of each 64 KiB chunk hinted, 64 and 256 KiB broadcasts were 2–4 % slower in 4
+/// of 5 pairs (not settled: the kept build, which does not hint them, measured 1–2 % slower
+/// at 256 KiB too). Copies into lines no other CPU holds are not hinted either: 4–16 KiB
+/// broadcasts from one root were 10–20 % slower with it.
 const HINTED_UPTO: usize = 4 << 10;
 
 /// A cheap clock for timing copies against each other (`held.rs`): the time-stamp counter on

@@ -1411,7 +1411,7 @@ pub fn host_name() -> String {
 ///
 /// Two identities are the same processor when every field is equal (a field absent from both
 /// is equal).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuIdentity {
     /// The vendor: `GenuineIntel`, `AuthenticAMD`; on ARM the implementer's code (`0x41`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1449,13 +1449,7 @@ impl CpuIdentity {
     /// assert_eq!(CpuIdentity::from_cpuinfo("flags : fpu\n"), None);
     /// ```
     pub fn from_cpuinfo(text: &str) -> Option<CpuIdentity> {
-        let mut cpu = CpuIdentity {
-            vendor: None,
-            model: None,
-            family: None,
-            model_number: None,
-            stepping: None,
-        };
+        let mut cpu = CpuIdentity::default();
         let first = text
             .lines()
             .skip_while(|l| l.trim().is_empty())
@@ -1478,16 +1472,7 @@ impl CpuIdentity {
             };
             field.get_or_insert(value);
         }
-        let named = [
-            &cpu.vendor,
-            &cpu.model,
-            &cpu.family,
-            &cpu.model_number,
-            &cpu.stepping,
-        ]
-        .iter()
-        .any(|f| f.is_some());
-        named.then_some(cpu)
+        (cpu != CpuIdentity::default()).then_some(cpu)
     }
 }
 
@@ -1517,10 +1502,23 @@ impl std::fmt::Display for CpuIdentity {
 }
 
 /// This machine's processor ([`CpuIdentity::from_cpuinfo`] of `/proc/cpuinfo`); `None` where
-/// that file cannot be read or names no processor (systems other than Linux).
+/// that file cannot be read or names no processor (systems other than Linux). Only the first
+/// processor's block is read: the kernel writes the file one processor at a time, so on a
+/// machine of hundreds of CPUs the whole of it is long and slow to produce, and every
+/// [`load_profile`] asks for this.
 pub fn this_cpu() -> Option<CpuIdentity> {
-    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
-    CpuIdentity::from_cpuinfo(&text)
+    use std::io::BufRead;
+    let file = std::fs::File::open("/proc/cpuinfo").ok()?;
+    let mut first = String::new();
+    for line in std::io::BufReader::new(file).lines() {
+        let line = line.ok()?;
+        if line.trim().is_empty() && !first.trim().is_empty() {
+            break;
+        }
+        first.push_str(&line);
+        first.push('\n');
+    }
+    CpuIdentity::from_cpuinfo(&first)
 }
 
 /// The default profile file: `herald/profile.json` in the user's cache directory (`dirs` crate:

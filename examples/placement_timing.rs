@@ -13,7 +13,9 @@
 //! then rank 0 reads the clock and broadcasts; each rank reads the clock when its call
 //! returns), writing fresh data on the root before each; a line gives, per size and
 //! transport, the median over slices of each slice's median makespan (the root's start to the
-//! latest return) and of each rank's median return. The bytes are checked after a slice's last
+//! latest return) and of each rank's median return, and per rank in how many broadcasts it
+//! returned first among its CPU's readers (which thread of a CPU catches the call first, where
+//! medians of ranks that swap that role mix two roles). The bytes are checked after a slice's last
 //! broadcast only: a check after every broadcast changed what it measured (a 64 KiB post
 //! between two CPUs took 8.8 µs with it and 7.5 without, docs/fidelity.md, "Seventieth
 //! session").
@@ -33,15 +35,17 @@ fn fill(buf: &mut [u8], i: u64) {
     }
 }
 
-/// Per slice: the median makespan, and each rank's median return, ns.
+/// Per slice: the median makespan, each rank's median return, ns, and per repetition the
+/// rank that returned first among the readers of each CPU of `cores`.
 fn slice(
+    cores: &[usize],
     team: &mut Team,
     comm: &mut Comm,
     program: &Program,
     posted: bool,
     bytes: usize,
     reps: u64,
-) -> (f64, Vec<f64>) {
+) -> (f64, Vec<f64>, Vec<usize>) {
     let mut ranks = comm.ranks();
     let out = team.run_with(&mut ranks, |_, c| {
         let me = c.rank();
@@ -92,7 +96,22 @@ fn slice(
         .iter()
         .map(|r| median((0..reps as usize).map(|i| since(r.1[i], i)).collect()))
         .collect();
-    (median(span), each)
+    let firsts = (0..reps as usize)
+        .flat_map(|i| {
+            let mut cpus: Vec<usize> = cores[1..].to_vec();
+            cpus.sort_unstable();
+            cpus.dedup();
+            cpus.into_iter()
+                .map(|c| {
+                    (1..cores.len())
+                        .filter(|&r| cores[r] == c)
+                        .min_by_key(|&r| records[r].1[i])
+                        .expect("a reader on that CPU")
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    (median(span), each, firsts)
 }
 
 fn main() {
@@ -142,9 +161,13 @@ fn main() {
                 ..CommOptions::default()
             };
             let mut comm = Comm::with_options(n, options).expect("a communicator");
-            let runs: Vec<(f64, Vec<f64>)> = (0..slices)
-                .map(|_| slice(&mut team, &mut comm, &program, posted, bytes, reps))
+            let runs: Vec<(f64, Vec<f64>, Vec<usize>)> = (0..slices)
+                .map(|_| slice(&cores, &mut team, &mut comm, &program, posted, bytes, reps))
                 .collect();
+            let mut first = vec![0usize; n];
+            for r in runs.iter().flat_map(|s| &s.2) {
+                first[*r] += 1;
+            }
             let span = median(runs.iter().map(|r| r.0).collect());
             let each: Vec<String> = (0..n)
                 .map(|r| format!("{:.0}", median(runs.iter().map(|s| s.1[r]).collect())))
@@ -153,8 +176,9 @@ fn main() {
             // past a slot where ranks have CPUs of their own).
             let how = comm.broadcast_transport(bytes).name();
             println!(
-                "{bytes:>8} B {how:<6} makespan {span:>8.0}  returns [{}]",
-                each.join(", ")
+                "{bytes:>8} B {how:<6} makespan {span:>8.0}  returns [{}]  first of its CPU's readers: {:?}",
+                each.join(", "),
+                first
             );
         }
     }

@@ -20,13 +20,9 @@
 //! between two CPUs took 8.8 µs with it and 7.5 without, docs/fidelity.md, "Seventieth
 //! session").
 
+use herald::stats::median;
 use herald::{Algorithm, Comm, CommOptions, Model, Postal, Program, Ratio, Request, Team};
 use std::time::Instant;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 /// Rewrites `buf` for repetition `i`.
 fn fill(buf: &mut [u8], i: u64) {
@@ -36,9 +32,9 @@ fn fill(buf: &mut [u8], i: u64) {
 }
 
 /// Per slice: the median makespan, each rank's median return, ns, and per repetition the
-/// rank that returned first among the readers of each CPU of `cores`.
+/// rank that returned first among each group of `readers` (the readers of one CPU).
 fn slice(
-    cores: &[usize],
+    readers: &[Vec<usize>],
     team: &mut Team,
     comm: &mut Comm,
     program: &Program,
@@ -89,29 +85,31 @@ fn slice(
         .collect();
     let starts = &records[0].0;
     let since = |end: Instant, i: usize| end.saturating_duration_since(starts[i]).as_nanos() as f64;
-    let span = (0..reps as usize)
+    let span: Vec<f64> = (0..reps as usize)
         .map(|i| since(records.iter().map(|r| r.1[i]).max().expect("ranks"), i))
         .collect();
     let each = records
         .iter()
-        .map(|r| median((0..reps as usize).map(|i| since(r.1[i], i)).collect()))
-        .collect();
-    let firsts = (0..reps as usize)
-        .flat_map(|i| {
-            let mut cpus: Vec<usize> = cores[1..].to_vec();
-            cpus.sort_unstable();
-            cpus.dedup();
-            cpus.into_iter()
-                .map(|c| {
-                    (1..cores.len())
-                        .filter(|&r| cores[r] == c)
-                        .min_by_key(|&r| records[r].1[i])
-                        .expect("a reader on that CPU")
-                })
-                .collect::<Vec<_>>()
+        .map(|r| {
+            median(
+                &(0..reps as usize)
+                    .map(|i| since(r.1[i], i))
+                    .collect::<Vec<_>>(),
+            )
         })
         .collect();
-    (median(span), each, firsts)
+    let records = &records;
+    let firsts = (0..reps as usize)
+        .flat_map(|i| {
+            readers.iter().map(move |group| {
+                *group
+                    .iter()
+                    .min_by_key(|&&r| records[r].1[i])
+                    .expect("a reader on that CPU")
+            })
+        })
+        .collect();
+    (median(&span), each, firsts)
 }
 
 fn main() {
@@ -145,6 +143,12 @@ fn main() {
     let mut distinct = cores.clone();
     distinct.sort_unstable();
     distinct.dedup();
+    // The readers (every rank but the root) of each CPU that has some.
+    let readers: Vec<Vec<usize>> = distinct
+        .iter()
+        .map(|&c| (1..n).filter(|&r| cores[r] == c).collect::<Vec<_>>())
+        .filter(|g| !g.is_empty())
+        .collect();
     let model = Model::from(Postal::new(Ratio::ONE).expect("λ = 1"));
     let star = herald::generate(&Request::broadcast(Algorithm::Star, n as u32, 1, 0), &model)
         .expect("a star");
@@ -162,15 +166,22 @@ fn main() {
             };
             let mut comm = Comm::with_options(n, options).expect("a communicator");
             let runs: Vec<(f64, Vec<f64>, Vec<usize>)> = (0..slices)
-                .map(|_| slice(&cores, &mut team, &mut comm, &program, posted, bytes, reps))
+                .map(|_| {
+                    slice(
+                        &readers, &mut team, &mut comm, &program, posted, bytes, reps,
+                    )
+                })
                 .collect();
             let mut first = vec![0usize; n];
             for r in runs.iter().flat_map(|s| &s.2) {
                 first[*r] += 1;
             }
-            let span = median(runs.iter().map(|r| r.0).collect());
+            let span = median(&runs.iter().map(|r| r.0).collect::<Vec<_>>());
             let each: Vec<String> = (0..n)
-                .map(|r| format!("{:.0}", median(runs.iter().map(|s| s.1[r]).collect())))
+                .map(|r| {
+                    let returns: Vec<f64> = runs.iter().map(|s| s.1[r]).collect();
+                    format!("{:.0}", median(&returns))
+                })
                 .collect();
             // What the communicator moves the payload by (posting falls back to the rings
             // past a slot where ranks have CPUs of their own).

@@ -102,11 +102,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub(crate) trait Word: Sized {
     fn load(&self, order: Ordering) -> u64;
     fn store(&self, value: u64, order: Ordering);
+    /// Whether a reader times its copies of long chunks and reports their cost beside its
+    /// progress ([`Board::done_reporting`]): for the window's words, not in loom's models
+    /// (where a time means nothing).
+    const TIMES_READS: bool = false;
     /// Stores `bytes` into a slot's further lines `words` as [`store_words`] does; a word type
-    /// that can also stream them (non-temporal stores) lets `how` choose.
-    fn store_lines(words: &[Self], bytes: &[u8], how: &mut Stores) {
+    /// that can also stream them (non-temporal stores) lets `how` choose. Whether they were
+    /// streamed.
+    fn store_lines(words: &[Self], bytes: &[u8], how: &mut Stores) -> bool {
         let _ = how;
         store_words(words, bytes);
+        false
     }
     /// Loads `out.len()` bytes from a slot's further lines `words`, as [`load_words`] does;
     /// a word type in memory no one writes meanwhile may copy them whole.
@@ -114,9 +120,10 @@ pub(crate) trait Word: Sized {
         load_words(words, out);
     }
     /// Stores `elements` into a slot's further lines `words`, one a word, likewise.
-    fn store_element_lines(words: &[Self], elements: &[u64], how: &mut Stores) {
+    fn store_element_lines(words: &[Self], elements: &[u64], how: &mut Stores) -> bool {
         let _ = how;
         store_elements(words, elements);
+        false
     }
     /// Adds (wrapping) the elements of a slot's further lines `words` into `acc`, one a word;
     /// a word type in memory no one writes meanwhile may read them as plain `u64`s.
@@ -126,6 +133,7 @@ pub(crate) trait Word: Sized {
 }
 
 impl Word for AtomicU64 {
+    const TIMES_READS: bool = true;
     #[inline]
     fn load(&self, order: Ordering) -> u64 {
         AtomicU64::load(self, order)
@@ -153,7 +161,7 @@ impl Word for AtomicU64 {
             copy_by_lines(lines, out.as_mut_ptr());
         }
     }
-    fn store_lines(words: &[Self], bytes: &[u8], how: &mut Stores) {
+    fn store_lines(words: &[Self], bytes: &[u8], how: &mut Stores) -> bool {
         assert!(
             bytes.len() <= 8 * words.len(),
             "a chunk longer than its slot"
@@ -183,7 +191,7 @@ impl Word for AtomicU64 {
                 herald::runtime::copy_streaming(bytes, words.as_ptr().cast::<u8>().cast_mut());
             }
         };
-        store_timed(bytes.len(), how, plain, streamed);
+        store_timed(bytes.len(), how, plain, streamed)
     }
     fn add_lines(words: &[Self], acc: &mut [u64]) {
         assert!(acc.len() <= words.len(), "a chunk longer than its slot");
@@ -198,18 +206,25 @@ impl Word for AtomicU64 {
             *x = x.wrapping_add(*w);
         }
     }
-    fn store_element_lines(words: &[Self], elements: &[u64], how: &mut Stores) {
+    fn store_element_lines(words: &[Self], elements: &[u64], how: &mut Stores) -> bool {
         // The elements' bytes, copied as a broadcast's are: each element lands in one word
         // (the slot is the rank's own here, written between its room check and its tag).
-        Self::store_lines(words, bytemuck::cast_slice(elements), how);
+        Self::store_lines(words, bytemuck::cast_slice(elements), how)
     }
 }
 
 /// Runs `plain` or `streamed` (a store of `bytes` bytes) as `how` says, timed, and tells `how`
-/// the cost; chunks shorter than [`STREAM_FROM`] always go plainly, untimed.
-fn store_timed(bytes: usize, how: &mut Stores, plain: impl FnOnce(), streamed: impl FnOnce()) {
+/// the cost; chunks shorter than [`STREAM_FROM`] always go plainly, untimed. Whether it
+/// streamed.
+fn store_timed(
+    bytes: usize,
+    how: &mut Stores,
+    plain: impl FnOnce(),
+    streamed: impl FnOnce(),
+) -> bool {
     if bytes < STREAM_FROM {
-        return plain();
+        plain();
+        return false;
     }
     let streaming = how.next();
     let start = std::time::Instant::now();
@@ -218,12 +233,46 @@ fn store_timed(bytes: usize, how: &mut Stores, plain: impl FnOnce(), streamed: i
     } else {
         plain();
     }
+    how.took(streaming, per_64k(start, bytes));
+    streaming
+}
+
+/// The time since `start`, in ns per 64 KiB of a copy of `bytes` bytes.
+fn per_64k(start: std::time::Instant, bytes: usize) -> u64 {
     let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-    how.took(streaming, ns.saturating_mul(1 << 16) / bytes as u64);
+    ns.saturating_mul(1 << 16) / bytes.max(1) as u64
 }
 
 /// From how many bytes a root may stream a chunk into its slot: below it, plain stores.
 const STREAM_FROM: usize = 16 << 10;
+
+/// The bit of a slot's length word that says its further lines were streamed (a message's
+/// length is far below 2⁶³ bytes).
+const STREAMED: u64 = 1 << 63;
+
+/// A slot's length word: the message's `total` bytes, and whether this chunk was `streamed`.
+fn with_way(total: u64, streamed: bool) -> u64 {
+    debug_assert!(total < STREAMED, "a message of 2⁶³ bytes");
+    if streamed {
+        total | STREAMED
+    } else {
+        total
+    }
+}
+
+/// The message's length and whether the chunk was streamed, from a slot's length word.
+fn way_of(word: u64) -> (u64, bool) {
+    (word & !STREAMED, word & STREAMED != 0)
+}
+
+/// What a reader's copy of a long chunk out of its slot cost, and how the root had stored it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ReadCost {
+    /// The root streamed the chunk's further lines.
+    pub(crate) streamed: bool,
+    /// ns per 64 KiB.
+    pub(crate) cost: u64,
+}
 
 /// How a root stores the long chunks of its posted broadcasts (and a rank its part of a posted
 /// allreduce): plainly, or streamed
@@ -238,15 +287,31 @@ const STREAM_FROM: usize = 16 << 10;
 /// store of 64 KiB took the root 23 µs against 2.2 µs streamed, and posting plainly was 2.2–5.3×
 /// `MPI_Bcast`, streamed 0.43–1.25 (docs/mpi.md, "Thirty-second session"). The mode
 /// changes while a program runs, so the root keeps the cost of both (ns per 64 KiB, the less
-/// of the last two of each, so one preempted store does not decide), streams where plain costs
-/// more than [`STREAM_RATIO`] times streamed (deciding again after every chunk), and tries
-/// the way it does not use after `every` chunks: 8 after a change, doubling each time the
-/// choice holds, up to 1024.
+/// of the last two of each, so one preempted store does not decide), deciding again after
+/// every chunk, and tries the way it does not use after `every` chunks: 8 after a change,
+/// doubling each time the choice holds, up to 1024.
+///
+/// The root's own stores are half of a chunk's cost: its readers then copy the chunk out,
+/// from the root's cache (plain) or from memory (streamed). Each reader times its copies of
+/// long chunks, per way, and leaves the last cost of each beside its progress
+/// ([`Board::done_reporting`]); the root reads them where it reads that progress, when it
+/// looks for room ([`Board::reader_costs`], the slowest reader's per way). Once it knows its
+/// readers' cost of both ways, it streams where plain costs the root and its slowest reader
+/// together more than [`STREAM_OVER`] of streamed; before, where its own plain stores cost
+/// more than [`STREAM_RATIO`] times streamed ones. On the seventy-first session's AMD host
+/// the root's own ratio was 1.85–2.33 in the far mode, under 3, while streamed posts took
+/// the library's time there from 1.2–1.7× to 0.3–0.7× (the readers' copies the larger part);
+/// on the former host a ratio of 1.73 in the fast mode went with plain posts twice as fast as
+/// streamed ones (docs/mpi.md, "Seventy-first session"). The root's ratio alone cannot tell
+/// those apart; the readers' costs can.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stores {
     /// The last two costs of plain stores and of streamed ones, ns per 64 KiB (0: none yet).
     plain: [u64; 2],
     streamed: [u64; 2],
+    /// The slowest reader's last cost of copying a plain and a streamed chunk out, ns per
+    /// 64 KiB (0: not known).
+    readers: [u64; 2],
     /// Whether chunks are streamed now.
     streaming: bool,
     /// Chunks since the other way was last tried, and how many before it is tried again.
@@ -254,8 +319,14 @@ pub(crate) struct Stores {
     every: u32,
 }
 
-/// A root streams where its plain stores cost more than this many times its streamed ones.
+/// Before it knows its readers' costs, a root streams where its plain stores cost more than
+/// this many times its streamed ones.
 pub(crate) const STREAM_RATIO: u64 = 3;
+
+/// Once it knows its readers' costs, a root streams where plain chunks cost it and its slowest
+/// reader together more than this share of streamed ones (5/4, so that two ways about as dear
+/// keep plain, and noise does not flip the choice).
+pub(crate) const STREAM_OVER: (u64, u64) = (5, 4);
 
 impl Default for Stores {
     /// Plain, nothing measured yet, streaming first tried after [`Stores::FIRST_TRY`] chunks.
@@ -263,6 +334,7 @@ impl Default for Stores {
         Stores {
             plain: [0; 2],
             streamed: [0; 2],
+            readers: [0; 2],
             streaming: false,
             since: 0,
             every: Stores::FIRST_TRY,
@@ -294,7 +366,16 @@ impl Stores {
             [a, b] => a.min(b),
         };
         let (plain, stream) = (est(&self.plain), est(&self.streamed));
-        let streaming = plain > 0 && stream > 0 && plain > STREAM_RATIO * stream;
+        let streaming = plain > 0
+            && stream > 0
+            && match self.readers {
+                [read_plain, read_streamed] if read_plain > 0 && read_streamed > 0 => {
+                    let (over, under) = STREAM_OVER;
+                    (plain + read_plain).saturating_mul(under)
+                        > (stream + read_streamed).saturating_mul(over)
+                }
+                _ => plain > STREAM_RATIO * stream,
+            };
         if streaming != self.streaming {
             (self.streaming, self.since, self.every) = (streaming, 0, Self::FIRST_TRY);
         } else if streamed != self.streaming {
@@ -303,6 +384,17 @@ impl Stores {
             self.every = (self.every * 2).min(Self::LAST_TRY);
         } else {
             self.since += 1;
+        }
+    }
+
+    /// Records the slowest reader's last costs of copying a plain and a streamed chunk out
+    /// (ns per 64 KiB; 0 where no reader has reported that way yet, which keeps the last
+    /// known). The next chunk's [`took`](Self::took) chooses with them.
+    pub(crate) fn readers(&mut self, plain: u64, streamed: u64) {
+        for (known, now) in self.readers.iter_mut().zip([plain, streamed]) {
+            if now > 0 {
+                *known = now;
+            }
         }
     }
 }
@@ -463,6 +555,12 @@ impl<'w, W: Word> Board<'w, W> {
         &self.words[self.base(r) + 8 * self.slots * (1 + self.more)]
     }
 
+    /// Rank `r`'s last cost of copying a long chunk out, plain (`streamed` false) or streamed:
+    /// a word of its progress line, after the progress itself.
+    fn read_cost(&self, r: usize, streamed: bool) -> &'w W {
+        &self.words[self.base(r) + 8 * self.slots * (1 + self.more) + 1 + usize::from(streamed)]
+    }
+
     /// Whether root `me` may write its slot of epoch `e`: every other rank's progress is at
     /// least `e − slots`. `least` is the least progress of the others seen so far (a lower
     /// bound, since progress only grows); they are read again only when it is too little.
@@ -497,8 +595,8 @@ impl<'w, W: Word> Board<'w, W> {
         let first = chunk.len().min(HEAD_BYTES);
         // The further lines first, then the first line whole, its tag last: a reader polling
         // the tag takes the first line away once, not between its stores.
-        W::store_lines(more, &chunk[first..], how);
-        head[1].store(total, Ordering::Relaxed);
+        let streamed = W::store_lines(more, &chunk[first..], how);
+        head[1].store(with_way(total, streamed), Ordering::Relaxed);
         store_words(&head[2..], &chunk[..first]);
         head[0].store(e, Ordering::Release);
     }
@@ -517,8 +615,8 @@ impl<'w, W: Word> Board<'w, W> {
         let (head, more) = self.slot(me, e);
         let first = chunk.len().min(HEAD_BYTES / 8);
         // As `write`: the further lines first, the first line whole after them.
-        W::store_element_lines(more, &chunk[first..], how);
-        head[1].store(total, Ordering::Relaxed);
+        let streamed = W::store_element_lines(more, &chunk[first..], how);
+        head[1].store(with_way(total, streamed), Ordering::Relaxed);
         store_elements(&head[2..], &chunk[..first]);
         head[0].store(e, Ordering::Release);
     }
@@ -529,25 +627,66 @@ impl<'w, W: Word> Board<'w, W> {
         self.progress(me).store(e, Ordering::Release);
     }
 
+    /// [`done`](Self::done), after leaving the cost of the chunk it copied out, if it timed
+    /// one ([`read`](Self::read)), beside its progress for the roots ([`reader_costs`](Self::reader_costs)).
+    pub(crate) fn done_reporting(&self, me: usize, e: u64, report: Option<ReadCost>) {
+        if let Some(ReadCost { streamed, cost }) = report {
+            // Relaxed: a cost only steers a root's choice of stores, and any cost it reads,
+            // however old, is one this rank measured.
+            self.read_cost(me, streamed)
+                .store(cost.max(1), Ordering::Relaxed);
+        }
+        self.done(me, e);
+    }
+
+    /// The slowest reader's last costs of copying a plain and a streamed chunk out (ns per
+    /// 64 KiB, 0 where none has reported that way), among the ranks other than `me`.
+    pub(crate) fn reader_costs(&self, me: usize) -> (u64, u64) {
+        let worst = |streamed: bool| {
+            (0..self.n)
+                .filter(|&r| r != me)
+                .map(|r| self.read_cost(r, streamed).load(Ordering::Relaxed))
+                .max()
+                .unwrap_or(0)
+        };
+        (worst(false), worst(true))
+    }
+
     /// Whether root `root` has posted epoch `e`.
     pub(crate) fn ready(&self, root: usize, e: u64) -> bool {
         self.slot(root, e).0[0].load(Ordering::Acquire) == e
     }
 
-    /// Loads epoch `e` from root `root` into `out`, after [`ready`](Self::ready) said yes.
+    /// Loads epoch `e` from root `root` into `out`, after [`ready`](Self::ready) said yes,
+    /// and, for a chunk whose further lines are [`STREAM_FROM`] bytes or more (where the root
+    /// chooses how to store them), what copying them out cost and how they were stored.
     /// `Err(total)`: the root posted a message of `total` bytes, not `want` (nothing is
     /// loaded).
-    pub(crate) fn read(&self, root: usize, e: u64, want: u64, out: &mut [u8]) -> Result<(), u64> {
+    pub(crate) fn read(
+        &self,
+        root: usize,
+        e: u64,
+        want: u64,
+        out: &mut [u8],
+    ) -> Result<Option<ReadCost>, u64> {
         let (head, more) = self.slot(root, e);
-        let total = head[1].load(Ordering::Relaxed);
+        let (total, streamed) = way_of(head[1].load(Ordering::Relaxed));
         if total != want {
             return Err(total);
         }
         let first = out.len().min(HEAD_BYTES);
         let (a, b) = out.split_at_mut(first);
         load_words(&head[2..], a);
+        if !W::TIMES_READS || b.len() < STREAM_FROM {
+            W::load_lines(more, b);
+            return Ok(None);
+        }
+        let start = std::time::Instant::now();
         W::load_lines(more, b);
-        Ok(())
+        Ok(Some(ReadCost {
+            streamed,
+            cost: per_64k(start, b.len()),
+        }))
     }
 
     /// Adds (wrapping) the elements rank `from` posted as epoch `e` into `acc`, after
@@ -561,7 +700,7 @@ impl<'w, W: Word> Board<'w, W> {
         acc: &mut [u64],
     ) -> Result<(), u64> {
         let (head, more) = self.slot(from, e);
-        let total = head[1].load(Ordering::Relaxed);
+        let (total, _) = way_of(head[1].load(Ordering::Relaxed));
         if total != want {
             return Err(total);
         }
@@ -836,6 +975,7 @@ fn make_room<W: Word, E>(
     wait: &mut impl Wait<E>,
 ) -> Result<(), E> {
     let me = at.me;
+    let seen = at.least;
     let least = &mut at.least;
     if let Err(r) = board.room(me, e, least) {
         let slowest = std::cell::Cell::new(r);
@@ -850,6 +990,11 @@ fn make_room<W: Word, E>(
             &|| format!("rank {} to read an earlier post", slowest.get()),
             true,
         )?;
+    }
+    // The readers' progress was just read again: their costs lie on the same lines.
+    if W::TIMES_READS && at.least != seen {
+        let (plain, streamed) = board.reader_costs(me);
+        at.stores.readers(plain, streamed);
     }
     Ok(())
 }
@@ -885,9 +1030,12 @@ pub(crate) fn broadcast<W: Word, E>(
                     hot,
                 )?;
             }
-            board
+            let report = board
                 .read(root, e, total, &mut buf[range])
                 .map_err(|got| length(root, got))?;
+            board.done_reporting(me, e, report);
+            at.epoch = e;
+            continue;
         }
         board.done(me, e);
         at.epoch = e;
@@ -1796,6 +1944,107 @@ mod tests {
         assert!(!ways.windows(2).skip(back).any(|w| w[0] && w[1]));
     }
 
+    /// Once it knows its readers' costs, a root chooses by the cost of a chunk to it and its
+    /// slowest reader together: it streams where its own stores alone would not have it
+    /// stream (the seventy-first session's far mode: plain 9000 against 4500 ns per 64 KiB,
+    /// under `STREAM_RATIO`, with readers' copies of 16000 against 5000), keeps plain where
+    /// its own stores would have it stream but the readers' copies of streamed chunks cost
+    /// more (the former host's fast mode: 4500 against 2600, readers 3000 against 6000), and
+    /// keeps the way in use while the two totals lie within `STREAM_OVER` of each other.
+    #[test]
+    fn a_root_weighs_its_readers_copies_once_it_knows_them() {
+        let far = |streamed: bool| if streamed { 4500 } else { 9000 };
+        let mut how = Stores::default();
+        // alone, the root's ratio (2) keeps it plain: only single tries
+        let ways = run_stores(&mut how, 100, far);
+        assert!(!ways.windows(2).any(|w| w[0] && w[1]), "{ways:?}");
+        assert!(ways.iter().any(|&w| w), "it tries streaming");
+        how.readers(16_000, 5000);
+        let ways = run_stores(&mut how, 50, far);
+        // it streams from the next chunk, trying plain only now and then
+        assert!(ways[1], "{ways:?}");
+        assert!(!ways[1..].windows(2).any(|w| !w[0] && !w[1]), "{ways:?}");
+        // the other way round: its own ratio (1.7) under 3 but over 5/4, the readers' copies of
+        // streamed chunks dear: plain
+        let fast = |streamed: bool| if streamed { 2600 } else { 4500 };
+        let mut how = Stores::default();
+        how.readers(3000, 6000);
+        let ways = run_stores(&mut how, 200, fast);
+        assert!(!ways.windows(2).any(|w| w[0] && w[1]), "{ways:?}");
+        // and with the readers' costs making streamed clearly cheaper, it streams
+        how.readers(3000, 1000);
+        let ways = run_stores(&mut how, 300, fast);
+        let from = ways.iter().position(|&w| w).expect("streams");
+        assert!(
+            ways[from + 1..].iter().filter(|&&w| !w).count() <= 8,
+            "{ways:?}"
+        );
+        // totals within 5/4 of each other (plain 4500 + 3000 against 2600 + 3500): plain stays
+        let mut how = Stores::default();
+        how.readers(3000, 3500);
+        let ways = run_stores(&mut how, 200, fast);
+        assert!(!ways.windows(2).any(|w| w[0] && w[1]), "{ways:?}");
+        // a zero (no report of that way) keeps the cost known before
+        let mut how = Stores::default();
+        how.readers(16_000, 5000);
+        how.readers(0, 0);
+        assert_eq!(how.readers, [16_000, 5000]);
+    }
+
+    /// A reader of a long chunk learns how its root stored it and times its copy; the cost
+    /// lands beside its progress, where a root reads the slowest reader's per way; short
+    /// chunks are not timed, and a length mismatch names the length without the way's bit.
+    #[test]
+    fn readers_report_the_cost_of_long_chunks_per_way() {
+        let (n, slots, bytes) = (3, 4, 20_000);
+        let words: Vec<AtomicU64> = (0..Board::<AtomicU64>::words_needed(n, slots, bytes))
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        let board = Board::new(&words, n, slots, bytes);
+        let chunk: Vec<u8> = (0..bytes).map(|i| (i * 7 % 251) as u8).collect();
+        let mut how = Stores::default();
+        let mut least = 0;
+        let mut ways = [false; 2];
+        for e in 1..=40u64 {
+            // both readers read every epoch at once: there is always room
+            assert_eq!(board.room(0, e, &mut least), Ok(()));
+            let way = how.next();
+            board.write(0, e, bytes as u64, &chunk, &mut how);
+            board.done(0, e);
+            for r in 1..n {
+                let mut out = vec![0u8; bytes];
+                let report = board
+                    .read(0, e, bytes as u64, &mut out)
+                    .expect("this length");
+                assert_eq!(out, chunk);
+                let report = report.expect("a long chunk is timed");
+                assert_eq!(report.streamed, way, "epoch {e}");
+                assert!(report.cost > 0);
+                board.done_reporting(r, e, Some(report));
+                ways[usize::from(way)] = true;
+            }
+            let (plain, streamed) = board.reader_costs(0);
+            assert!(plain > 0, "a plain chunk came first");
+            assert_eq!(streamed > 0, ways[1], "epoch {e}");
+            assert!(
+                board.reader_costs(1).0 > 0,
+                "rank 2's costs count for a root 1"
+            );
+            let mut out = vec![0u8; bytes];
+            assert_eq!(board.read(0, e, 5, &mut out), Err(bytes as u64));
+        }
+        assert!(ways[1], "the root tried streaming within 40 chunks");
+        // a chunk whose further lines are short is not timed
+        let words: Vec<AtomicU64> = (0..Board::<AtomicU64>::words_needed(2, 1, 4096))
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        let board = Board::new(&words, 2, 1, 4096);
+        board.write(0, 1, 4096, &chunk[..4096], &mut Stores::default());
+        let mut out = vec![0u8; 4096];
+        assert_eq!(board.read(0, 1, 4096, &mut out), Ok(None));
+        assert_eq!(board.reader_costs(0), (0, 0));
+    }
+
     /// The bulk board lies after the small one, the two share no word, and a collective takes
     /// the bulk board exactly when it is longer than a small slot.
     #[test]
@@ -1871,13 +2120,17 @@ mod tests {
                 // rank 1 reads epoch 1: rank 2 is now the slowest
                 let mut out = [0u8; 8];
                 assert!(board.ready(0, 1));
-                assert_eq!(board.read(0, 1, 8, &mut out), Ok(()));
+                assert_eq!(
+                    board.read(0, 1, 8, &mut out),
+                    Ok(None),
+                    "8 bytes: not timed"
+                );
                 assert_eq!(out, [1u8; 8]);
                 board.done(1, 1);
                 assert_eq!(board.room(0, next, &mut least), Err(2));
                 assert_eq!(board.read(0, 1, 9, &mut out), Err(8));
                 assert_eq!(board.room(0, next, &mut least), Err(2));
-                assert_eq!(board.read(0, 1, 8, &mut out), Ok(()));
+                assert_eq!(board.read(0, 1, 8, &mut out), Ok(None));
                 assert_eq!(
                     board.room(0, next, &mut least),
                     Err(2),
@@ -1885,8 +2138,8 @@ mod tests {
                 );
                 board.done(2, 1);
                 assert_eq!(board.room(0, next, &mut least), Ok(()));
-                // every word belongs to one slot or one progress word, and each slot has
-                // 2 + cap / 8 of them
+                // every word belongs to one slot, one progress word or one of a rank's two
+                // costs of reading, and each slot has 2 + cap / 8 of them
                 let mut seen: Vec<*const AtomicU64> = Vec::new();
                 for r in 0..n {
                     for e in 0..slots as u64 {
@@ -1895,6 +2148,15 @@ mod tests {
                         seen.extend(head.iter().chain(more).map(|w| w as *const _));
                     }
                     seen.push(board.progress(r) as *const _);
+                    seen.push(board.read_cost(r, false) as *const _);
+                    seen.push(board.read_cost(r, true) as *const _);
+                    // the costs lie on the progress word's line (of the window's eight-word
+                    // lines, counted from its start)
+                    let line = |w: &AtomicU64| {
+                        (w as *const AtomicU64 as usize - words.as_ptr() as usize) / 64
+                    };
+                    assert_eq!(line(board.read_cost(r, true)), line(board.progress(r)));
+                    assert_eq!(line(board.read_cost(r, false)), line(board.progress(r)));
                 }
                 let all = seen.len();
                 seen.sort();

@@ -66,9 +66,11 @@
 //! machine's 2 CPUs, `barrier` rows, 32 KiB in 2.96 µs against 1.75, 256 KiB 14.0 against 8.6,
 //! 1 MiB 47.3 against 32.6 (docs/mpi.md, "Thirty-fourth session"). A root may also write a
 //! chunk of 16 KiB or more with non-temporal stores ([`herald::runtime::copy_streaming`]),
-//! which end in a store fence before the tag's `Release`; it streams where it measures its
-//! plain stores dearer than streamed ones (`Stores`): where the reader's cache still holds
-//! the slot's lines and taking them back from it is slow.
+//! which end in a store fence before the tag's `Release`; it streams where it measures plain
+//! chunks dearer than streamed ones (`Stores`): its own stores, which take the slot's lines
+//! back from the reader's cache, and its readers' copies out, which each reader times and
+//! leaves beside its progress (the chunk's length word carries the way: its top bit). Those
+//! costs are plain words that steer a choice and order nothing.
 //!
 //! **Never waiting forever.** Every wait polls as the channel's waits do ([`Channel`]): where
 //! processes outnumber CPUs it yields the CPU between polls, after spinning first only where

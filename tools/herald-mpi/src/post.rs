@@ -255,11 +255,7 @@ const STREAMED: u64 = 1 << 63;
 /// A slot's length word: the message's `total` bytes, and whether this chunk was `streamed`.
 fn with_way(total: u64, streamed: bool) -> u64 {
     debug_assert!(total < STREAMED, "a message of 2⁶³ bytes");
-    if streamed {
-        total | STREAMED
-    } else {
-        total
-    }
+    total | u64::from(streamed) << 63
 }
 
 /// The message's length and whether the chunk was streamed, from a slot's length word.
@@ -679,13 +675,9 @@ impl<'w, W: Word> Board<'w, W> {
         let first = out.len().min(HEAD_BYTES);
         let (a, b) = out.split_at_mut(first);
         load_words(&head[2..], a);
-        if !W::TIMES_READS || b.len() < STREAM_FROM {
-            W::load_lines(more, b);
-            return Ok(None);
-        }
-        let start = std::time::Instant::now();
+        let start = (W::TIMES_READS && b.len() >= STREAM_FROM).then(std::time::Instant::now);
         W::load_lines(more, b);
-        Ok(Some(ReadCost {
+        Ok(start.map(|start| ReadCost {
             streamed,
             cost: per_64k(start, b.len()),
         }))
@@ -1019,9 +1011,10 @@ pub(crate) fn broadcast<W: Word, E>(
     for c in 0..chunks {
         let e = at.epoch + 1;
         let range = c * cap..((c + 1) * cap).min(buf.len());
-        if me == root {
+        let report = if me == root {
             make_room(board, at, e, &mut wait)?;
             board.write(me, e, total, &buf[range], &mut at.stores);
+            None
         } else {
             if !board.ready(root, e) {
                 // A root waiting for the reply to its own post spins first where that can pay.
@@ -1032,14 +1025,11 @@ pub(crate) fn broadcast<W: Word, E>(
                     hot,
                 )?;
             }
-            let report = board
+            board
                 .read(root, e, total, &mut buf[range])
-                .map_err(|got| length(root, got))?;
-            board.done_reporting(me, e, report);
-            at.epoch = e;
-            continue;
-        }
-        board.done(me, e);
+                .map_err(|got| length(root, got))?
+        };
+        board.done_reporting(me, e, report);
         at.epoch = e;
     }
     Ok(())

@@ -189,6 +189,13 @@ pub(crate) fn set_thread_cpu_mates(mates: u32) {
     CPU_MATES.with(|s| s.set(mates));
 }
 
+/// Whether other workers of its team share the calling thread's CPU (then its waits yield
+/// before they spin, [`Signal::wait_phased_across`]).
+#[inline]
+pub(crate) fn thread_shares_cpu() -> bool {
+    CPU_MATES.try_with(std::cell::Cell::get).unwrap_or(0) != 0
+}
+
 /// How many other workers of its team share the calling thread's CPU (0 where it is not
 /// pinned).
 #[cfg(all(test, not(herald_loom)))]
@@ -273,9 +280,17 @@ impl Polls {
     }
 }
 
-/// Makes `flag` the abort flag of every abortable wait on the calling thread.
+/// Makes `flag` the abort flag of every abortable wait on the calling thread: once, as a team's
+/// worker starts ([`thread_abort_flag`]'s callers keep what they read).
 pub(crate) fn set_thread_abort_flag(flag: std::sync::Arc<AbortFlag>) {
     ABORT.with(|a| *a.borrow_mut() = Some(flag));
+}
+
+/// The abort flag of the calling thread's team, if it works for one: set once, when the
+/// thread starts, so a caller may keep it ([`CommRank`](crate::CommRank) does, per driving
+/// thread, and reads the flag itself at the start of each call).
+pub(crate) fn thread_abort_flag() -> Option<std::sync::Arc<AbortFlag>> {
+    ABORT.try_with(|a| a.borrow().clone()).unwrap_or(None)
 }
 
 /// Whether the calling thread's team (if any) is aborted.
@@ -474,7 +489,7 @@ impl Signal {
         respin: bool,
     ) -> Result<T, Aborted> {
         let aborted = || abortable && thread_aborted();
-        let shares = CPU_MATES.try_with(std::cell::Cell::get).unwrap_or(0) != 0;
+        let shares = thread_shares_cpu();
         let (spins, yields) = if cfg!(herald_loom) {
             (false, 0)
         } else {

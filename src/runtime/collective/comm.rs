@@ -627,6 +627,9 @@ pub struct Comm {
     /// The largest broadcast posted, if any ([`CommOptions::posted_broadcast`], and
     /// [`CommOptions::shared_posted_bytes`] not empty where ranks share CPUs).
     posted: Option<usize>,
+    /// Bit `b` (`b` < 64): a `b`-byte broadcast is posted and in no timed class
+    /// ([`posts_untimed`](Self::posts_untimed)).
+    posts_untimed: u64,
     /// The timed classes' state each new set of endpoints starts from
     /// ([`CommOptions::timed_posting`]): fresh, or what rank 0's endpoint had learnt when it
     /// was dropped.
@@ -726,6 +729,7 @@ impl Comm {
             flat,
             shared,
             posted: posted_bytes,
+            posts_untimed: 0,
             chooser: Mutex::new(
                 regimes
                     .map(|r| Chooser::new(Arc::new(r)))
@@ -733,6 +737,9 @@ impl Comm {
             ),
         };
         comm.radix = comm.tree_radix();
+        comm.posts_untimed = (0..64)
+            .filter(|&b| comm.timed_class(b).is_none() && comm.posts(b))
+            .fold(0, |mask, b| mask | 1 << b);
         // Root 0's programs now: a schedule that cannot be run fails here, not in a call.
         comm.prepare([0])?;
         Ok(comm)
@@ -947,6 +954,16 @@ impl Comm {
                 .shared_posted_bytes
                 .as_ref()
                 .is_some_and(|range| range.contains(&bytes))
+    }
+
+    /// Whether a `bytes`-byte broadcast is posted, and in no timed class: what
+    /// [`timed_class`](Self::timed_class) and [`posts`](Self::posts) answer, looked up in one
+    /// word for sizes below 64 bytes (their answers are fixed with the communicator; asked on
+    /// every call they cost a 48-byte broadcast about 4 ns: docs/runtime.md, "Seventy-second
+    /// session"), `false` from 64.
+    #[inline]
+    pub(crate) fn posts_untimed(&self, bytes: usize) -> bool {
+        bytes < 64 && self.posts_untimed >> bytes & 1 != 0
     }
 
     /// The timed class of a `bytes`-byte broadcast ([`CommOptions::timed_posting`]), if it is
@@ -1197,6 +1214,87 @@ mod tests {
         assert_eq!((new[0].0, new[1].0), (old[0].0, old[1].0));
         assert!((new[0].1 - near_load).abs() < 1e-3, "{new:?}");
         assert!((new[1].1 - far_load).abs() < 1e-3, "{new:?}");
+    }
+
+    /// The one-word answer for sizes below a line agrees, size by size, with what
+    /// [`Comm::timed_class`] and [`Comm::posts`] answer, over communicators whose small sizes
+    /// are posted, timed, outside the posted range, or never posted.
+    #[test]
+    fn posts_untimed_answers_as_the_class_and_plan_do() {
+        use super::{Comm, CommOptions, DefaultSchedule, TimedPosting};
+        let (profile, machine) = two_modes();
+        let planned = || DefaultSchedule::Planned(Planned::new(profile.clone(), machine.clone()));
+        let on = |cpus| CommOptions {
+            cpus: Some(cpus),
+            ..CommOptions::default()
+        };
+        let cases = [
+            (2, on(2)),
+            (3, on(2)),
+            (4, on(2)),
+            (8, on(2)),
+            (4, on(4)),
+            (
+                2,
+                CommOptions {
+                    posted_broadcast: false,
+                    ..on(2)
+                },
+            ),
+            (
+                4,
+                CommOptions {
+                    shared_posted_bytes: Some(16..=40),
+                    ..on(2)
+                },
+            ),
+            (
+                2,
+                CommOptions {
+                    schedule: planned(),
+                    ..on(2)
+                },
+            ),
+            (
+                4,
+                CommOptions {
+                    schedule: planned(),
+                    ..on(2)
+                },
+            ),
+            (
+                4,
+                CommOptions {
+                    schedule: planned(),
+                    timed_posting: TimedPosting::Always,
+                    ..on(2)
+                },
+            ),
+            (
+                2,
+                CommOptions {
+                    schedule: planned(),
+                    timed_posting: TimedPosting::Alternate,
+                    ..on(2)
+                },
+            ),
+        ];
+        let (mut posted, mut not, mut timed) = (0, 0, 0);
+        for (size, options) in cases {
+            let comm = Comm::with_options(size, options).unwrap();
+            for b in 0..80 {
+                let slow = comm.timed_class(b).is_none() && comm.posts(b);
+                let expected = b < 64 && slow;
+                assert_eq!(comm.posts_untimed(b), expected, "{size} ranks, {b} bytes");
+                if b < 64 {
+                    posted += usize::from(slow);
+                    not += usize::from(!slow);
+                    timed += usize::from(comm.timed_class(b).is_some());
+                }
+            }
+        }
+        // Not vacuous: the cases hold sizes of each kind.
+        assert!(posted > 0 && not > 0 && timed > 0, "{posted} {not} {timed}");
     }
 
     #[test]

@@ -119,7 +119,7 @@ use super::words::{load_words, store_words};
 use crate::runtime::hint;
 use crate::runtime::line::Line;
 use crate::runtime::sync::{AtomicU64, Ordering};
-use crate::runtime::wait::{Phase, Polls};
+use crate::runtime::wait::{self, Phase, Polls};
 use crossbeam_utils::CachePadded;
 
 /// Slots per rank where ranks have CPUs of their own: how many posted broadcasts a root may
@@ -664,7 +664,10 @@ pub(crate) fn take(
     let head = posts.head(root, at, further);
     let mut t = head.tag.load(Ordering::Acquire);
     if !is_epoch(t, at.epoch) {
-        t = wait_post(core, posts, me, root, (at, head), id)?;
+        t = match first_polls(head, at.epoch) {
+            Some(t) => t,
+            None => wait_post(core, posts, me, root, (at, head), id)?,
+        };
     }
     let header = head.header.load(Ordering::Relaxed);
     if header != id.1 {
@@ -695,6 +698,36 @@ pub(crate) fn took(posts: &Board, at: &mut Cursor) {
     if posts.ranks.len() == 2 {
         at.seen = at.seen.max(at.epoch);
     }
+}
+
+/// How many times a reader with a CPU of its own polls a slot's tag alone, one spin hint apart,
+/// before [`wait_post`] (about 1 µs on the development machines: longer than a 2-rank post's
+/// reply takes in any latency mode).
+const FIRST_POLLS: u32 = 32;
+
+/// The tag of the current epoch `epoch` in `head`, if it arrives within [`FIRST_POLLS`]
+/// polls, where the calling thread has its CPU to itself (else `None` at once: its wait
+/// yields to the CPU's other workers, [`wait_post`]).
+///
+/// Between two ranks with roots taking turns the reader's wait is about a hop, and these
+/// polls are the whole of it: each looks at the tag alone, inline, where [`wait_post`]'s
+/// polls go through the waits' shared loop and look at the poison too. A 48-byte broadcast
+/// took 15 ns less (docs/runtime.md, "Seventy-second session"). The checks that this skips
+/// (poison, abort, mismatch, departure) are only deferred: a wait that lasts past these
+/// polls makes them all in [`wait_post`].
+#[inline]
+fn first_polls(head: &Head, epoch: u64) -> Option<u64> {
+    if cfg!(herald_loom) || wait::thread_shares_cpu() {
+        return None;
+    }
+    for _ in 0..FIRST_POLLS {
+        std::hint::spin_loop();
+        let t = head.tag.load(Ordering::Acquire);
+        if is_epoch(t, epoch) {
+            return Some(t);
+        }
+    }
+    None
 }
 
 /// Waits until `root`'s slot of `posts` for the current epoch of `at` holds that epoch's tag,

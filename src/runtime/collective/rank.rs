@@ -14,7 +14,7 @@ use crate::runtime::exec::{
 use crate::runtime::line::Line;
 use crate::runtime::program::{Program, ProgramError, RankProgram};
 use crate::runtime::sync::Ordering;
-use crate::runtime::wait::{self, PanicWatch, Polls};
+use crate::runtime::wait::{self, AbortFlag, PanicWatch, Polls};
 use bytemuck::Pod;
 use std::sync::Arc;
 
@@ -47,6 +47,11 @@ pub struct CommRank<'c> {
     watch: Arc<dyn PanicWatch>,
     /// The token of the thread that made the last call (0: none yet).
     driver: u64,
+    /// That thread's team's abort flag, if it works for a team (`wait::thread_abort_flag`,
+    /// read when the driver changes: a thread-local behind a `RefCell`, read on every call,
+    /// it and the token's check together cost a 48-byte broadcast about 7 ns; docs/runtime.md,
+    /// "Seventy-second session").
+    abort: Option<Arc<AbortFlag>>,
     /// Every other rank, as the single-copy allreduce's lenders and readers (built on first
     /// use).
     pub(super) peers: RankProgram,
@@ -97,6 +102,7 @@ impl<'c> CommRank<'c> {
             scratch: Scratch::default(),
             watch: comm.watcher(),
             driver: 0,
+            abort: None,
             peers: RankProgram::default(),
             partial: Vec::new(),
             small_epoch: 0,
@@ -145,18 +151,19 @@ impl<'c> CommRank<'c> {
         if let Some(e) = core.poison_error() {
             return Err(e);
         }
-        if wait::thread_aborted() {
-            core.poison(self.rank, PoisonCause::Aborted);
-            return Err(CollectiveError::Aborted);
-        }
         let token = wait::thread_token();
         if token != self.driver {
             self.driver = token;
+            self.abort = wait::thread_abort_flag();
             core.ranks[self.rank]
                 .home
                 .store(wait::thread_cpu(), Ordering::Relaxed);
             core.ranks[self.rank].driver.store(token, Ordering::Release);
             wait::watch_panics(&self.watch, self.rank);
+        }
+        if self.abort.as_deref().is_some_and(AbortFlag::is_raised) {
+            core.poison(self.rank, PoisonCause::Aborted);
+            return Err(CollectiveError::Aborted);
         }
         let size = self.comm.size();
         if root >= size {
@@ -197,7 +204,9 @@ impl<'c> CommRank<'c> {
     /// ```
     pub fn broadcast(&mut self, root: usize, buf: &mut [u8]) -> Result<(), CollectiveError> {
         let call = self.begin(CollectiveKind::Broadcast, root, buf.len())?;
-        let result = if let Some(class) = self.comm.timed_class(buf.len()) {
+        let result = if self.comm.posts_untimed(buf.len()) {
+            self.broadcast_posted(root, call.id(), buf)
+        } else if let Some(class) = self.comm.timed_class(buf.len()) {
             self.broadcast_timed(class, root, call.id(), buf)
         } else if self.comm.posts(buf.len()) {
             self.broadcast_posted(root, call.id(), buf)

@@ -218,7 +218,9 @@ impl Distribution {
 /// Which value of a [`Distribution`] a model conversion uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Pick {
-    /// The center of the mode with the largest share of time (the default).
+    /// The center of the mode with the largest share of time (the default). Runtime costs
+    /// ([`RuntimeCosts`](crate::model::RuntimeCosts)) take every quantity in one latency
+    /// regime where the calibration names them: the one-line call's largest mode's.
     #[default]
     Dominant,
     /// The largest mode center: plan for the slowest regime seen.

@@ -654,6 +654,57 @@ fn ratio_ps(r: Ratio) -> u64 {
     ps(r.to_f64())
 }
 
+/// What a conversion takes of a runtime calibration's distributions: its [`Pick`], and for
+/// [`Pick::Dominant`] one latency regime for all of them where the calibration names its
+/// regimes ([`Mode::regime_hop_ns`](super::Mode::regime_hop_ns)): the regime of the one-line
+/// call's largest mode, the regime `herald fidelity` predicts "the dominant regime" in.
+///
+/// Each distribution's own largest mode, which [`Pick::Dominant`] takes alone, can be another
+/// regime's where the host spent about as long in two: a calibration of the seventy-second
+/// session had its one-line call and posted broadcast 48 % and 47 % in regimes of hops 55 and
+/// 200 ns, its single copy 41 % and 51 %, so the model priced the call at 55 ns and the
+/// post and the copy at 200 (docs/fidelity.md, "Seventy-second session").
+#[derive(Debug, Clone, Copy)]
+struct Picker {
+    pick: Pick,
+    /// The dominant regime's hop, ns, where the calibration names regimes.
+    regime: Option<f64>,
+}
+
+impl Picker {
+    fn new(pick: Pick, runtime: Option<&RuntimeCalibration>) -> Picker {
+        let regime = match pick {
+            Pick::Dominant => runtime
+                .and_then(|r| r.one_line_ns.modes.first())
+                .and_then(|m| m.regime_hop_ns),
+            _ => None,
+        };
+        Picker { pick, regime }
+    }
+}
+
+/// [`Distribution::pick`](super::Distribution::pick) under a [`Picker`].
+trait PickIn {
+    fn pick_in(&self, pk: Picker) -> f64;
+}
+
+impl PickIn for super::Distribution {
+    /// The center of this distribution's mode in `pk`'s regime (the one whose regime's hop is
+    /// nearest, within a factor of 1.25), where there is one; else as [`Pick`] alone.
+    fn pick_in(&self, pk: Picker) -> f64 {
+        let Some(hop) = pk.regime else {
+            return self.pick(pk.pick);
+        };
+        let off = |m: &super::Mode| m.regime_hop_ns.map(|h| (h / hop).ln().abs());
+        self.modes
+            .iter()
+            .filter_map(|m| Some((off(m)?, m.center)))
+            .filter(|&(o, _)| o.is_finite() && o <= 1.25f64.ln())
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map_or_else(|| self.pick(pk.pick), |(_, center)| center)
+    }
+}
+
 /// The runtime measurement of the profile's level `name`, if any.
 fn measured<'p>(profile: &'p Profile, name: &str) -> Option<&'p RuntimeCalibration> {
     profile
@@ -671,6 +722,7 @@ fn level_costs(
     source: RuntimeSource,
     pick: Pick,
 ) -> RuntimeLevel {
+    let pk = Picker::new(pick, runtime);
     let hop_ps = ratio_ps(lp.l()) + 2 * ratio_ps(lp.o());
     let gap_ps = ratio_ps(lp.g().max(lp.o()));
     let fs = |ns_per_byte: f64| ps(ns_per_byte * factor * 1000.0);
@@ -679,7 +731,7 @@ fn level_costs(
         (Some(d), Some(b)) => b
             .iter()
             .zip(d)
-            .map(|(&b, d)| (b, ps(d.pick(pick) * factor)))
+            .map(|(&b, d)| (b, ps(d.pick_in(pk) * factor)))
             .collect(),
         _ => Vec::new(),
     };
@@ -690,11 +742,11 @@ fn level_costs(
             // measured (the second such that both outer points stay where they were measured;
             // never below nothing).
             let [d0, d1, _] = r.direct_bytes.map(|b| b as f64);
-            let whole = r.copy_ns_per_byte.pick(pick);
+            let whole = r.copy_ns_per_byte.pick_in(pk);
             let (copy_below_mid, copy_mid, mid_from) = match (&r.copy_mid_ns_per_byte, r.mid_bytes)
             {
                 (Some(m), Some(at)) => {
-                    let first = m.pick(pick);
+                    let first = m.pick_in(pk);
                     let m_at = at as f64;
                     let second = ((whole * (d1 - d0) - first * (m_at - d0)) / (d1 - m_at)).max(0.0);
                     (first, second, at)
@@ -704,19 +756,19 @@ fn level_costs(
             RuntimeLevel {
                 hop_ps,
                 gap_ps,
-                burst_line_ps: ps(r.burst_line_ns.pick(pick) * factor).max(1),
+                burst_line_ps: ps(r.burst_line_ns.pick_in(pk) * factor).max(1),
                 burst_lines: r.burst_lines.max(1),
-                burst_two_ps: r.stream_two_ns.as_ref().map(|d| ps(d.pick(pick) * factor)),
-                line_ps: ps(r.line_ns.pick(pick) * factor).max(1),
+                burst_two_ps: r.stream_two_ns.as_ref().map(|d| ps(d.pick_in(pk) * factor)),
+                line_ps: ps(r.line_ns.pick_in(pk) * factor).max(1),
                 copy_fs_per_byte: Some(fs(copy_below_mid)),
                 copy_mid_fs_per_byte: fs(copy_mid),
                 copy_mid_from: mid_from,
-                copy_large_fs_per_byte: fs(r.copy_large_ns_per_byte.pick(pick)),
+                copy_large_fs_per_byte: fs(r.copy_large_ns_per_byte.pick_in(pk)),
                 copy_large_from: r.direct_bytes[1],
                 copy_upper_fs_per_byte: r
                     .copy_upper_ns_per_byte
                     .as_ref()
-                    .map_or(0, |d| fs(d.pick(pick))),
+                    .map_or(0, |d| fs(d.pick_in(pk))),
                 copy_upper_from: match (&r.copy_upper_ns_per_byte, r.upper_bytes) {
                     (Some(_), Some(b)) => b,
                     _ => u64::MAX,
@@ -724,7 +776,7 @@ fn level_costs(
                 copy_huge_fs_per_byte: r
                     .copy_huge_ns_per_byte
                     .as_ref()
-                    .map_or(0, |d| fs(d.pick(pick))),
+                    .map_or(0, |d| fs(d.pick_in(pk))),
                 copy_huge_from: match r.copy_huge_ns_per_byte {
                     Some(_) => r.direct_bytes[2],
                     None => u64::MAX,
@@ -732,13 +784,13 @@ fn level_costs(
                 block_ps: r
                     .direct_block_ns
                     .as_ref()
-                    .map_or(0, |d| ps(d.pick(pick) * factor)),
-                post_ps: r.posted_ns.as_ref().map(|d| ps(d.pick(pick) * factor)),
+                    .map_or(0, |d| ps(d.pick_in(pk) * factor)),
+                post_ps: r.posted_ns.as_ref().map(|d| ps(d.pick_in(pk) * factor)),
                 post_line_ps: r
                     .posted_line_ns
                     .as_ref()
-                    .map_or(0, |d| ps(d.pick(pick) * factor)),
-                post_two_ps: r.posted_two_ns.as_ref().map(|d| ps(d.pick(pick) * factor)),
+                    .map_or(0, |d| ps(d.pick_in(pk) * factor)),
+                post_two_ps: r.posted_two_ns.as_ref().map(|d| ps(d.pick_in(pk) * factor)),
                 post_curve_ps: sized_ps(&r.posted_curve_ns, &r.posted_curve_bytes)
                     .into_iter()
                     .filter_map(|(b, t)| {
@@ -755,7 +807,7 @@ fn level_costs(
                     .posted_long_line_ns
                     .as_ref()
                     .or(r.posted_line_ns.as_ref())
-                    .map_or(0, |d| ps(d.pick(pick) * factor)),
+                    .map_or(0, |d| ps(d.pick_in(pk) * factor)),
                 held_extra_ps: sized_ps(&r.held_extra_ns, &r.held_bytes),
                 footprint_extra_fs_per_byte: match (
                     &r.footprint_extra_ns_per_byte,
@@ -764,13 +816,13 @@ fn level_costs(
                     (Some(d), Some(b)) if r.huge_bytes.is_some() => b
                         .iter()
                         .zip(d)
-                        .map(|(&b, d)| (b, fs(d.pick(pick).max(0.0))))
+                        .map(|(&b, d)| (b, fs(d.pick_in(pk).max(0.0))))
                         .collect(),
                     _ => Vec::new(),
                 },
                 footprint_base: r.huge_bytes.map_or(u64::MAX, |h| 2 * h),
                 forwarded_extra_ps: sized_ps(&r.forwarded_extra_ns, &r.forwarded_bytes),
-                stamp_load_ps: r.stamp_load_ns.as_ref().map(|d| ps(d.pick(pick) * factor)),
+                stamp_load_ps: r.stamp_load_ns.as_ref().map(|d| ps(d.pick_in(pk) * factor)),
                 source,
             }
         }
@@ -917,6 +969,7 @@ impl RuntimeCosts {
         finest: Option<(RuntimeLevel, &RuntimeCalibration)>,
         pick: Pick,
     ) -> RuntimeCosts {
+        let pk = Picker::new(pick, finest.as_ref().map(|f| f.1));
         let (call_ps, stream_overlap_ps, direct_call_ps, direct_overlap_ps, chunk_bytes) =
             match &finest {
                 Some((l, r)) => {
@@ -926,7 +979,7 @@ impl RuntimeCosts {
                     let first = l.hop_ps + l.burst_line_ps;
                     let copy = l.copy_ps(r.direct_bytes[0]).unwrap_or(0) + l.block_ps + l.hop_ps;
                     let (one_line, direct) =
-                        (ps(r.one_line_ns.pick(pick)), ps(r.direct_ns.pick(pick)));
+                        (ps(r.one_line_ns.pick_in(pk)), ps(r.direct_ns.pick_in(pk)));
                     (
                         one_line.saturating_sub(first),
                         first.saturating_sub(one_line),
@@ -941,11 +994,11 @@ impl RuntimeCosts {
         // on one PU beyond the call and its line, or the bare thread switch.
         let shared = finest.as_ref().and_then(|(l, r)| {
             let d = r.shared_one_line_ns.as_ref()?;
-            Some(ps(d.pick(pick)).saturating_sub(call_ps + l.burst_line_ps))
+            Some(ps(d.pick_in(pk)).saturating_sub(call_ps + l.burst_line_ps))
         });
         // The executor's extra cost at `burst_lines` lines, and at 2 (else the same).
         let (exec_ps, exec_lines) = finest.as_ref().map_or(((0, 0), 2), |(_, r)| {
-            let at = |d: &Option<super::Distribution>| d.as_ref().map(|d| ps(d.pick(pick)));
+            let at = |d: &Option<super::Distribution>| d.as_ref().map(|d| ps(d.pick_in(pk)));
             let long = at(&r.exec_ns).unwrap_or(0);
             (
                 (at(&r.exec_short_ns).unwrap_or(long), long),
@@ -954,20 +1007,20 @@ impl RuntimeCosts {
         });
         // A single copy's executor (0 where not measured).
         let direct_exec_ps = finest.as_ref().map_or(0, |(_, r)| {
-            r.direct_exec_ns.as_ref().map_or(0, |d| ps(d.pick(pick)))
+            r.direct_exec_ns.as_ref().map_or(0, |d| ps(d.pick_in(pk)))
         });
         let shared_post = finest.as_ref().and_then(|(_, r)| {
             let one = r.shared_posted_ns.as_ref()?;
             let line = r.shared_posted_line_ns.as_ref()?;
-            Some((ps(one.pick(pick)), ps(line.pick(pick))))
+            Some((ps(one.pick_in(pk)), ps(line.pick_in(pk))))
         });
         let shared_post_read_line_ps = finest.as_ref().and_then(|(_, r)| {
             let read = r.shared_posted_read_line_ns.as_ref()?;
-            Some(ps(read.pick(pick).max(0.0)))
+            Some(ps(read.pick_in(pk).max(0.0)))
         });
         // A one-PU copy rate, ns → fs per byte.
         let fs_per_byte =
-            |d: &Option<super::Distribution>| Some(ps(d.as_ref()?.pick(pick) * 1000.0));
+            |d: &Option<super::Distribution>| Some(ps(d.as_ref()?.pick_in(pk) * 1000.0));
         let shared_copy_fs_per_byte = finest
             .as_ref()
             .and_then(|(_, r)| fs_per_byte(&r.shared_copy_ns_per_byte));
@@ -980,7 +1033,7 @@ impl RuntimeCosts {
                 fs_per_byte(&r.shared_copy_huge_ns_per_byte)?,
             ))
         });
-        let switch = profile.switch_ns.as_ref().map_or(0, |d| ps(d.pick(pick)));
+        let switch = profile.switch_ns.as_ref().map_or(0, |d| ps(d.pick_in(pk)));
         let switch_ps = shared.unwrap_or(switch);
         // A yield turn: the bare switch where both were measured, else the handoff itself.
         let yield_ps = match shared {
@@ -1007,7 +1060,7 @@ impl RuntimeCosts {
             spin_ps: profile
                 .spin_ns
                 .as_ref()
-                .map_or(0, |d| ps(d.pick(pick).max(0.0))),
+                .map_or(0, |d| ps(d.pick_in(pk).max(0.0))),
             turn_scales,
             chunk_bytes,
             shared_post,
@@ -1311,5 +1364,105 @@ impl RuntimeCosts {
                 .iter()
                 .flatten()
                 .all(|l| l.copy_fs_per_byte.is_some())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PickIn, Picker, RuntimeCosts};
+    use crate::model::{Distribution, Mode, Pick, Profile};
+    use crate::topology::TopologySource;
+
+    fn mode(center: f64, share: f64, hop: Option<f64>) -> Mode {
+        Mode {
+            center,
+            p10: center,
+            p90: center,
+            share,
+            samples: 10,
+            regime_hop_ns: hop,
+        }
+    }
+
+    fn dist(modes: Vec<Mode>) -> Distribution {
+        Distribution {
+            median: modes[0].center,
+            p10: modes[0].center,
+            p90: modes[0].center,
+            samples: 20,
+            modes,
+            settled: true,
+        }
+    }
+
+    #[test]
+    fn a_regime_picks_its_own_mode_whatever_the_order() {
+        let d = dist(vec![
+            mode(446.0, 0.48, Some(200.0)),
+            mode(120.0, 0.45, Some(55.0)),
+            mode(65.0, 0.07, Some(31.0)),
+        ]);
+        let at = |regime| Picker {
+            pick: Pick::Dominant,
+            regime,
+        };
+        assert_eq!(d.pick_in(at(Some(55.0))), 120.0);
+        // The same regime named by a hop a little off (another quantity's grouping).
+        assert_eq!(d.pick_in(at(Some(60.0))), 120.0);
+        assert_eq!(d.pick_in(at(Some(31.0))), 65.0);
+        // No mode of that regime within a factor of 1.25: the distribution's own largest.
+        assert_eq!(d.pick_in(at(Some(100.0))), 446.0);
+        assert_eq!(d.pick_in(at(None)), 446.0);
+        // Modes without regimes: as `Pick` alone.
+        let plain = dist(vec![mode(10.0, 0.6, None), mode(30.0, 0.4, None)]);
+        assert_eq!(plain.pick_in(at(Some(55.0))), 10.0);
+        // Other picks ignore the regime.
+        let slowest = Picker {
+            pick: Pick::Slowest,
+            regime: None,
+        };
+        assert_eq!(d.pick_in(slowest), 446.0);
+    }
+
+    /// A calibration of the seventy-second session on the AMD EPYC: the host spent about as
+    /// long in regimes of hops 55 and 200 ns, so quantities' largest modes fall in either. The
+    /// dominant pick prices every runtime quantity in the one-line call's regime.
+    #[test]
+    fn the_dominant_pick_takes_one_regime_for_every_quantity() {
+        let text = std::fs::read_to_string("tests/data/profile-amd-three-regimes.json").unwrap();
+        let profile = Profile::from_json_forced(&text).unwrap();
+        let machine =
+            TopologySource::from_options(Some("package:1 numa:1 l3:1 l2:2 l1:1 core:1 pu:1"), None)
+                .unwrap()
+                .load()
+                .unwrap();
+        let r = profile
+            .levels
+            .iter()
+            .find_map(|l| l.runtime.as_ref())
+            .unwrap();
+        let regime = r.one_line_ns.modes[0].regime_hop_ns.unwrap();
+        let at = |d: &Distribution| {
+            let m = d
+                .modes
+                .iter()
+                .find(|m| m.regime_hop_ns == Some(regime))
+                .unwrap();
+            (m.center * 1000.0).round() as u64
+        };
+        let posted = r.posted_ns.as_ref().unwrap();
+        // Not vacuous: these quantities' own largest modes are another regime's.
+        assert_ne!(posted.modes[0].regime_hop_ns, Some(regime));
+        assert_ne!(r.line_ns.modes[0].regime_hop_ns, Some(regime));
+        let costs = RuntimeCosts::from_profile(&profile, &machine, Pick::Dominant).unwrap();
+        let level = costs.between(0, 1).unwrap();
+        assert_eq!(level.post_ps, Some(at(posted)));
+        assert_eq!(level.line_ps, at(&r.line_ns));
+        // The slowest pick is untouched: the slowest regime's.
+        let slow = RuntimeCosts::from_profile(&profile, &machine, Pick::Slowest).unwrap();
+        assert_eq!(
+            slow.between(0, 1).unwrap().post_ps,
+            Some((posted.pick(Pick::Slowest) * 1000.0).round() as u64)
+        );
     }
 }

@@ -166,6 +166,12 @@ fn quick_run_has_the_profile_shape() {
         serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap();
     assert_eq!(saved, v);
     let shown = herald(&["calibrate", "--profile", out_file.to_str().unwrap()]);
-    assert!(shown.status.success());
+    // Failed once (seventy-second session, in a full workspace run) and not in eight runs by
+    // hand: say why if it does again.
+    assert!(
+        shown.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
     assert!(String::from_utf8_lossy(&shown.stdout).contains("calibration of"));
 }

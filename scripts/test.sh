@@ -3,32 +3,45 @@
 # where it is installed, a compile check of the benches, and herald-mpi against Open MPI and MPICH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage's start, with the seconds since this script began (a fresh-clone run took 28 to 40
+# minutes on the development VM; these lines tell where the time goes).
+stage() { echo "scripts/test.sh: [$(date -u +%H:%M:%S), +${SECONDS} s] $*"; }
+stage "set-up"
 bash scripts/setup.sh
 # herald-mpi (a workspace member, outside the default members) builds against Open MPI here; its
 # tests start ranks with mpirun.openmpi (-np 2, and -np 4 on more ranks than CPUs).
 export MPICC="${MPICC:-mpicc.openmpi}"
+stage "fmt"
 cargo fmt --all -- --check
+stage "clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 # The API docs build without a warning (broken, private or ambiguous intra-doc links).
+stage "doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+stage "cargo test --workspace"
 cargo test --workspace
 # Without the default `hwloc` feature: the sysfs and XML readers are the only topology sources.
 # Everything compiles and passes clippy; the tests that differ by feature (the library's unit
 # tests, the topology tests) run again.
+stage "without the hwloc feature"
 cargo clippy -p herald --no-default-features --all-targets -- -D warnings
 cargo test -p herald --no-default-features --lib --test topology
 # loom: the channel (tests/loom_channel.rs), the executor's wake protocol, the single-copy
 # handshake, the posted broadcasts and small allreduces, and the run-time choice's boards (the
 # `loom_` unit tests in src/runtime).
+stage "loom: tests/loom_channel.rs"
 RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
   cargo test --release --test loom_channel
+stage "loom: the herald lib's loom_ models"
 RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
   cargo test --release --lib loom_
 # loom: herald-mpi's posted broadcasts and allreduces in a shared window (the protocol, on loom's atomics).
+stage "loom: herald-mpi"
 RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
   cargo test --release -p herald-mpi --lib loom_
 # Miri on the channel and the runtime's failure paths, where a nightly toolchain with Miri is
 # installed (`rustup component add --toolchain nightly miri`).
+stage "Miri"
 if [ -n "${HERALD_SKIP_MIRI:-}" ]; then
   echo "scripts/test.sh: Miri skipped: HERALD_SKIP_MIRI is set (for development runs; .ci/run never sets it)"
 elif cargo +nightly miri --version >/dev/null 2>&1; then
@@ -39,12 +52,15 @@ else
 fi
 # The benches compile and link (in the test profile, whose dependencies the tests above built:
 # the bench profile's LTO build took 3 min 40 s from scratch, this about 30 s).
+stage "benches compile"
 cargo test --workspace --benches --no-run
 # herald-mpi against MPICH: its own target directory (mpi-sys does not rebuild when MPICC
 # changes), its own launcher; the multi-rank self-test on 2 and 4 ranks. HERALD_MPI_MPICH=0 skips.
+stage "herald-mpi against MPICH"
 if [ "${HERALD_MPI_MPICH:-1}" != 0 ]; then
   MPICC=mpicc.mpich CARGO_TARGET_DIR=target/mpich cargo build -q -p herald-mpi
   for np in 2 4; do
     timeout 600 mpirun.mpich -np "$np" target/mpich/debug/herald-mpi selftest
   done
 fi
+stage "done"

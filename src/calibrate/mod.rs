@@ -248,6 +248,9 @@ struct Probe {
     incomplete: Vec<String>,
     os: [usize; 2],
     samples: Settling,
+    /// Per recorded slice (as `samples`), the runtime probe's raw hop right before and right
+    /// after it: the latency regime it ran in where both name the same one.
+    around: Vec<[f64; 2]>,
     discarded: usize,
     last: Option<SliceData>,
     reps: u32,
@@ -281,12 +284,16 @@ impl Probe {
         }
     }
 
-    /// Runs one slice and records it (the first slice of a level only warms up).
+    /// Runs one slice and records it (the first slice of a level only warms up), between two
+    /// raw hops of the runtime probe (its pair of PUs, its way of timing a hop: one line each
+    /// way), which name the latency regime the slice ran in.
     fn step(&mut self, opts: &CalibrateOptions, clock: f64) -> Result<(), CalibrateError> {
         let plan = self.plan(opts, clock);
+        let before = self.runtime.raw_hop(clock)?.0;
         let t0 = Instant::now();
         let data = self.pair.slice(&plan)?;
         let took = t0.elapsed();
+        let after = self.runtime.raw_hop(clock)?.0;
         // Aim the next slice at the target duration.
         let scale = opts.slice.as_secs_f64() / took.as_secs_f64().max(1e-6);
         self.reps = ((f64::from(self.reps) * scale).round() as u32).clamp(2, 4096);
@@ -311,6 +318,7 @@ impl Probe {
                     ],
                     took.as_secs_f64(),
                 );
+                self.around.push([before, after]);
             } else {
                 self.discarded += 1;
             }
@@ -455,6 +463,7 @@ pub fn calibrate(
                     incomplete: Vec::new(),
                     os,
                     samples: Settling::default(),
+                    around: Vec::new(),
                     discarded: 0,
                     last: None,
                     reps: 4,
@@ -514,8 +523,15 @@ pub fn calibrate(
     for (i, p) in &probes {
         let level = &mut levels[*i];
         debug_assert_eq!(level.depth, p.depth);
+        let regimes = p.runtime.regimes();
         let d: Vec<Option<Distribution>> = (0..QUANTITIES.len())
-            .map(|k| p.samples.distribution(k))
+            .map(|k| match p.samples.distribution(k) {
+                // The raw hop stays the channel probe's own (one shared line).
+                Some(d) if k > 0 => {
+                    Some(in_regimes(d, &p.samples.weighted(k), &p.around, &regimes))
+                }
+                d => d,
+            })
             .collect();
         let mut d = d.into_iter();
         level.raw_hop_ns = d.next().flatten();
@@ -570,6 +586,41 @@ pub fn calibrate(
     })
 }
 
+/// A channel probe quantity's distribution `d` (of `values`, one per recorded slice) with its
+/// modes in the host's latency regimes `regimes` (the runtime probe's,
+/// [`runtime_probe::RuntimeProbe::regimes`]), where they have enough slices: each slice counts
+/// in the regime both hops `around` it name, and a slice whose two hops name different
+/// regimes is left out ([`runtime_probe::regime_distribution`]). So L, o and g name the
+/// regime of each mode ([`Mode::regime_hop_ns`](crate::model::Mode::regime_hop_ns)), as the
+/// runtime's quantities do, and the runtime model prices both in one regime (docs/fidelity.md,
+/// "Seventy-third session"). `d`'s settling is kept; `d` itself where no regime has enough
+/// slices.
+fn in_regimes(
+    d: Distribution,
+    values: &[(f64, f64)],
+    around: &[[f64; 2]],
+    regimes: &[crate::model::Mode],
+) -> Distribution {
+    debug_assert_eq!(values.len(), around.len());
+    let tagged: Vec<(f64, f64, Option<usize>)> = values
+        .iter()
+        .zip(around)
+        .map(|(&(v, w), &[a, b])| {
+            let (a, b) = (nearest_mode(regimes, a), nearest_mode(regimes, b));
+            (v, w, a.filter(|_| a == b))
+        })
+        .collect();
+    let grouped = runtime_probe::regime_distribution(&tagged, regimes);
+    if grouped.modes.iter().all(|m| m.regime_hop_ns.is_some()) && !grouped.modes.is_empty() {
+        Distribution {
+            settled: d.settled,
+            ..grouped
+        }
+    } else {
+        d
+    }
+}
+
 /// A quantity timed once a slice (value, weight): its distribution, settled after 10 slices;
 /// `None` before any.
 fn per_slice(samples: &[(f64, f64)]) -> Option<Distribution> {
@@ -587,8 +638,49 @@ pub fn utc_now() -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::utc_now;
+    use super::{distribution, in_regimes, utc_now};
+    use crate::model::Mode;
     use std::time::{Duration, SystemTime};
+
+    /// A channel quantity's modes are the regimes both hops around its slices name; slices
+    /// whose hops disagree are left out; too few slices in every regime keep the plain modes.
+    #[test]
+    fn channel_quantities_take_the_regime_of_the_hops_around_their_slice() {
+        let hop = |center: f64| Mode {
+            center,
+            p10: center,
+            p90: center,
+            share: 0.5,
+            samples: 40,
+            regime_hop_ns: None,
+        };
+        let regimes = [hop(200.0), hop(52.0)];
+        // 12 slices near (L 30 ns), 9 far (L 150), 6 across a switch (L 1000).
+        let mut values = Vec::new();
+        let mut around = Vec::new();
+        for (n, v, a) in [(12, 30.0, [50.0, 55.0]), (9, 150.0, [205.0, 190.0])] {
+            values.extend((0..n).map(|_| (v, 1.0)));
+            around.extend((0..n).map(|_| a));
+        }
+        values.extend((0..6).map(|_| (1000.0, 1.0)));
+        around.extend((0..6).map(|_| [52.0, 200.0]));
+        let mut plain = distribution(&values);
+        plain.settled = true;
+        let d = in_regimes(plain.clone(), &values, &around, &regimes);
+        assert!(d.settled);
+        assert_eq!(d.samples, 21);
+        let modes: Vec<(f64, Option<f64>, usize)> = d
+            .modes
+            .iter()
+            .map(|m| (m.center, m.regime_hop_ns, m.samples))
+            .collect();
+        assert_eq!(modes, [(30.0, Some(52.0), 12), (150.0, Some(200.0), 9)]);
+        assert!((d.modes[0].share - 12.0 / 21.0).abs() < 1e-12);
+        // Fewer than 8 slices in every regime: the plain distribution.
+        let few = in_regimes(plain.clone(), &values[5..16], &around[5..16], &regimes);
+        assert_eq!(few.modes.len(), plain.modes.len());
+        assert!(few.modes.iter().all(|m| m.regime_hop_ns.is_none()));
+    }
 
     /// `utc_now` is RFC 3339 UTC with whole seconds, and it is now: parsed back, it lies between
     /// the clock read before it (truncated to the second) and the one after it.

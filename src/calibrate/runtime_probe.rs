@@ -608,6 +608,13 @@ impl RuntimeProbe {
         incomplete_regimes_of(&raw)
     }
 
+    /// The host's latency regimes as the recorded slices' hops name them (the modes of the hops
+    /// timed before each case, [`regimes_of`]); empty before any recorded slice.
+    pub(super) fn regimes(&self) -> Vec<Mode> {
+        let raw: Vec<[f64; CASES.len()]> = self.samples.iter().map(|s| s.raw).collect();
+        regimes_of(&raw).0
+    }
+
     /// The measured quantities as a profile entry; `None` before any recorded slice.
     pub(crate) fn calibration(&self) -> Option<RuntimeCalibration> {
         if self.samples.is_empty() {
@@ -708,7 +715,7 @@ impl RuntimeProbe {
     /// hop line, rank 1 times its load of the stamp as the run-time choice does
     /// ([`StampLine::timed_load`]) and answers, and rank 0 stamps again only then (so that
     /// every load is a miss).
-    fn raw_hop(&mut self, clock: f64) -> Result<(f64, f64), CalibrateError> {
+    pub(super) fn raw_hop(&mut self, clock: f64) -> Result<(f64, f64), CalibrateError> {
         let lines = [
             CachePadded::new(AtomicU64::new(0)),
             CachePadded::new(AtomicU64::new(0)),
@@ -991,7 +998,10 @@ const MIN_REGIME_SAMPLES: usize = 8;
 /// regimes with at least [`MIN_REGIME_SAMPLES`] slices (each named by its hop,
 /// [`Mode::regime_hop_ns`]; shares of those slices' weight), largest share first. Without such
 /// a regime, the modes are those of the values ([`find_modes`](super::find_modes)).
-fn regime_distribution(values: &[(f64, f64, Option<usize>)], hops: &[Mode]) -> Distribution {
+pub(super) fn regime_distribution(
+    values: &[(f64, f64, Option<usize>)],
+    hops: &[Mode],
+) -> Distribution {
     let kept: Vec<(f64, f64, usize)> = values
         .iter()
         .filter_map(|&(v, w, r)| Some((v, w, r?)))

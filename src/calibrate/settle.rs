@@ -72,8 +72,8 @@ impl Settling {
         self.samples.is_empty()
     }
 
-    /// Quantity `k`'s samples with their weights.
-    fn weighted(&self, k: usize) -> Vec<(f64, f64)> {
+    /// Quantity `k`'s samples with their weights, in the order they were pushed.
+    pub(crate) fn weighted(&self, k: usize) -> Vec<(f64, f64)> {
         self.samples
             .iter()
             .zip(&self.weights)

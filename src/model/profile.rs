@@ -130,8 +130,10 @@ pub struct Mode {
     /// The latency regime this mode's samples were measured in, where the calibration names it:
     /// the raw one-way hop between the pair's PUs (ns) at the center of that regime. `herald
     /// calibrate` groups a runtime quantity measured between two PUs by the hop timed just
-    /// before each of its cases (forty-second session); `None` for modes found in the
-    /// quantity's own values ([`find_modes`](crate::calibrate::find_modes)).
+    /// before each of its cases (forty-second session), and the PRTT probe's quantities (`L`,
+    /// `o_s`, `o_r`, `g`, …) by the hops timed just before and after each of its slices
+    /// (seventy-third session); `None` for modes found in the quantity's own values
+    /// ([`find_modes`](crate::calibrate::find_modes)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regime_hop_ns: Option<f64>,
 }
@@ -1255,11 +1257,6 @@ impl Profile {
     }
 }
 
-/// A parameter rounded to whole nanoseconds (negative values kept as `i64`).
-fn whole_ns(d: &Option<Distribution>, pick: Pick) -> Option<i64> {
-    d.as_ref().map(|d| d.pick(pick).round() as i64)
-}
-
 /// The integer-nanosecond parameters of a level, as the conversions use them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WholeParams {
@@ -1310,13 +1307,16 @@ impl LevelProfile {
     fn need(
         &self,
         d: &Option<Distribution>,
-        pick: Pick,
+        take: &impl Fn(&Distribution) -> f64,
         parameter: &'static str,
     ) -> Result<i64, ProfileError> {
-        whole_ns(d, pick).ok_or_else(|| ProfileError::NotMeasured {
-            level: self.name.clone(),
-            parameter,
-        })
+        // Rounded to whole nanoseconds (negative values kept as `i64`).
+        d.as_ref()
+            .map(|d| take(d).round() as i64)
+            .ok_or_else(|| ProfileError::NotMeasured {
+                level: self.name.clone(),
+                parameter,
+            })
     }
 
     /// The parameters picked by `pick` and rounded to the grid of the module docs (1 ns;
@@ -1326,15 +1326,24 @@ impl LevelProfile {
     ///
     /// [`ProfileError::NotMeasured`] if the level was not measured.
     pub fn whole(&self, pick: Pick) -> Result<WholeParams, ProfileError> {
-        let l = self.need(&self.l_ns, pick, "L_ns")?;
+        self.whole_by(|d| d.pick(pick))
+    }
+
+    /// [`whole`](Self::whole) with each parameter's value taken from its distribution by
+    /// `take` (the runtime model takes L, o and g in one latency regime).
+    pub(crate) fn whole_by(
+        &self,
+        take: impl Fn(&Distribution) -> f64,
+    ) -> Result<WholeParams, ProfileError> {
+        let l = self.need(&self.l_ns, &take, "L_ns")?;
         let nonneg = |v: i64| u64::try_from(v).unwrap_or(0);
-        let o_s = nonneg(self.need(&self.o_s_ns, pick, "o_s_ns")?);
-        let o_r = nonneg(self.need(&self.o_r_ns, pick, "o_r_ns")?);
-        let g = nonneg(self.need(&self.g_ns, pick, "g_ns")?);
+        let o_s = nonneg(self.need(&self.o_s_ns, &take, "o_s_ns")?);
+        let o_r = nonneg(self.need(&self.o_r_ns, &take, "o_r_ns")?);
+        let g = nonneg(self.need(&self.g_ns, &take, "g_ns")?);
         let big_g = self
             .big_g_ns_per_byte
             .as_ref()
-            .map(|d| (d.pick(pick) * 1000.0).round() as i64)
+            .map(|d| (take(d) * 1000.0).round() as i64)
             .ok_or_else(|| ProfileError::NotMeasured {
                 level: self.name.clone(),
                 parameter: "G_ns_per_byte",
@@ -1356,7 +1365,15 @@ impl LevelProfile {
     /// [`ProfileError::NotMeasured`] if the level was not measured; [`ProfileError::Model`] if
     /// the values make no LogP model (e.g. everything 0).
     pub fn logp(&self, pick: Pick) -> Result<LogP, ProfileError> {
-        let w = self.whole(pick)?;
+        self.logp_by(|d| d.pick(pick))
+    }
+
+    /// [`logp`](Self::logp) with each parameter's value taken from its distribution by `take`.
+    pub(crate) fn logp_by(
+        &self,
+        take: impl Fn(&Distribution) -> f64,
+    ) -> Result<LogP, ProfileError> {
+        let w = self.whole_by(&take)?;
         let one_way = i128::from(w.l) + i128::from(w.o_s) + i128::from(w.o_r);
         let (l, two_o) = if w.l >= 0 {
             (w.l.unsigned_abs(), w.o_s + w.o_r)
@@ -1366,7 +1383,10 @@ impl LevelProfile {
             // Each parameter is picked from its own distribution; on a loaded host their
             // picks can sum to no positive time although every slice measured one. The
             // measured one-way time itself (picked alike) is then `L + 2o`.
-            let measured = whole_ns(&self.one_way_ns, pick).unwrap_or(0);
+            let measured = self
+                .one_way_ns
+                .as_ref()
+                .map_or(0, |d| take(d).round() as i64);
             (0, u64::try_from(measured).unwrap_or(0))
         };
         let ratio = |num: u64, den: u64| Ratio::new(num, den).map_err(ModelError::from);

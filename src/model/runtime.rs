@@ -113,8 +113,8 @@
 //! herald made them) falls back to LogGP: `line = 56·G`, no fixed call cost, no single copy.
 
 use super::{
-    Assumptions, Hier, Hierarchy, LevelCost, LevelSource, LogP, Pick, Profile, ProfileError,
-    RuntimeCalibration,
+    Assumptions, Hier, Hierarchy, LevelCost, LevelProfile, LevelSource, LogP, Pick, Profile,
+    ProfileError, RuntimeCalibration,
 };
 use crate::time::Ratio;
 
@@ -705,24 +705,44 @@ impl PickIn for super::Distribution {
     }
 }
 
-/// The runtime measurement of the profile's level `name`, if any.
-fn measured<'p>(profile: &'p Profile, name: &str) -> Option<&'p RuntimeCalibration> {
+/// The profile's level `name` where it was measured through the runtime.
+fn measured<'p>(profile: &'p Profile, name: &str) -> Option<&'p LevelProfile> {
     profile
         .measured_levels()
-        .find(|l| l.name == name)
-        .and_then(|l| l.runtime.as_ref())
+        .find(|l| l.name == name && l.runtime.is_some())
 }
 
 /// A level's runtime costs: the channel's hop and gap from its LogGP parameters, and the line
-/// and copy costs from `runtime` (times `factor`), or `56·G` without it.
+/// and copy costs from `level`'s runtime measurement (times `factor`), or `56·G` without it.
+///
+/// Where [`Pick::Dominant`] takes one latency regime ([`Picker`]) and `level`'s L, o and g
+/// have modes of that regime (calibrations since the seventy-third session time a hop before
+/// and after each slice of the channel probe), the hop and gap are that regime's, times
+/// `factor` as the hierarchical model scales an assumed level: the runtime's quantities and
+/// the channel's then describe one state of the host. Otherwise they come from `lp`.
 fn level_costs(
     lp: &LogP,
-    runtime: Option<&RuntimeCalibration>,
+    level: Option<&LevelProfile>,
     factor: f64,
     source: RuntimeSource,
     pick: Pick,
 ) -> RuntimeLevel {
+    let runtime = level.and_then(|l| l.runtime.as_ref());
     let pk = Picker::new(pick, runtime);
+    let in_regime = level
+        .filter(|_| pk.regime.is_some())
+        .and_then(|l| l.logp_by(|d| d.pick_in(pk)).ok())
+        .and_then(|l| {
+            let scale = match &source {
+                RuntimeSource::Assumed { factor, .. } => *factor,
+                _ => Ratio::ONE,
+            };
+            match LevelCost::LogP(l).scaled(scale) {
+                Ok(LevelCost::LogP(l)) => Some(l),
+                _ => None,
+            }
+        });
+    let lp = in_regime.as_ref().unwrap_or(lp);
     let hop_ps = ratio_ps(lp.l()) + 2 * ratio_ps(lp.o());
     let gap_ps = ratio_ps(lp.g().max(lp.o()));
     let fs = |ns_per_byte: f64| ps(ns_per_byte * factor * 1000.0);
@@ -928,7 +948,9 @@ impl RuntimeCosts {
         let finest = (0..hier.levels().len())
             .rev()
             .find_map(|d| match &hier.sources()[d] {
-                LevelSource::Measured(name) => measured(profile, name).map(|r| (d, r)),
+                LevelSource::Measured(name) => measured(profile, name)
+                    .and_then(|l| l.runtime.as_ref())
+                    .map(|r| (d, r)),
                 _ => None,
             })
             .map(|(d, r)| (levels[d].clone().expect("a measured level has costs"), r));
@@ -942,13 +964,7 @@ impl RuntimeCosts {
     fn flat(profile: &Profile, hierarchy: &Hierarchy, pick: Pick) -> Option<RuntimeCosts> {
         let lp = profile.measured_levels().next()?;
         let logp = lp.logp(pick).ok()?;
-        let level = level_costs(
-            &logp,
-            lp.runtime.as_ref(),
-            1.0,
-            RuntimeSource::Measured,
-            pick,
-        );
+        let level = level_costs(&logp, Some(lp), 1.0, RuntimeSource::Measured, pick);
         let finest = lp.runtime.as_ref().map(|r| (level.clone(), r));
         let pus = hierarchy.pu_count().max(1) as u32;
         Some(RuntimeCosts::assemble(
@@ -1464,5 +1480,56 @@ mod tests {
             slow.between(0, 1).unwrap().post_ps,
             Some((posted.pick(Pick::Slowest) * 1000.0).round() as u64)
         );
+    }
+
+    /// Where the channel's L, o and g name their regimes too (calibrations since the
+    /// seventy-third session), the dominant pick's hop `L + 2o` and gap `max(g, o)` are the
+    /// one-line call's regime's, though each parameter's largest mode is another regime's; the
+    /// slowest pick takes the slowest regime's; without regimes, each parameter's own largest
+    /// mode as before.
+    #[test]
+    fn the_channels_hop_and_gap_come_from_the_runtimes_regime() {
+        let text = std::fs::read_to_string("tests/data/profile-amd-three-regimes.json").unwrap();
+        let mut profile = Profile::from_json_forced(&text).unwrap();
+        let machine =
+            TopologySource::from_options(Some("package:1 numa:1 l3:1 l2:2 l1:1 core:1 pu:1"), None)
+                .unwrap()
+                .load()
+                .unwrap();
+        let level = profile
+            .levels
+            .iter_mut()
+            .find(|l| l.runtime.is_some())
+            .unwrap();
+        let r = level.runtime.as_ref().unwrap();
+        let near = r.one_line_ns.modes[0].regime_hop_ns.unwrap();
+        let far = r.posted_ns.as_ref().unwrap().modes[0]
+            .regime_hop_ns
+            .unwrap();
+        assert!(far > 1.25 * near, "two distinct regimes: {near} {far}");
+        // (near, far) values of L, o_s, o_r, g: the far regime holds the larger share.
+        let two = |n: f64, f: f64| dist(vec![mode(f, 0.55, Some(far)), mode(n, 0.45, Some(near))]);
+        let plain = |n: f64, f: f64| dist(vec![mode(f, 0.55, None), mode(n, 0.45, None)]);
+        let params = [(30.0, 150.0), (12.0, 40.0), (10.0, 36.0), (9.0, 61.0)];
+        let set = |level: &mut crate::model::LevelProfile, d: &dyn Fn(f64, f64) -> Distribution| {
+            let [l, os, or, g] = params.map(|(n, f)| Some(d(n, f)));
+            (level.l_ns, level.o_s_ns, level.o_r_ns, level.g_ns) = (l, os, or, g);
+        };
+        set(level, &two);
+        let hop_gap = |profile: &Profile, pick| {
+            let costs = RuntimeCosts::from_profile(profile, &machine, pick).unwrap();
+            let l = costs.between(0, 1).unwrap();
+            (l.hop_ps, l.gap_ps)
+        };
+        // near: L 30 + o_s 12 + o_r 10; gap max(g 9, o 11); far: 150 + 40 + 36, max(61, 38).
+        assert_eq!(hop_gap(&profile, Pick::Dominant), (52_000, 11_000));
+        assert_eq!(hop_gap(&profile, Pick::Slowest), (226_000, 61_000));
+        let level = profile
+            .levels
+            .iter_mut()
+            .find(|l| l.runtime.is_some())
+            .unwrap();
+        set(level, &plain);
+        assert_eq!(hop_gap(&profile, Pick::Dominant), (226_000, 61_000));
     }
 }

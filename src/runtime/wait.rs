@@ -47,13 +47,7 @@
 //! (`Signal::wait_until_unabortable_for`): a single copy's lender waits for its readers to
 //! copy its buffer, 150–190 µs for 4 MiB between two ranks here, and parking there cost a
 //! wake-up per broadcast (1.23–1.55× the cross-core copy, against 1.04–1.10× with the longer
-//! yields; docs/runtime.md, "A lender's wait"). Such a lender, pinned to a CPU no mate shares,
-//! spins again after each yield: a `sched_yield` that finds nothing else to run took about a
-//! microsecond of kernel time on the development VM, and a lender that only polled between
-//! yields saw its reader's last copy that much late. A 2-rank 64 KiB broadcast (a copy of
-//! about 5 µs, longer than the first spin) went from 1.19 to 1.11 times the cross-core copy
-//! (docs/runtime.md, "Seventy-third session: a lender with a CPU of its own spins between
-//! yields").
+//! yields; docs/runtime.md, "A lender's wait").
 //!
 //! A worker pinned to a CPU that another worker of its team shares skips the spin and yields
 //! at once: the thread it waits for may need that very CPU, and on average `(k − 1)/2` of the
@@ -496,7 +490,6 @@ impl Signal {
     ) -> Result<T, Aborted> {
         let aborted = || abortable && thread_aborted();
         let shares = thread_shares_cpu();
-        let own_cpu = !shares && thread_cpu() != NO_CPU;
         let (spins, yields) = if cfg!(herald_loom) {
             (false, 0)
         } else {
@@ -517,14 +510,10 @@ impl Signal {
                 if let Some(value) = ready(Phase::Slow) {
                     return Ok(value);
                 }
-                // Where `respin` asks, a waiter spins on each turn: a worker pinned to a CPU
-                // no mate shares always (between two yields it would otherwise see the
-                // condition only after a `sched_yield` that finds nothing else to run, about
-                // 1 µs of kernel time on the development VM), one that shares its CPU once
+                // A waiter that shares its CPU spins on each turn where `respin` asks, once
                 // only other CPUs' threads can end the wait (whether or not it spun before its
-                // first yield: the model's rule, docs/runtime.md). A thread no team pinned
-                // keeps yielding: the thread it waits for may need its CPU.
-                if respin && (own_cpu || (shares && across())) {
+                // first yield: the model's rule, docs/runtime.md).
+                if respin && shares && across() {
                     if let Some(value) = spin_phase(ready) {
                         return Ok(value);
                     }

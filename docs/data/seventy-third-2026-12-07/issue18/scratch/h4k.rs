@@ -91,6 +91,36 @@ fn herald(team: &mut Team, comm: &mut Comm, len: usize, k: u64) -> f64 {
     t[0].as_nanos() as f64 / (2 * k) as f64
 }
 
+/// Barrier then one: rank 0 writes fresh data, both meet at a spinning barrier, rank 0
+/// broadcasts; ns per iteration (write, barrier and broadcast).
+fn b1(team: &mut Team, comm: &mut Comm, len: usize, k: u64) -> f64 {
+    let arrived = [Pad(AtomicU64::new(0)), Pad(AtomicU64::new(0))];
+    let mut ranks = comm.ranks();
+    let t = team.run_with(&mut ranks, |ctx, c| {
+        let r = ctx.rank();
+        let mut buf = vec![1u8; len];
+        let start = Instant::now();
+        for i in 0..k {
+            if r == 0 {
+                let v = (i % 251) as u8;
+                for x in buf.iter_mut().step_by(64) {
+                    *x = v;
+                }
+            }
+            if std::env::var_os("H4K_HB").is_some() {
+                c.barrier().unwrap();
+                c.barrier().unwrap();
+            } else {
+                arrived[r].0.store(i + 1, Ordering::Release);
+                wait_eq(&arrived[1 - r].0, i + 1);
+            }
+            c.broadcast(0, &mut buf).unwrap();
+        }
+        start.elapsed()
+    });
+    t[0].as_nanos() as f64 / k as f64
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let what = args.next().unwrap_or_else(|| "all".into());
@@ -104,6 +134,7 @@ fn main() {
             "herald" => println!("herald {:6.1}", herald(&mut team, &mut comm, len, k)),
             "xcopy" => println!("xcopy {:6.1}", xcopy(&mut team, len, k)),
             "bare" => println!("bare {:6.1}", bare(&mut team, len, k)),
+            "b1" => println!("b1 {:8.1}", b1(&mut team, &mut comm, len, k / 20)),
             _ => {
                 let x = xcopy(&mut team, len, k);
                 let b = bare(&mut team, len, k);

@@ -1440,11 +1440,9 @@ mod tests {
         assert_eq!(d.pick_in(slowest), 446.0);
     }
 
-    /// A calibration of the seventy-second session on the AMD EPYC: the host spent about as
-    /// long in regimes of hops 55 and 200 ns, so quantities' largest modes fall in either. The
-    /// dominant pick prices every runtime quantity in the one-line call's regime.
-    #[test]
-    fn the_dominant_pick_takes_one_regime_for_every_quantity() {
+    /// The seventy-second session's calibration on the AMD EPYC
+    /// (`tests/data/profile-amd-three-regimes.json`) and a machine of two cores like its host.
+    fn amd_three_regimes() -> (Profile, crate::Hierarchy) {
         let text = std::fs::read_to_string("tests/data/profile-amd-three-regimes.json").unwrap();
         let profile = Profile::from_json_forced(&text).unwrap();
         let machine =
@@ -1452,6 +1450,15 @@ mod tests {
                 .unwrap()
                 .load()
                 .unwrap();
+        (profile, machine)
+    }
+
+    /// A calibration of the seventy-second session on the AMD EPYC: the host spent about as
+    /// long in regimes of hops 55 and 200 ns, so quantities' largest modes fall in either. The
+    /// dominant pick prices every runtime quantity in the one-line call's regime.
+    #[test]
+    fn the_dominant_pick_takes_one_regime_for_every_quantity() {
+        let (profile, machine) = amd_three_regimes();
         let r = profile
             .levels
             .iter()
@@ -1489,13 +1496,7 @@ mod tests {
     /// mode as before.
     #[test]
     fn the_channels_hop_and_gap_come_from_the_runtimes_regime() {
-        let text = std::fs::read_to_string("tests/data/profile-amd-three-regimes.json").unwrap();
-        let mut profile = Profile::from_json_forced(&text).unwrap();
-        let machine =
-            TopologySource::from_options(Some("package:1 numa:1 l3:1 l2:2 l1:1 core:1 pu:1"), None)
-                .unwrap()
-                .load()
-                .unwrap();
+        let (mut profile, machine) = amd_three_regimes();
         let level = profile
             .levels
             .iter_mut()

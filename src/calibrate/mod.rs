@@ -639,21 +639,14 @@ pub fn utc_now() -> String {
 #[cfg(test)]
 mod tests {
     use super::{distribution, in_regimes, utc_now};
-    use crate::model::Mode;
+    use crate::model::fixtures::point_mode;
     use std::time::{Duration, SystemTime};
 
     /// A channel quantity's modes are the regimes both hops around its slices name; slices
     /// whose hops disagree are left out; too few slices in every regime keep the plain modes.
     #[test]
     fn channel_quantities_take_the_regime_of_the_hops_around_their_slice() {
-        let hop = |center: f64| Mode {
-            center,
-            p10: center,
-            p90: center,
-            share: 0.5,
-            samples: 40,
-            regime_hop_ns: None,
-        };
+        let hop = |center: f64| point_mode(center, 0.5, None);
         let regimes = [hop(200.0), hop(52.0)];
         // 12 slices near (L 30 ns), 9 far (L 150), 6 across a switch (L 1000).
         let mut values = Vec::new();

@@ -1098,14 +1098,7 @@ mod tests {
     }
 
     fn hop(center: f64, share: f64) -> Mode {
-        Mode {
-            center,
-            p10: center,
-            p90: center,
-            share,
-            samples: 10,
-            regime_hop_ns: None,
-        }
+        crate::model::fixtures::point_mode(center, share, None)
     }
 
     /// The stamp load is a distribution of every case's load in the regime of the hop timed

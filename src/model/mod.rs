@@ -22,6 +22,8 @@
 //! [`Model`] wraps them for code that chooses a model at run time (the CLI).
 
 mod fat_tree;
+#[cfg(test)]
+pub(crate) mod fixtures;
 mod hier;
 mod hierarchy;
 mod kport;

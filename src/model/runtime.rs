@@ -1386,19 +1386,8 @@ impl RuntimeCosts {
 #[cfg(test)]
 mod tests {
     use super::{PickIn, Picker, RuntimeCosts};
+    use crate::model::fixtures::{on_two_cores, point_mode};
     use crate::model::{Distribution, Mode, Pick, Profile};
-    use crate::topology::TopologySource;
-
-    fn mode(center: f64, share: f64, hop: Option<f64>) -> Mode {
-        Mode {
-            center,
-            p10: center,
-            p90: center,
-            share,
-            samples: 10,
-            regime_hop_ns: hop,
-        }
-    }
 
     fn dist(modes: Vec<Mode>) -> Distribution {
         Distribution {
@@ -1414,9 +1403,9 @@ mod tests {
     #[test]
     fn a_regime_picks_its_own_mode_whatever_the_order() {
         let d = dist(vec![
-            mode(446.0, 0.48, Some(200.0)),
-            mode(120.0, 0.45, Some(55.0)),
-            mode(65.0, 0.07, Some(31.0)),
+            point_mode(446.0, 0.48, Some(200.0)),
+            point_mode(120.0, 0.45, Some(55.0)),
+            point_mode(65.0, 0.07, Some(31.0)),
         ]);
         let at = |regime| Picker {
             pick: Pick::Dominant,
@@ -1430,7 +1419,10 @@ mod tests {
         assert_eq!(d.pick_in(at(Some(100.0))), 446.0);
         assert_eq!(d.pick_in(at(None)), 446.0);
         // Modes without regimes: as `Pick` alone.
-        let plain = dist(vec![mode(10.0, 0.6, None), mode(30.0, 0.4, None)]);
+        let plain = dist(vec![
+            point_mode(10.0, 0.6, None),
+            point_mode(30.0, 0.4, None),
+        ]);
         assert_eq!(plain.pick_in(at(Some(55.0))), 10.0);
         // Other picks ignore the regime.
         let slowest = Picker {
@@ -1440,17 +1432,9 @@ mod tests {
         assert_eq!(d.pick_in(slowest), 446.0);
     }
 
-    /// The seventy-second session's calibration on the AMD EPYC
-    /// (`tests/data/profile-amd-three-regimes.json`) and a machine of two cores like its host.
+    /// The seventy-second session's calibration on the AMD EPYC and a machine like its host.
     fn amd_three_regimes() -> (Profile, crate::Hierarchy) {
-        let text = std::fs::read_to_string("tests/data/profile-amd-three-regimes.json").unwrap();
-        let profile = Profile::from_json_forced(&text).unwrap();
-        let machine =
-            TopologySource::from_options(Some("package:1 numa:1 l3:1 l2:2 l1:1 core:1 pu:1"), None)
-                .unwrap()
-                .load()
-                .unwrap();
-        (profile, machine)
+        on_two_cores("profile-amd-three-regimes.json")
     }
 
     /// A calibration of the seventy-second session on the AMD EPYC: the host spent about as
@@ -1509,8 +1493,14 @@ mod tests {
             .unwrap();
         assert!(far > 1.25 * near, "two distinct regimes: {near} {far}");
         // (near, far) values of L, o_s, o_r, g: the far regime holds the larger share.
-        let two = |n: f64, f: f64| dist(vec![mode(f, 0.55, Some(far)), mode(n, 0.45, Some(near))]);
-        let plain = |n: f64, f: f64| dist(vec![mode(f, 0.55, None), mode(n, 0.45, None)]);
+        let two = |n: f64, f: f64| {
+            dist(vec![
+                point_mode(f, 0.55, Some(far)),
+                point_mode(n, 0.45, Some(near)),
+            ])
+        };
+        let plain =
+            |n: f64, f: f64| dist(vec![point_mode(f, 0.55, None), point_mode(n, 0.45, None)]);
         let params = [(30.0, 150.0), (12.0, 40.0), (10.0, 36.0), (9.0, 61.0)];
         let set = |level: &mut crate::model::LevelProfile, d: &dyn Fn(f64, f64) -> Distribution| {
             let [l, os, or, g] = params.map(|(n, f)| Some(d(n, f)));

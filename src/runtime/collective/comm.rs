@@ -1156,19 +1156,11 @@ fn max_ranks() -> usize {
 mod tests {
     use super::{count_cpu_list, Planned, LOAD_PER_HOP};
     use crate::model::Profile;
-    use crate::topology::TopologySource;
 
     /// The development machine's calibration that met both of its latency modes (runtime
     /// regimes of raw hops 50 and 210 ns), on the levels it measured.
     fn two_modes() -> (Profile, crate::Hierarchy) {
-        let text = std::fs::read_to_string("tests/data/profile-2core-two-modes.json").unwrap();
-        let profile = Profile::from_json_forced(&text).unwrap();
-        let machine =
-            TopologySource::from_options(Some("package:1 numa:1 l3:1 l2:2 l1:1 core:1 pu:1"), None)
-                .unwrap()
-                .load()
-                .unwrap();
-        (profile, machine)
+        crate::model::fixtures::on_two_cores("profile-2core-two-modes.json")
     }
 
     /// Each regime's stamp load, (hop, load) in ns, as a timed class of 4 ranks on 2 CPUs

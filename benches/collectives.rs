@@ -305,10 +305,17 @@ fn raw_hop(team: &mut Team, iters: u64) -> Duration {
 /// `iters` round trips over two `Q` queues (one per direction), returned halved (one-way).
 fn queue_hop<Q: Queue>(group: &mut BenchmarkGroup<'_, WallTime>, team: &mut Team) {
     let ((a_tx, a_rx), (b_tx, b_rx)) = (Q::with_capacity(64), Q::with_capacity(64));
-    // Rank 0 sends on `a` and hears on `b`.
-    let mut ends = [(a_tx, b_rx), (b_tx, a_rx)];
+    // Rank 0 sends on `a` and hears on `b`. Each rank's ends on lines of their own: side by
+    // side, the ends that keep their positions inline (rtrb's) shared a line that moved
+    // between the CPUs on every message (herald's are aligned themselves; docs/runtime.md,
+    // "Seventy-fourth session: the contestants' ends shared a line").
+    let mut ends = [
+        CachePadded::new((a_tx, b_rx)),
+        CachePadded::new((b_tx, a_rx)),
+    ];
     bench(group, BenchmarkId::from_parameter(Q::NAME), |iters| {
-        let rtt = timed_run(team, &mut ends, |ctx, (tx, rx)| {
+        let rtt = timed_run(team, &mut ends, |ctx, end| {
+            let (tx, rx) = &mut **end;
             for i in 0..iters {
                 if ctx.rank() == 0 {
                     Q::send(ctx, tx, i);
@@ -338,9 +345,13 @@ fn hop(c: &mut Criterion) {
 /// Streams `iters` messages rank 0 → rank 1 through a 512-slot `Q`.
 fn queue_stream<Q: Queue>(group: &mut BenchmarkGroup<'_, WallTime>, team: &mut Team) {
     let (tx, rx) = Q::with_capacity(512);
-    let mut ends = [(Some(tx), None), (None, Some(rx))];
+    // Each end on lines of its own, as in `queue_hop`.
+    let mut ends = [
+        CachePadded::new((Some(tx), None)),
+        CachePadded::new((None, Some(rx))),
+    ];
     bench(group, BenchmarkId::from_parameter(Q::NAME), |iters| {
-        timed_run(team, &mut ends, |ctx, end| match end {
+        timed_run(team, &mut ends, |ctx, end| match &mut **end {
             (Some(tx), _) => (0..iters).for_each(|i| Q::send(ctx, tx, i)),
             (_, Some(rx)) => {
                 let sum = (0..iters).fold(0u64, |s, _| s.wrapping_add(Q::recv(ctx, rx)));
@@ -484,17 +495,22 @@ fn xcopy(team: &mut Team, own: &[Mutex<Vec<u8>>; 2], iters: u64) -> Duration {
 /// A rank's bus to the other rank, its reader of the other rank's bus, and its buffer.
 type BusEnds = (bus::Bus<Vec<u8>>, bus::BusReader<Vec<u8>>, Vec<u8>);
 
-/// Both ranks' [`BusEnds`] for buffers of `len` bytes.
-fn bus_states(len: usize) -> Vec<BusEnds> {
+/// Both ranks' [`BusEnds`] for buffers of `len` bytes, each on lines of its own (as in
+/// `queue_hop`).
+fn bus_states(len: usize) -> Vec<CachePadded<BusEnds>> {
     let (mut a, mut b) = (bus::Bus::new(4), bus::Bus::new(4));
     let (from_a, from_b) = (a.add_rx(), b.add_rx());
-    vec![(a, from_b, vec![0; len]), (b, from_a, vec![1; len])]
+    vec![
+        CachePadded::new((a, from_b, vec![0; len])),
+        CachePadded::new((b, from_a, vec![1; len])),
+    ]
 }
 
 /// `bus` ping-pong: the root broadcasts a clone of its buffer on its bus (4 slots, which never
 /// fill here, so `broadcast` never blocks); the other rank polls its reader and keeps the `Vec`.
-fn bus_bcast(team: &mut Team, states: &mut [BusEnds], iters: u64) -> Duration {
-    timed_run(team, states, |ctx, (tx, rx, buf)| {
+fn bus_bcast(team: &mut Team, states: &mut [CachePadded<BusEnds>], iters: u64) -> Duration {
+    timed_run(team, states, |ctx, end| {
+        let (tx, rx, buf) = &mut **end;
         for i in 0..iters {
             if ctx.rank() == alternate(i) {
                 tx.broadcast(buf.clone());

@@ -227,8 +227,9 @@ fn rayon_bcast(team: &mut Team, pool: &rayon::ThreadPool, len: usize, k: u64) ->
 fn bus_bcast(team: &mut Team, len: usize, k: u64) -> f64 {
     let (mut a, mut b) = (bus::Bus::<Vec<u8>>::new(4), bus::Bus::<Vec<u8>>::new(4));
     let (ra, rb) = (a.add_rx(), b.add_rx());
-    let mut ends = vec![(a, rb), (b, ra)];
-    let t = team.run_with(&mut ends, |ctx, (tx, rx)| {
+    let mut ends = loops::padded([(a, rb), (b, ra)]);
+    let t = team.run_with(&mut ends, |ctx, end| {
+        let (tx, rx) = &mut **end;
         let mut buf = vec![1u8; len];
         let start = Instant::now();
         for _ in 0..k {

@@ -39,6 +39,19 @@ pub(crate) trait Take: Send {
     fn take(&mut self) -> u64;
 }
 
+/// Each rank's end on cache lines of its own (crossbeam's `CachePadded`: 128 bytes here, the
+/// pair of lines x86_64 prefetches together), the same for every contestant. Ends kept side by
+/// side in one `Vec` share a line, and a contestant whose end keeps its positions inline (the
+/// raw line's counter, the minimal ring's `tail`, `cached_head` and `head`, rtrb's cached
+/// indices) then moved that line between the CPUs on every message: the raw ping-pong read
+/// 90–100 ns a hop in the fast mode and 300–390 in the far one, against 50–60 and 180–210 with
+/// the ends apart (docs/runtime.md, "Seventy-fourth session: the contestants' ends shared a
+/// line"). herald's endpoints are aligned to 128 bytes themselves, so only the others had
+/// paid it.
+pub(crate) fn padded<E, const N: usize>(ends: [E; N]) -> Vec<CachePadded<E>> {
+    ends.into_iter().map(CachePadded::new).collect()
+}
+
 /// Ping-pong between ranks 0 and 1 of `team`, `k` round trips; ns one-way.
 ///
 /// # Panics
@@ -60,8 +73,9 @@ pub(crate) fn hop_after<P: Put, T: Take>(
     warm: u64,
     k: u64,
 ) -> f64 {
-    let mut ends = Vec::from(ends);
-    let t = team.run_with(&mut ends, |ctx, (tx, rx)| {
+    let mut ends = padded(ends);
+    let t = team.run_with(&mut ends, |ctx, end| {
+        let (tx, rx) = &mut **end;
         let mut start = Instant::now();
         for i in 0..warm + k {
             if i == warm {
@@ -88,9 +102,10 @@ pub(crate) fn hop_after<P: Put, T: Take>(
 ///
 /// If a value arrives out of order.
 pub(crate) fn stream<P: Put, T: Take>(team: &mut Team, tx: P, rx: T, k: u64) -> f64 {
-    let mut ends = vec![(Some(tx), None), (None, Some(rx))];
+    let mut ends = padded([(Some(tx), None), (None, Some(rx))]);
     let barrier = Barrier::new(2);
-    let t = team.run_with(&mut ends, |_, (tx, rx)| {
+    let t = team.run_with(&mut ends, |_, end| {
+        let (tx, rx) = &mut **end;
         barrier.wait();
         let start = Instant::now();
         if let Some(tx) = tx {
@@ -330,6 +345,25 @@ pub(crate) fn crossed<P, T>(a: (P, T), b: (P, T)) -> [(P, T); 2] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each rank's end starts a 128-byte block of its own, whatever the end's size: the
+    /// positions a contestant keeps inline never share a line (or a prefetched pair) with the
+    /// other rank's.
+    #[test]
+    fn every_end_has_lines_of_its_own() {
+        let ends = padded([raw(), raw(), raw()]);
+        let at: Vec<usize> = ends.iter().map(|e| &**e as *const _ as usize).collect();
+        for w in at.windows(2) {
+            assert!(w[1] - w[0] >= 128, "{at:?}");
+        }
+        assert!(at.iter().all(|a| a % 128 == 0), "{at:?}");
+        let small = padded([1u8, 2u8]);
+        let (a, b) = (
+            &*small[0] as *const u8 as usize,
+            &*small[1] as *const u8 as usize,
+        );
+        assert!(b - a >= 128);
+    }
 
     /// Every contestant delivers every value in order, through a full ring and a wrap.
     #[test]

@@ -25,7 +25,8 @@
 //!
 //! One difference: `L, o_s, o_r, g` and λ are fitted on small messages (`s = 1, 2, 4, …, 64`
 //! units, up to 3.5 KiB; 1 … 16 with `--quick`), but `G` on large ones (`s = 256, 1024, 4096`
-//! units, 14 KiB to 224 KiB; to 56 KiB with `--quick`), by the same fit on those sizes alone.
+//! units, 14 KiB to 224 KiB), by the same fit on those of them sent the same way (all cut into
+//! pieces, or all whole: see "Message pieces").
 //! An MPI library moves small messages eagerly (copied through a buffer) and large ones by
 //! rendezvous (on one host often a single copy), at different costs per byte; the planner uses
 //! `G` to price blocks of large payloads, so it gets the large-message regime's. (Fitted on the
@@ -114,7 +115,8 @@ pub struct CalibrateOptions {
 
 impl CalibrateOptions {
     /// herald's quick settings with a longer budget (2 s to 8 s of measuring), sizes 1 … 16
-    /// units; `G` from 256 and 1024.
+    /// units; `G` from 256, 1024 and 4096 (the two of them sent the same way: see
+    /// `one_way_sent`).
     pub fn quick() -> CalibrateOptions {
         CalibrateOptions {
             probe: herald::calibrate::CalibrateOptions {
@@ -122,7 +124,7 @@ impl CalibrateOptions {
                 sizes: vec![1, 2, 4, 8, 16],
                 ..herald::calibrate::CalibrateOptions::quick()
             },
-            large: vec![256, 1024],
+            large: vec![256, 1024, 4096],
             pieces: true,
             posted: true,
         }
@@ -495,6 +497,31 @@ fn measure_pieces(
     }))
 }
 
+/// The large probe sizes that `G` is fitted on: the ones sent the same way. Where the level
+/// cuts messages of up to `upto` bytes into pieces, the sizes at most `upto` go as pieces
+/// (eager copies) and the larger ones whole (on one host often a single copy, cheaper per
+/// byte), so a slope across the limit mixes two protocols: with `--quick`'s 14 and 56 KiB and
+/// a limit of 32 KiB, a far-mode calibration fitted `G` at −0.009 ns/B (p10 −0.022, p90
+/// 0.065), and the planner priced 1 MiB like 8 B (docs/mpi.md, "Seventy-fourth session"). The
+/// cut sizes where there are two or more (the pieces' cost per byte, which blocks up to the
+/// limit pay), else the whole ones where there are two or more, else every size.
+fn one_way_sent(large: &[PrttPoint], upto: Option<u64>) -> Vec<PrttPoint> {
+    let Some(upto) = upto else {
+        return large.to_vec();
+    };
+    let (cut, whole): (Vec<PrttPoint>, Vec<PrttPoint>) = large
+        .iter()
+        .copied()
+        .partition(|p| u64::from(p.lines) * UNIT as u64 <= upto);
+    if cut.len() >= 2 {
+        cut
+    } else if whole.len() >= 2 {
+        whole
+    } else {
+        large.to_vec()
+    }
+}
+
 /// The pieces decision from the trials of [`measure_pieces`]: `(piece, upto)`.
 ///
 /// `piece` is the largest candidate whose smallest message (two pieces of `piece` bytes) won
@@ -657,8 +684,12 @@ pub fn calibrate(
                     .all(|(&g, &d)| g.is_finite() && g < d);
                 if warm && valid {
                     let (small, large) = points.split_at(opts.probe.sizes.len());
-                    // G from the large messages (the library's protocol for them), if any
-                    let big_g = fit_prtt(opts.probe.n, large).ok().map(|f| f.big_g_byte);
+                    // G from the large messages (the library's protocol for them), if any,
+                    // all sent the same way (cut into pieces, or whole)
+                    let upto = p.pieces.as_ref().map(|m| m.upto_bytes);
+                    let big_g = fit_prtt(opts.probe.n, &one_way_sent(large, upto))
+                        .ok()
+                        .map(|f| f.big_g_byte);
                     let sample = fit_prtt(opts.probe.n, small).ok().map(|f| {
                         [
                             raw_hop,
@@ -1186,6 +1217,37 @@ fn combine_times(clock: f64) -> Vec<CombinePoint> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `G` is fitted on the large sizes sent one way: with a level that cuts up to 32 KiB,
+    /// `--quick`'s 14 KiB goes as pieces and 56 and 224 KiB whole, so the whole ones; up to
+    /// 64 KiB, 14 and 56 KiB as pieces (the two cut ones); without pieces, or with one size
+    /// on each side and no third, every size. The sizes come from `CalibrateOptions::quick`.
+    #[test]
+    fn g_is_fitted_on_sizes_sent_the_same_way() {
+        let large: Vec<PrttPoint> = CalibrateOptions::quick()
+            .large
+            .iter()
+            .map(|&lines| PrttPoint {
+                lines,
+                prtt_1_0: 0.0,
+                prtt_n_0: 0.0,
+                prtt_n_d: 0.0,
+                delay_total: 0.0,
+                o_r: 0.0,
+            })
+            .collect();
+        let kib = |p: &[PrttPoint]| -> Vec<u64> {
+            p.iter()
+                .map(|p| u64::from(p.lines) * UNIT as u64 / 1024)
+                .collect()
+        };
+        assert_eq!(kib(&large), [14, 56, 224]);
+        assert_eq!(kib(&one_way_sent(&large, Some(32 << 10))), [56, 224]);
+        assert_eq!(kib(&one_way_sent(&large, Some(64 << 10))), [14, 56]);
+        assert_eq!(kib(&one_way_sent(&large, Some(256 << 10))), [14, 56, 224]);
+        assert_eq!(kib(&one_way_sent(&large, None)), [14, 56, 224]);
+        assert_eq!(kib(&one_way_sent(&large[..2], Some(32 << 10))), [14, 56]);
+    }
 
     /// A trial with the round trips and, if given, the streams (ns).
     fn trial(piece: u64, bytes: u64, rt: (f64, f64), stream: Option<(f64, f64)>) -> PieceTrial {

@@ -115,7 +115,7 @@ pub struct CalibrateOptions {
 
 impl CalibrateOptions {
     /// herald's quick settings with a longer budget (2 s to 8 s of measuring), sizes 1 … 16
-    /// units; `G` from 256, 1024 and 4096 (the two of them sent the same way: see
+    /// units; `G` from 256, 1024 and 4096 (those of them sent the same way: see
     /// `one_way_sent`).
     pub fn quick() -> CalibrateOptions {
         CalibrateOptions {
@@ -498,21 +498,21 @@ fn measure_pieces(
 }
 
 /// The large probe sizes that `G` is fitted on: the ones sent the same way. Where the level
-/// cuts messages of up to `upto` bytes into pieces, the sizes at most `upto` go as pieces
+/// cuts messages into `pieces` (up to their limit), the sizes it cuts go as pieces
 /// (eager copies) and the larger ones whole (on one host often a single copy, cheaper per
 /// byte), so a slope across the limit mixes two protocols: with `--quick`'s 14 and 56 KiB and
 /// a limit of 32 KiB, a far-mode calibration fitted `G` at −0.009 ns/B (p10 −0.022, p90
 /// 0.065), and the planner priced 1 MiB like 8 B (docs/mpi.md, "Seventy-fourth session"). The
 /// cut sizes where there are two or more (the pieces' cost per byte, which blocks up to the
 /// limit pay), else the whole ones where there are two or more, else every size.
-fn one_way_sent(large: &[PrttPoint], upto: Option<u64>) -> Vec<PrttPoint> {
-    let Some(upto) = upto else {
+fn one_way_sent(large: &[PrttPoint], pieces: Option<Pieces>) -> Vec<PrttPoint> {
+    let Some(pieces) = pieces else {
         return large.to_vec();
     };
     let (cut, whole): (Vec<PrttPoint>, Vec<PrttPoint>) = large
         .iter()
         .copied()
-        .partition(|p| u64::from(p.lines) * UNIT as u64 <= upto);
+        .partition(|p| pieces.count(p.lines as usize * UNIT) > 1);
     if cut.len() >= 2 {
         cut
     } else if whole.len() >= 2 {
@@ -686,8 +686,8 @@ pub fn calibrate(
                     let (small, large) = points.split_at(opts.probe.sizes.len());
                     // G from the large messages (the library's protocol for them), if any,
                     // all sent the same way (cut into pieces, or whole)
-                    let upto = p.pieces.as_ref().map(|m| m.upto_bytes);
-                    let big_g = fit_prtt(opts.probe.n, &one_way_sent(large, upto))
+                    let cut = p.pieces.as_ref().and_then(Pieces::of);
+                    let big_g = fit_prtt(opts.probe.n, &one_way_sent(large, cut))
                         .ok()
                         .map(|f| f.big_g_byte);
                     let sample = fit_prtt(opts.probe.n, small).ok().map(|f| {
@@ -1242,11 +1242,12 @@ mod tests {
                 .collect()
         };
         assert_eq!(kib(&large), [14, 56, 224]);
-        assert_eq!(kib(&one_way_sent(&large, Some(32 << 10))), [56, 224]);
-        assert_eq!(kib(&one_way_sent(&large, Some(64 << 10))), [14, 56]);
-        assert_eq!(kib(&one_way_sent(&large, Some(256 << 10))), [14, 56, 224]);
+        let upto = |bytes: usize| Pieces::new(4032, bytes);
+        assert_eq!(kib(&one_way_sent(&large, upto(32 << 10))), [56, 224]);
+        assert_eq!(kib(&one_way_sent(&large, upto(64 << 10))), [14, 56]);
+        assert_eq!(kib(&one_way_sent(&large, upto(256 << 10))), [14, 56, 224]);
         assert_eq!(kib(&one_way_sent(&large, None)), [14, 56, 224]);
-        assert_eq!(kib(&one_way_sent(&large[..2], Some(32 << 10))), [14, 56]);
+        assert_eq!(kib(&one_way_sent(&large[..2], upto(32 << 10))), [14, 56]);
     }
 
     /// A trial with the round trips and, if given, the streams (ns).

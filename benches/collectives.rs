@@ -67,7 +67,7 @@ use criterion::{measurement::WallTime, Throughput};
 use crossbeam::queue::ArrayQueue;
 use crossbeam_utils::CachePadded;
 use herald::{
-    runtime::{channel, Ctx, Line},
+    runtime::{baton, channel, Baton, Ctx, Line},
     Comm, CommRank, Team,
 };
 use std::hint::{black_box, spin_loop};
@@ -407,7 +407,10 @@ fn alternate(i: u64) -> usize {
 
 /// A buffer both ranks copy into and out of, without `unsafe`: one line of word atomics for
 /// small payloads (a lock would add a second line transfer to a 64-byte message), a mutex
-/// for bulk ones (one uncontended lock, well under 1% of a 1 MiB copy, buys a plain memcpy).
+/// for bulk ones: its line moves between the CPUs with every copy, which a scratch program
+/// measured at 1.02× a lock-free copy at 64 KiB and which is less at this bench's 1 MiB
+/// (docs/runtime.md, "Seventy-fourth session: the contestants' ends shared a line"); the
+/// cross-core copy, [`xcopy`], takes no lock.
 enum SharedBuf {
     /// Up to 64 bytes, in one line.
     Words(CachePadded<[AtomicU64; 8]>),
@@ -473,20 +476,23 @@ fn flag_bcast(team: &mut Team, shared: &SharedBuf, bufs: &mut [Vec<u8>], iters: 
     })
 }
 
-/// The cross-core copy, ping-pong: each rank's buffer is `own[rank]`; after the flag, the
+/// The cross-core copy, ping-pong: each rank's buffer is `bufs[rank]`; after the flag, the
 /// receiver copies the root's buffer (which the root's core wrote last, as the previous
-/// receiver) into its own.
-fn xcopy(team: &mut Team, own: &[Mutex<Vec<u8>>; 2], iters: u64) -> Duration {
-    let flag = CachePadded::new(AtomicU64::new(0));
-    timed_run_all(team, |ctx| {
-        for i in 0..iters {
-            let root = alternate(i);
-            if ctx.rank() == root {
-                flag.store(i + 1, Ordering::Release);
-            } else {
-                until(ctx, || flag.load(Ordering::Acquire) == i + 1);
-                let src = lock(&own[root]);
-                lock(&own[ctx.rank()]).copy_from_slice(&src);
+/// receiver) into its own. The flag is a [`Baton`]'s turn, so the copy takes no lock (one
+/// `Acquire` load sees the turn, one `Release` store passes it): rank `r` holds turns
+/// `t ≡ r (mod 2)` for `t` in `0..=iters`, receiving broadcast `t - 1` and then, by passing
+/// the turn, sending broadcast `t`; a call passes an even number of turns (one more, empty,
+/// where `iters` is even), so every call starts on rank 0's turn.
+fn xcopy(team: &mut Team, ends: &mut [CachePadded<Baton<[Vec<u8>; 2]>>], iters: u64) -> Duration {
+    timed_run(team, ends, |ctx, end| {
+        let r = ctx.rank();
+        for t in (r as u64..=(iters | 1)).step_by(2) {
+            until(ctx, || end.is_turn());
+            let mut held = end.hold();
+            if t > 0 && t <= iters {
+                let [a, b] = &mut *held;
+                let (src, dst) = if r == 0 { (b, a) } else { (a, b) };
+                dst.copy_from_slice(src);
             }
         }
     })
@@ -581,9 +587,12 @@ fn bcast(c: &mut Criterion) {
             flag_bcast(&mut team, &shared, &mut bufs, iters)
         });
         if len > 64 {
-            let own = [Mutex::new(vec![0u8; len]), Mutex::new(vec![1u8; len])];
+            let mut ends: Vec<_> = baton([vec![0u8; len], vec![1u8; len]], 2)
+                .into_iter()
+                .map(CachePadded::new)
+                .collect();
             bench(&mut group, id("xcopy"), |iters| {
-                xcopy(&mut team, &own, iters)
+                xcopy(&mut team, &mut ends, iters)
             });
         }
     }

@@ -46,16 +46,16 @@ if [ -n "${HERALD_SKIP_MIRI:-}" ]; then
   echo "scripts/test.sh: Miri skipped: HERALD_SKIP_MIRI is set (for development runs; .ci/run never sets it)"
 elif cargo +nightly miri --version >/dev/null 2>&1; then
   # Miri interprets one thread at a time, so the tests run as two shards side by side, one per
-  # CPU (about 470 s in one shard on the development VM). Shard 1 takes the channel's tests and
-  # the named slowest failure-path tests; shard 2 every other failure-path test (a new test
-  # lands there by itself) and the posted broadcast's.
+  # CPU (about 470 s in one shard on the development VM). Shard 1 takes the channel's and the
+  # baton's tests and the named slowest failure-path tests; shard 2 every other failure-path
+  # test (a new test lands there by itself) and the posted broadcast's.
   miri=(cargo +nightly miri test -p herald --no-default-features)
   slow=(lender_panic_waits_for_its_readers no_false_mismatch_however_far_the_root_runs_ahead
     network_iterate_survives_panicking_closures)
-  "${miri[@]}" --test channel --test failure_paths --test posted_broadcast --no-run
+  "${miri[@]}" --test channel --test baton --test failure_paths --test posted_broadcast --no-run
   shard1=target/miri-shard1.log
   (
-    "${miri[@]}" --test channel &&
+    "${miri[@]}" --test channel --test baton &&
       "${miri[@]}" --test failure_paths -- --exact "${slow[@]}"
   ) >"$shard1" 2>&1 &
   shard1_pid=$!
@@ -68,7 +68,7 @@ elif cargo +nightly miri --version >/dev/null 2>&1; then
   fi
   shard1_rc=0
   wait "$shard1_pid" || shard1_rc=$?
-  echo "scripts/test.sh: Miri shard 1 (channel; ${slow[*]}):"
+  echo "scripts/test.sh: Miri shard 1 (channel, baton; ${slow[*]}):"
   cat "$shard1"
   if [ "$shard1_rc" != 0 ] || [ "$shard2" != 0 ]; then
     echo "scripts/test.sh: Miri failed (shard 1 exit $shard1_rc, shard 2 exit $shard2)"

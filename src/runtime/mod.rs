@@ -10,7 +10,10 @@
 //! 7. `sync` — the std/loom shim (`cfg(herald_loom)`).
 //! 8. `fault` — fault injection for the failure-path tests (hidden, not a stable API).
 //! 9. `hint` — prefetch hints for lines another CPU holds.
+//! 10. `baton` — a value handed round a ring of ends without a lock ([`baton`], [`Baton`]):
+//!     the lock-free baseline of `herald bench`'s cross-core copy.
 
+mod baton;
 mod channel;
 mod collective;
 mod exec;
@@ -23,6 +26,7 @@ mod sync;
 mod team;
 mod wait;
 
+pub use baton::{baton, Baton, Held};
 pub use channel::{
     channel, Receiver, RecvError, SendError, Sender, TryRecvError, TrySendError, TrySendWithError,
     MAX_BATCH,

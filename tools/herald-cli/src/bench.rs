@@ -11,13 +11,15 @@ use crate::output::{
 };
 use crate::CliError;
 use crossbeam::utils::CachePadded;
-use herald::{runtime::channel, Comm, Team};
+use herald::{
+    runtime::{baton, channel},
+    Comm, Team,
+};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use std::hint::spin_loop;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Which benchmark.
@@ -250,44 +252,43 @@ fn bus_bcast(team: &mut Team, len: usize, k: u64) -> f64 {
 /// copies out. `copies == 1`: the cross-core copy (the receiver copies the buffer the sender
 /// just wrote).
 ///
-/// Each buffer is reached through a `Mutex` (safe code shares a buffer between threads no
-/// other way; `unsafe` stays in herald's runtime), and the reader takes the line of both locks
-/// from the other CPU before it copies: a cost a bare copy does not pay. A scratch program
-/// measured this loop at 1.13× the same loop on a raw pointer at 4 KiB, 1.02× at 64 KiB and
-/// 1.54× at 48 B in the fast mode (docs/runtime.md, "Seventy-fourth session: the contestants'
-/// ends shared a line"): ratios over this baseline flatter herald by that much.
+/// The buffers are reached through a [`Baton`](herald::runtime::Baton): the turn counter is
+/// the flag, and passing it is one `Release` store, taking it one `Acquire` load, as on a raw
+/// pointer. (Until the seventy-fifth session each buffer sat behind a `Mutex`, whose line the
+/// reader took from the other CPU before every copy: 1.13× a raw-pointer copy at 4 KiB,
+/// docs/runtime.md.) Rank 0 holds turns 0, 2, …, 2k: it sends on the first, receives on the
+/// last and does both on the rest; rank 1 holds turns 1, 3, …, 2k − 1, each a receive and a
+/// send. Rank 0's time counts.
 fn flag_bcast(team: &mut Team, len: usize, k: u64, copies: usize) -> f64 {
-    let flag = CachePadded::new(AtomicU64::new(0));
     // Both buffers in one allocation, the second starting 2 KiB past a 4 KiB multiple after
     // the first: two separate allocations fell at addresses 16 bytes apart modulo 4 KiB in
     // some runs, and a copy between them then stalled on 4 KiB aliasing (the same 4 KiB copy
     // measured 0.36 µs in one binary and 1.8 µs in another).
     let gap = len.next_multiple_of(4096) + 2048;
-    let mut store = vec![1u8; gap + len];
-    let (a, b) = store.split_at_mut(gap);
-    let shared = [Mutex::new(&mut a[..len]), Mutex::new(b)];
-    let t = team.run(|ctx| {
+    let ends: [_; 2] = baton(vec![1u8; gap + len], 2).try_into().expect("two ends");
+    let mut ends = loops::padded(ends);
+    let t = team.run_with(&mut ends, |ctx, end| {
         let r = ctx.rank();
         let mut mine = vec![1u8; len];
+        let holds = if r == 0 { k + 1 } else { k };
         let start = Instant::now();
-        for i in 0..k {
-            for step in 0..2u64 {
-                let sender = step as usize;
-                let seq = 2 * i + step + 1;
-                if r == sender {
-                    if copies == 2 {
-                        shared[r].lock().expect("lock").copy_from_slice(&mine);
-                    }
-                    flag.store(seq, Ordering::Release);
+        for h in 0..holds {
+            let mut held = end.hold();
+            let (a, b) = held.split_at_mut(gap);
+            let (own, other) = if r == 0 {
+                (&mut a[..len], &b[..])
+            } else {
+                (b, &a[..len])
+            };
+            if r == 1 || h > 0 {
+                if copies == 2 {
+                    mine.copy_from_slice(other);
                 } else {
-                    wait_eq(&flag, seq);
-                    let src = shared[sender].lock().expect("lock");
-                    if copies == 2 {
-                        mine.copy_from_slice(&src);
-                    } else {
-                        shared[r].lock().expect("lock").copy_from_slice(&src);
-                    }
+                    own.copy_from_slice(other);
                 }
+            }
+            if copies == 2 && (r == 1 || h < k) {
+                own.copy_from_slice(&mine);
             }
         }
         start.elapsed()
@@ -301,31 +302,23 @@ fn flag_bcast(team: &mut Team, len: usize, k: u64, copies: usize) -> f64 {
 /// and answers. ns per copy, rank 1's copies only (the writes are every contestant's alike,
 /// and untimed).
 fn copy_at(team: &mut Team, len: usize, k: u64, off: usize, ours: bool) -> f64 {
-    let (flag, done) = (
-        CachePadded::new(AtomicU64::new(0)),
-        CachePadded::new(AtomicU64::new(0)),
-    );
     let src_at = len.next_multiple_of(4096) + 4096 + off;
     let store = vec![1u8; src_at + len + 4096];
     // Both ends at the same distance from a page start (the allocation's own alignment
     // cancels out): only `off` differs between contestants.
     let page = (store.as_ptr() as usize).next_multiple_of(4096) - store.as_ptr() as usize;
-    let store = Mutex::new(store);
-    let t = team.run(|ctx| {
+    // Rank 0 holds the even turns (it writes), rank 1 the odd ones (it copies).
+    let ends: [_; 2] = baton(store, 2).try_into().expect("two ends");
+    let mut ends = loops::padded(ends);
+    let t = team.run_with(&mut ends, |ctx, end| {
         let mut taken = Duration::ZERO;
-        for seq in 1..=k {
+        for _ in 0..k {
+            let mut s = end.hold();
             if ctx.rank() == 0 {
-                {
-                    let mut s = store.lock().expect("lock");
-                    for line in s[page..page + len].chunks_mut(64) {
-                        line[0] = line[0].wrapping_add(1);
-                    }
+                for line in s[page..page + len].chunks_mut(64) {
+                    line[0] = line[0].wrapping_add(1);
                 }
-                flag.store(seq, Ordering::Release);
-                wait_eq(&done, seq);
             } else {
-                wait_eq(&flag, seq);
-                let mut s = store.lock().expect("lock");
                 let (a, b) = s.split_at_mut(page + src_at);
                 let (src, dst) = (&a[page..page + len], &mut b[..len]);
                 let start = Instant::now();
@@ -337,8 +330,6 @@ fn copy_at(team: &mut Team, len: usize, k: u64, off: usize, ours: bool) -> f64 {
                     }
                 }
                 taken += start.elapsed();
-                drop(s);
-                done.store(seq, Ordering::Release);
             }
         }
         taken

@@ -95,3 +95,17 @@ fn zero_ends_drop_the_value() {
     assert!(ends.is_empty());
     assert_eq!(std::sync::Arc::strong_count(&value), 1);
 }
+
+/// The auto traits: ends and held values move between threads where `T: Send`; a held value
+/// is shared between threads only where `T: Sync` too (the `compile_fail` example on `Held`
+/// checks the converse).
+#[test]
+fn ends_and_held_values_are_send_and_sync_as_their_value_allows() {
+    fn send<S: Send>() {}
+    fn sync<S: Sync>() {}
+    send::<herald::runtime::Baton<Vec<u8>>>();
+    send::<herald::runtime::Held<'static, Vec<u8>>>();
+    sync::<herald::runtime::Held<'static, Vec<u8>>>();
+    send::<herald::runtime::Baton<std::cell::Cell<u8>>>();
+    send::<herald::runtime::Held<'static, std::cell::Cell<u8>>>();
+}

@@ -15,6 +15,7 @@
 //! holder's.
 
 use std::fmt;
+use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 
 use crossbeam_utils::CachePadded;
@@ -111,7 +112,10 @@ impl<T> Baton<T> {
     /// The value, if it is this end's turn; `None` at once otherwise.
     #[inline]
     pub fn try_hold(&mut self) -> Option<Held<'_, T>> {
-        self.is_turn().then(|| Held { end: self })
+        self.is_turn().then(|| Held {
+            end: self,
+            _value: PhantomData,
+        })
     }
 
     /// The value, once it is this end's turn: spins, then yields the CPU between looks.
@@ -126,7 +130,10 @@ impl<T> Baton<T> {
                 std::hint::spin_loop();
             }
         }
-        Held { end: self }
+        Held {
+            end: self,
+            _value: PhantomData,
+        }
     }
 }
 
@@ -141,8 +148,21 @@ impl<T> fmt::Debug for Baton<T> {
 }
 
 /// The value while its [`Baton`] end holds it; dropping it passes the turn on.
+///
+/// A `Held` is `Send` where `T` is, and `Sync` only where `T` is `Send` and `Sync`: a shared
+/// `&Held` gives out `&T`, as a `&MutexGuard` does. So a value that is `Send` but not `Sync`
+/// cannot be reached from two threads at once through one `Held`:
+///
+/// ```compile_fail
+/// fn sync<S: Sync>(_: &S) {}
+/// let mut ends = herald::runtime::baton(std::cell::Cell::new(0u32), 1);
+/// let held = ends[0].hold();
+/// sync(&held); // `Cell<u32>` is not `Sync`, so neither is `Held<'_, Cell<u32>>`
+/// ```
 pub struct Held<'a, T> {
     end: &'a mut Baton<T>,
+    /// `Sync` only where `T: Sync` (`&mut Baton<T>` alone is `Sync` where `T: Send`).
+    _value: PhantomData<T>,
 }
 
 impl<T> Held<'_, T> {

@@ -265,8 +265,7 @@ fn flag_bcast(team: &mut Team, len: usize, k: u64, copies: usize) -> f64 {
     // some runs, and a copy between them then stalled on 4 KiB aliasing (the same 4 KiB copy
     // measured 0.36 µs in one binary and 1.8 µs in another).
     let gap = len.next_multiple_of(4096) + 2048;
-    let ends: [_; 2] = baton(vec![1u8; gap + len], 2).try_into().expect("two ends");
-    let mut ends = loops::padded(ends);
+    let mut ends = loops::padded(baton(vec![1u8; gap + len], 2));
     let t = team.run_with(&mut ends, |ctx, end| {
         let r = ctx.rank();
         let mut mine = vec![1u8; len];
@@ -308,8 +307,7 @@ fn copy_at(team: &mut Team, len: usize, k: u64, off: usize, ours: bool) -> f64 {
     // cancels out): only `off` differs between contestants.
     let page = (store.as_ptr() as usize).next_multiple_of(4096) - store.as_ptr() as usize;
     // Rank 0 holds the even turns (it writes), rank 1 the odd ones (it copies).
-    let ends: [_; 2] = baton(store, 2).try_into().expect("two ends");
-    let mut ends = loops::padded(ends);
+    let mut ends = loops::padded(baton(store, 2));
     let t = team.run_with(&mut ends, |ctx, end| {
         let mut taken = Duration::ZERO;
         for _ in 0..k {

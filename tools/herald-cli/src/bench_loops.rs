@@ -48,7 +48,7 @@ pub(crate) trait Take: Send {
 /// the ends apart (docs/runtime.md, "Seventy-fourth session: the contestants' ends shared a
 /// line"). herald's endpoints are aligned to 128 bytes themselves, so only the others had
 /// paid it.
-pub(crate) fn padded<E, const N: usize>(ends: [E; N]) -> Vec<CachePadded<E>> {
+pub(crate) fn padded<E>(ends: impl IntoIterator<Item = E>) -> Vec<CachePadded<E>> {
     ends.into_iter().map(CachePadded::new).collect()
 }
 

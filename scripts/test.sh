@@ -33,17 +33,18 @@ cargo clippy -p herald --no-default-features --all-targets -- -D warnings
 cargo test -p herald --no-default-features --lib --test topology
 # loom: the channel (tests/loom_channel.rs), the executor's wake protocol, the single-copy
 # handshake, the posted broadcasts and small allreduces, and the run-time choice's boards (the
-# `loom_` unit tests in src/runtime).
+# `loom_` unit tests in src/runtime), and herald-mpi's posted broadcasts and allreduces in a
+# shared window (the protocol, on loom's atomics). Both commands name both packages, so cargo
+# resolves the dependencies' features once and builds herald once: with herald-mpi alone in a
+# third command, its features (bytemuck's `min_const_generics`, syn's `full`) rebuilt herald and
+# the dependencies it shares (serde, rayon, hwlocality, loom). Three commands took 139 + 155 +
+# 121 s from nothing, these two 127 + 209 s (seventy-sixth session).
 stage "loom: tests/loom_channel.rs"
 RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
-  cargo test --release --test loom_channel
-stage "loom: the herald lib's loom_ models"
+  cargo test --release -p herald -p herald-mpi --test loom_channel
+stage "loom: the loom_ models of the herald and herald-mpi libraries"
 RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
-  cargo test --release --lib loom_
-# loom: herald-mpi's posted broadcasts and allreduces in a shared window (the protocol, on loom's atomics).
-stage "loom: herald-mpi"
-RUSTFLAGS="--cfg herald_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
-  cargo test --release -p herald-mpi --lib loom_
+  cargo test --release -p herald -p herald-mpi --lib loom_
 # Miri on the channel and the runtime's failure paths, where a nightly toolchain with Miri is
 # installed (`rustup component add --toolchain nightly miri`).
 stage "Miri"

@@ -112,10 +112,7 @@ impl<T> Baton<T> {
     /// The value, if it is this end's turn; `None` at once otherwise.
     #[inline]
     pub fn try_hold(&mut self) -> Option<Held<'_, T>> {
-        self.is_turn().then(|| Held {
-            end: self,
-            _value: PhantomData,
-        })
+        self.is_turn().then(|| Held::new(self))
     }
 
     /// The value, once it is this end's turn: spins, then yields the CPU between looks.
@@ -130,10 +127,7 @@ impl<T> Baton<T> {
                 std::hint::spin_loop();
             }
         }
-        Held {
-            end: self,
-            _value: PhantomData,
-        }
+        Held::new(self)
     }
 }
 
@@ -165,7 +159,15 @@ pub struct Held<'a, T> {
     _value: PhantomData<T>,
 }
 
-impl<T> Held<'_, T> {
+impl<'a, T> Held<'a, T> {
+    /// The value of `end`, whose turn it is.
+    fn new(end: &'a mut Baton<T>) -> Self {
+        Held {
+            end,
+            _value: PhantomData,
+        }
+    }
+
     fn ptr(&self) -> *mut T {
         self.end.shared.value.with_mut(|p| p)
     }

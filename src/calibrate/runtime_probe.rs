@@ -997,7 +997,11 @@ const MIN_REGIME_SAMPLES: usize = 8;
 /// quantity's cases ran in different regimes: such slices are left out, and the modes are the
 /// regimes with at least [`MIN_REGIME_SAMPLES`] slices (each named by its hop,
 /// [`Mode::regime_hop_ns`]; shares of those slices' weight), largest share first. Without such
-/// a regime, the modes are those of the values ([`find_modes`](super::find_modes)).
+/// a regime, the modes are those of the values ([`find_modes`](super::find_modes)). Where
+/// every slice ran its cases in different regimes (a short calibration on a host that changes
+/// state often), none is left out: the distribution is of every slice's value, with the
+/// values' own modes. Leaving them all out gave a distribution of no sample, whose `NaN`s a
+/// profile writes as `null` and cannot read back (seventy-eighth session).
 pub(super) fn regime_distribution(
     values: &[(f64, f64, Option<usize>)],
     hops: &[Mode],
@@ -1006,6 +1010,10 @@ pub(super) fn regime_distribution(
         .iter()
         .filter_map(|&(v, w, r)| Some((v, w, r?)))
         .collect();
+    if kept.is_empty() {
+        let every: Vec<(f64, f64)> = values.iter().map(|&(v, w, _)| (v, w)).collect();
+        return distribution(&every);
+    }
     let plain: Vec<(f64, f64)> = kept.iter().map(|&(v, w, _)| (v, w)).collect();
     let mut d = distribution(&plain);
     let groups: Vec<(usize, Vec<(f64, f64)>)> = (0..hops.len())
@@ -1185,6 +1193,15 @@ mod tests {
         let d = regime_distribution(&plain, &hops[..1]);
         assert_eq!(d.samples, plain.len());
         assert_eq!(d.modes.len(), 1);
+        // Every slice across two regimes: every slice counts, with the values' own modes (a
+        // distribution of no sample has no median, and a profile could not hold it).
+        let mixed: Vec<(f64, f64, Option<usize>)> =
+            v.iter().map(|&(x, w, _)| (x, w, None)).collect();
+        let d = regime_distribution(&mixed, &hops);
+        assert_eq!(d.samples, mixed.len());
+        assert!(d.median.is_finite() && d.p10.is_finite() && d.p90.is_finite());
+        assert!(d.modes.iter().all(|m| m.regime_hop_ns.is_none()));
+        assert!(!d.modes.is_empty());
     }
 
     /// The regime of a hop is the nearest on a log scale.

@@ -594,7 +594,9 @@ pub(crate) fn runtime_model(
 /// MPI library, measured by `herald-mpi calibrate`), a message longer than it cuts goes by a
 /// single-copy rendezvous, whose receiver copies the bytes:
 /// [`LongMessages::ReceiverCopies`](crate::model::LongMessages::ReceiverCopies) above
-/// `upto_bytes` (ranks that share PUs share one host; docs/mpi.md measures it).
+/// `upto_bytes` (ranks that share PUs share one host; docs/mpi.md measures it), at the
+/// level's second `G` where the calibration measured one
+/// ([`MessagePieces::whole_big_g_ns_per_byte`](crate::model::MessagePieces::whole_big_g_ns_per_byte)).
 ///
 /// [`LevelProfile::pieces`]: crate::model::LevelProfile::pieces
 ///
@@ -638,6 +640,9 @@ pub fn oversubscribed_model(
     if let Some(p) = &level.pieces {
         let above = p.upto_bytes;
         model = model.with_long_messages(crate::model::LongMessages::ReceiverCopies { above });
+    }
+    if let Some((above, big_g)) = base.whole_gap() {
+        model = model.with_whole_gap(above, big_g);
     }
     Ok(Model::from(model))
 }

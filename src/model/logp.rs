@@ -74,6 +74,9 @@ pub struct LogP {
     combine: Ratio,
     /// How long messages space and occupy (LogGP's rule or herald's former one).
     long_messages: LongMessages,
+    /// Messages of more than `.0` bytes pay `.1` per byte instead of `big_g` (a transport
+    /// that sends them by another protocol: [`LogP::with_whole_gap`]).
+    whole: Option<(u64, Ratio)>,
 }
 
 /// How LogGP's per-byte gap `G` spaces and occupies messages of more than one byte (module docs).
@@ -180,6 +183,7 @@ impl LogP {
             bytes: 1,
             combine: Ratio::ONE,
             long_messages: LongMessages::Published,
+            whole: None,
         })
     }
 
@@ -216,6 +220,52 @@ impl LogP {
         self.long_messages
     }
 
+    /// The same model with a second per-byte gap: messages of more than `above` bytes pay
+    /// `big_g` per byte after the first instead of [`LogP::big_g`]. A transport that cuts
+    /// messages into eager pieces up to a limit and sends longer ones whole by a single-copy
+    /// rendezvous (an MPI library on one host, [`MessagePieces`]) moves the two kinds at
+    /// different speeds per byte: one slope fitted on either side prices the other side
+    /// wrongly, by three times in one calibration (docs/mpi.md, "Seventy-fifth session").
+    /// Every other rule (the gaps, the busy times, [`LongMessages`]) is unchanged; only `w`
+    /// takes the slope of its message's size.
+    ///
+    /// [`MessagePieces`]: crate::model::MessagePieces
+    ///
+    /// ```
+    /// use herald::{CostModel, LogP, Ratio};
+    /// // L = 100, o = 50, g = 20, G = 1/2 per byte up to 1000 bytes, 1/10 above.
+    /// let m = LogP::new(Ratio::integer(100), Ratio::integer(50), Ratio::integer(20), Ratio::new(1, 2)?)?
+    ///     .with_whole_gap(1000, Ratio::new(1, 10)?);
+    /// let latency = |bytes| -> Result<u64, Box<dyn std::error::Error>> {
+    ///     let m = m.with_bytes(bytes)?;
+    ///     Ok(m.timing(m.time_base()?)?.latency / 10) // the base is 1/10
+    /// };
+    /// assert_eq!(latency(1001)?, 100 + 2 * 50 + 100); // 1000 bytes after the first at 1/10
+    /// assert_eq!(latency(1000)?, 100 + 2 * 50 + 999 / 2); // 999 at 1/2 (499.5, in tenths)
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_whole_gap(self, above: u64, big_g: Ratio) -> LogP {
+        LogP {
+            whole: Some((above, big_g)),
+            ..self
+        }
+    }
+
+    /// The second per-byte gap and the size above which it applies, if set
+    /// ([`LogP::with_whole_gap`]).
+    pub fn whole_gap(&self) -> Option<(u64, Ratio)> {
+        self.whole
+    }
+
+    /// The per-byte gap this model's messages pay: the second one ([`LogP::with_whole_gap`])
+    /// where it is set and the messages are longer than its limit, else `G`.
+    pub fn message_big_g(&self) -> Ratio {
+        match self.whole {
+            Some((above, g)) if self.bytes > above => g,
+            _ => self.big_g,
+        }
+    }
+
     /// Time to combine a received partial value.
     pub fn combine(&self) -> Ratio {
         self.combine
@@ -249,16 +299,21 @@ impl CostModel for LogP {
     }
 
     fn params(&self) -> Vec<(&'static str, Ratio)> {
-        vec![
+        let mut params = vec![
             ("L", self.l),
             ("o", self.o),
             ("g", self.g),
             ("G", self.big_g),
-        ]
+        ];
+        if let Some((_, g)) = self.whole {
+            params.push(("G_whole", g));
+        }
+        params
     }
 
     fn time_base(&self) -> Result<TimeBase, ModelError> {
-        let ratios = [self.l, self.o, self.g, self.big_g, self.combine];
+        let whole = self.whole.map_or(Ratio::ZERO, |(_, g)| g);
+        let ratios = [self.l, self.o, self.g, self.big_g, self.combine, whole];
         Ok(TimeBase::for_ratios(&ratios)?)
     }
 
@@ -266,7 +321,7 @@ impl CostModel for LogP {
         let l = base.ticks(self.l)?;
         let o = base.ticks(self.o)?;
         let g = base.ticks(self.g)?;
-        let w = time::mul(base.ticks(self.big_g)?, self.bytes - 1)?;
+        let w = time::mul(base.ticks(self.message_big_g())?, self.bytes - 1)?;
         let capacity = (g > 0).then(|| l.div_ceil(g).clamp(1, u64::from(u32::MAX)) as u32);
         let injected = time::add(o, w)?;
         let last_byte = time::add(injected, l)?; // the last byte's arrival

@@ -302,7 +302,12 @@ pub struct LevelProfile {
 ///
 /// ```
 /// use herald::model::MessagePieces;
-/// let p = MessagePieces { piece_bytes: 2048, upto_bytes: 8192, trials: vec![] };
+/// let p = MessagePieces {
+///     piece_bytes: 2048,
+///     upto_bytes: 8192,
+///     trials: vec![],
+///     whole_big_g_ns_per_byte: None,
+/// };
 /// assert_eq!(p.count(2048), 1);
 /// assert_eq!(p.count(2049), 2);
 /// assert_eq!(p.count(8192), 4);
@@ -318,6 +323,17 @@ pub struct MessagePieces {
     /// the message sent whole and in pieces.
     #[serde(default)]
     pub trials: Vec<PieceTrial>,
+    /// `G` of the messages longer than `upto_bytes`, which go whole (on one host by the
+    /// library's single copy), where the level's `G_ns_per_byte` was fitted on messages sent
+    /// in pieces and two or more calibrated sizes went whole; absent otherwise (the level's
+    /// `G` then holds for every size). [`LevelProfile::logp`] gives it to the model as
+    /// [`LogP::with_whole_gap`] above `upto_bytes`.
+    #[serde(
+        rename = "G_whole_ns_per_byte",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub whole_big_g_ns_per_byte: Option<Distribution>,
 }
 
 /// One measurement behind a [`MessagePieces`]: round trips of a message of `bytes` bytes, sent
@@ -1390,12 +1406,21 @@ impl LevelProfile {
             (0, u64::try_from(measured).unwrap_or(0))
         };
         let ratio = |num: u64, den: u64| Ratio::new(num, den).map_err(ModelError::from);
-        Ok(LogP::new(
+        let m = LogP::new(
             Ratio::integer(l),
             ratio(two_o, 2)?,
             Ratio::integer(w.g),
             ratio(w.big_g_milli, 1000)?,
-        )?)
+        )?;
+        // Messages the transport sends whole above its pieces' limit, at their own slope.
+        let whole = self.pieces.as_ref().and_then(|p| {
+            let d = p.whole_big_g_ns_per_byte.as_ref()?;
+            Some((p.upto_bytes, (take(d) * 1000.0).round().max(0.0) as u64))
+        });
+        Ok(match whole {
+            Some((above, milli)) => m.with_whole_gap(above, ratio(milli, 1000)?),
+            None => m,
+        })
     }
 
     /// This level as a postal model: `λ = (L + o_s + o_r) / max(g, o_s)` with the whole-ns

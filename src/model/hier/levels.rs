@@ -25,7 +25,8 @@ impl LevelCost {
         self.as_dyn().name()
     }
 
-    /// Every parameter multiplied by `factor` (postal: λ; LogGP: `L, o, g, G`).
+    /// Every parameter multiplied by `factor` (postal: λ; LogGP: `L, o, g, G` and a second
+    /// `G` where [`LogP::with_whole_gap`] set one).
     ///
     /// # Errors
     /// [`ModelError`] if a product overflows or leaves the model's range.
@@ -34,9 +35,12 @@ impl LevelCost {
             LevelCost::Postal(p) => LevelCost::Postal(Postal::new(mul_ratio(p.lambda(), factor)?)?),
             LevelCost::LogP(l) => {
                 let s = |r| mul_ratio(r, factor);
-                let scaled = LogP::new(s(l.l())?, s(l.o())?, s(l.g())?, s(l.big_g())?)?
+                let mut scaled = LogP::new(s(l.l())?, s(l.o())?, s(l.g())?, s(l.big_g())?)?
                     .with_combine(l.combine())
                     .with_long_messages(l.long_messages());
+                if let Some((above, g)) = l.whole_gap() {
+                    scaled = scaled.with_whole_gap(above, s(g)?);
+                }
                 LevelCost::LogP(scaled.with_bytes(l.bytes())?)
             }
         })
@@ -54,14 +58,20 @@ impl fmt::Display for LevelCost {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LevelCost::Postal(p) => write!(f, "postal λ={}", p.lambda()),
-            LevelCost::LogP(l) => write!(
-                f,
-                "logp L={} o={} g={} G={}",
-                l.l(),
-                l.o(),
-                l.g(),
-                l.big_g()
-            ),
+            LevelCost::LogP(l) => {
+                write!(
+                    f,
+                    "logp L={} o={} g={} G={}",
+                    l.l(),
+                    l.o(),
+                    l.g(),
+                    l.big_g()
+                )?;
+                match l.whole_gap() {
+                    Some((above, g)) => write!(f, " G={g} above {above} B"),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }

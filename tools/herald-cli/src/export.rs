@@ -46,7 +46,10 @@ pub(crate) fn run(a: &ExportArgs) -> Result<(), CliError> {
 fn loggopsim_params(model: &Model, scale: u64) -> Option<([Ratio; 4], u64)> {
     let s = |r: Ratio| Ratio::new(r.numer() * scale, r.denom()).ok();
     Some(match model {
-        Model::LogP(l) => ([s(l.l())?, s(l.o())?, s(l.g())?, s(l.big_g())?], l.bytes()),
+        Model::LogP(l) => (
+            [s(l.l())?, s(l.o())?, s(l.g())?, s(l.message_big_g())?],
+            l.bytes(),
+        ),
         // postal λ: LogGP with L = λ, o = 0, g = 1 (one send and one receive per unit)
         Model::Postal(p) => (
             [s(p.lambda())?, Ratio::ZERO, s(Ratio::ONE)?, Ratio::ZERO],
@@ -133,7 +136,7 @@ fn goal_text(
         ),
     }
     if let Model::LogP(l) = model {
-        let long = l.big_g() != Ratio::ZERO && l.bytes() > 1;
+        let long = l.message_big_g() != Ratio::ZERO && l.bytes() > 1;
         match l.long_messages() {
             LongMessages::MaxGap if long => notes.push(
                 "note: LogGOPSim simulates LogGP as published; this model's max-gap rule for \

@@ -229,7 +229,8 @@ pub(crate) fn run(a: &PlanArgs) -> Result<(), CliError> {
             match l.long_messages() {
                 LongMessages::ReceiverCopies { above } => format!(
                     "; messages of more than {above} bytes (longer than the transport cuts into eager \
-                     pieces) are copied by their receiver"
+                     pieces) are copied by their receiver{}",
+                    l.whole_gap().map_or(String::new(), |(_, g)| format!(", G={} ns per byte", g.decimal()))
                 ),
                 _ => String::new(),
             }

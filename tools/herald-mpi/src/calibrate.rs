@@ -24,9 +24,11 @@
 //! herald's lines, so `G_ns_per_byte` means what it means in herald's profiles.
 //!
 //! One difference: `L, o_s, o_r, g` and λ are fitted on small messages (`s = 1, 2, 4, …, 64`
-//! units, up to 3.5 KiB; 1 … 16 with `--quick`), but `G` on large ones (`s = 256, 1024, 4096`
-//! units, 14 KiB to 224 KiB), by the same fit on those of them sent the same way (all cut into
-//! pieces, or all whole: see "Message pieces").
+//! units, up to 3.5 KiB; 1 … 16 with `--quick`), but `G` on large ones (`s = 256, 1024, 4096,
+//! 16384` units, 14 KiB to 896 KiB), by the same fit on those of them sent the same way (all
+//! cut into pieces, or all whole: see "Message pieces"); where that took the cut ones and two
+//! or more went whole, the whole ones give the level a second slope for messages longer than
+//! the pieces' limit (`whole_sent`, [`MessagePieces::whole_big_g_ns_per_byte`]).
 //! An MPI library moves small messages eagerly (copied through a buffer) and large ones by
 //! rendezvous (on one host often a single copy), at different costs per byte; the planner uses
 //! `G` to price blocks of large payloads, so it gets the large-message regime's. (Fitted on the
@@ -115,8 +117,8 @@ pub struct CalibrateOptions {
 
 impl CalibrateOptions {
     /// herald's quick settings with a longer budget (2 s to 8 s of measuring), sizes 1 … 16
-    /// units; `G` from 256, 1024 and 4096 (those of them sent the same way: see
-    /// `one_way_sent`).
+    /// units; `G` from 256, 1024, 4096 and 16384 (14 to 896 KiB; those of them sent the same
+    /// way: see `one_way_sent`, and `whole_sent` for the second slope).
     pub fn quick() -> CalibrateOptions {
         CalibrateOptions {
             probe: herald::calibrate::CalibrateOptions {
@@ -124,21 +126,21 @@ impl CalibrateOptions {
                 sizes: vec![1, 2, 4, 8, 16],
                 ..herald::calibrate::CalibrateOptions::quick()
             },
-            large: vec![256, 1024, 4096],
+            large: vec![256, 1024, 4096, 16384],
             pieces: true,
             posted: true,
         }
     }
 
     /// herald's full settings (30 s to 90 s of measuring), sizes 1 … 64 units; `G` from 256,
-    /// 1024 and 4096.
+    /// 1024, 4096 and 16384, as [`CalibrateOptions::quick`].
     pub fn full() -> CalibrateOptions {
         CalibrateOptions {
             probe: herald::calibrate::CalibrateOptions {
                 sizes: vec![1, 2, 4, 8, 16, 32, 64],
                 ..herald::calibrate::CalibrateOptions::full()
             },
-            large: vec![256, 1024, 4096],
+            large: vec![256, 1024, 4096, 16384],
             pieces: true,
             posted: true,
         }
@@ -218,6 +220,9 @@ fn since(t0: Instant) -> f64 {
 const MIN_REPS: u32 = 3;
 /// Rounds measured at least (the first slice of a level only warms up).
 const MIN_ROUNDS: usize = 3;
+/// Slices behind a level's second `G` ([`whole_sent`]) for its distribution to count as
+/// settled (as the thread switch's).
+const MIN_WHOLE_G_SLICES: usize = 10;
 
 /// One measured pair of ranks.
 #[derive(Debug)]
@@ -235,6 +240,9 @@ struct Probe {
     reps: u32,
     /// Client only: the level's message pieces, if cutting measured faster.
     pieces: Option<MessagePieces>,
+    /// Client only: per slice, `G` of the large sizes sent whole where `G` itself was fitted
+    /// on cut ones ([`whole_sent`]), weighted by the slice's duration.
+    whole_g: Vec<(f64, f64)>,
 }
 
 /// What a slice runs (sent by the client to the server as `f64`s).
@@ -494,6 +502,7 @@ fn measure_pieces(
         piece_bytes: decision[0],
         upto_bytes: decision[1],
         trials,
+        whole_big_g_ns_per_byte: None,
     }))
 }
 
@@ -520,6 +529,18 @@ fn one_way_sent(large: &[PrttPoint], pieces: Option<Pieces>) -> Vec<PrttPoint> {
     } else {
         large.to_vec()
     }
+}
+
+/// The large probe sizes sent whole, where `G` was fitted on the cut ones ([`one_way_sent`])
+/// and two or more went whole: the points of the level's second slope
+/// ([`MessagePieces::whole_big_g_ns_per_byte`]); `None` where `G` holds for every size.
+fn whole_sent(large: &[PrttPoint], pieces: Option<Pieces>) -> Option<Vec<PrttPoint>> {
+    let pieces = pieces?;
+    let (cut, whole): (Vec<PrttPoint>, Vec<PrttPoint>) = large
+        .iter()
+        .copied()
+        .partition(|p| pieces.count(p.lines as usize * UNIT) > 1);
+    (cut.len() >= 2 && whole.len() >= 2).then_some(whole)
 }
 
 /// The pieces decision from the trials of [`measure_pieces`]: `(piece, upto)`.
@@ -616,6 +637,7 @@ pub fn calibrate(
             last: None,
             reps: MIN_REPS,
             pieces: None,
+            whole_g: Vec::new(),
         })
         .collect();
     if probes.is_empty() {
@@ -690,6 +712,10 @@ pub fn calibrate(
                     let big_g = fit_prtt(opts.probe.n, &one_way_sent(large, cut))
                         .ok()
                         .map(|f| f.big_g_byte);
+                    let whole_g = whole_sent(large, cut)
+                        .and_then(|w| fit_prtt(opts.probe.n, &w).ok())
+                        .map(|f| f.big_g_byte)
+                        .filter(|g| g.is_finite());
                     let sample = fit_prtt(opts.probe.n, small).ok().map(|f| {
                         [
                             raw_hop,
@@ -704,7 +730,12 @@ pub fn calibrate(
                     });
                     // a slice whose fit is not finite (e.g. λ with no positive gap) is dropped
                     match sample.filter(|s| s.iter().all(|v| v.is_finite())) {
-                        Some(s) => p.samples.push(s, took.as_secs_f64()),
+                        Some(s) => {
+                            p.samples.push(s, took.as_secs_f64());
+                            if let Some(g) = whole_g {
+                                p.whole_g.push((g, took.as_secs_f64()));
+                            }
+                        }
                         None => p.discarded += 1,
                     }
                 } else if warm {
@@ -829,6 +860,12 @@ pub fn calibrate(
             }
             let mut it = d.into_iter();
             let mut next = || it.next().flatten();
+            let mut pieces = p.pieces.clone();
+            if let Some(pieces) = pieces.as_mut().filter(|_| !p.whole_g.is_empty()) {
+                let mut d = distribution(&p.whole_g);
+                d.settled = p.whole_g.len() >= MIN_WHOLE_G_SLICES;
+                pieces.whole_big_g_ns_per_byte = Some(d);
+            }
             let lp = LevelProfile {
                 name: p.name.clone(),
                 depth: p.depth,
@@ -845,7 +882,7 @@ pub fn calibrate(
                 capacity: None,
                 note: Some(note),
                 runtime: None,
-                pieces: p.pieces.clone(),
+                pieces,
             };
             let lu = (lp, p.samples.unsettled(&p.name));
             if me == 0 {
@@ -1219,9 +1256,10 @@ mod tests {
     use super::*;
 
     /// `G` is fitted on the large sizes sent one way: with a level that cuts up to 32 KiB,
-    /// `--quick`'s 14 KiB goes as pieces and 56 and 224 KiB whole, so the whole ones; up to
-    /// 64 KiB, 14 and 56 KiB as pieces (the two cut ones); without pieces, or with one size
-    /// on each side and no third, every size. The sizes come from `CalibrateOptions::quick`.
+    /// `--quick`'s 14 KiB goes as pieces and 56, 224 and 896 KiB whole, so the whole ones; up
+    /// to 64 KiB, 14 and 56 KiB as pieces (the two cut ones), and 224 and 896 KiB give the
+    /// second slope; without pieces, or with one size on each side and no third, every size.
+    /// The sizes come from `CalibrateOptions::quick`.
     #[test]
     fn g_is_fitted_on_sizes_sent_the_same_way() {
         let large: Vec<PrttPoint> = CalibrateOptions::quick()
@@ -1241,13 +1279,19 @@ mod tests {
                 .map(|p| u64::from(p.lines) * UNIT as u64 / 1024)
                 .collect()
         };
-        assert_eq!(kib(&large), [14, 56, 224]);
+        assert_eq!(kib(&large), [14, 56, 224, 896]);
         let upto = |bytes: usize| Pieces::new(4032, bytes);
-        assert_eq!(kib(&one_way_sent(&large, upto(32 << 10))), [56, 224]);
+        assert_eq!(kib(&one_way_sent(&large, upto(32 << 10))), [56, 224, 896]);
         assert_eq!(kib(&one_way_sent(&large, upto(64 << 10))), [14, 56]);
         assert_eq!(kib(&one_way_sent(&large, upto(256 << 10))), [14, 56, 224]);
-        assert_eq!(kib(&one_way_sent(&large, None)), [14, 56, 224]);
+        assert_eq!(kib(&one_way_sent(&large, None)), [14, 56, 224, 896]);
         assert_eq!(kib(&one_way_sent(&large[..2], upto(32 << 10))), [14, 56]);
+        // The second slope: only where G took the cut sizes and two or more went whole.
+        let whole = |p: Option<Pieces>| whole_sent(&large, p).map(|w| kib(&w));
+        assert_eq!(whole(upto(64 << 10)), Some(vec![224, 896]));
+        assert_eq!(whole(upto(32 << 10)), None); // G itself is the whole sizes'
+        assert_eq!(whole(upto(256 << 10)), None); // one size whole: no slope
+        assert_eq!(whole(None), None);
     }
 
     /// A trial with the round trips and, if given, the streams (ns).

@@ -132,8 +132,11 @@ pub(crate) fn table(p: &Profile) -> String {
             out.push_str(&format!("  {name:<22} {}\n", cell(d, digits)));
         }
         if let Ok(m) = l.logp(Pick::Dominant) {
+            let whole = m.whole_gap().map_or(String::new(), |(above, g)| {
+                format!(", G={g} above {above} bytes")
+            });
             out.push_str(&format!(
-                "  as LogGP: L={} o={} g={} G={} (ns, dominant modes)\n",
+                "  as LogGP: L={} o={} g={} G={}{whole} (ns, dominant modes)\n",
                 m.l(),
                 m.o(),
                 m.g(),
@@ -170,6 +173,14 @@ pub(crate) fn table(p: &Profile) -> String {
                     p.piece_bytes,
                     at(2 * p.piece_bytes)
                 ));
+                if let Some(d) = &p.whole_big_g_ns_per_byte {
+                    out.push_str(&format!(
+                        "  {:<22} {} (messages of more than {} bytes, sent whole)\n",
+                        "G ns/byte, whole",
+                        cell(&Some(d.clone()), 3),
+                        p.upto_bytes
+                    ));
+                }
             }
             None => out.push_str("  pieces: none (no message size measured faster cut)\n"),
         }

@@ -149,9 +149,18 @@ fn cell(d: &Option<Distribution>, digits: usize) -> String {
 }
 
 fn models(level: &LevelProfile) -> String {
-    let logp = level
-        .logp(Pick::Dominant)
-        .map(|m| format!("LogP L={} o={} g={} G={}", m.l(), m.o(), m.g(), m.big_g()));
+    let logp = level.logp(Pick::Dominant).map(|m| {
+        let whole = m.whole_gap().map_or(String::new(), |(above, g)| {
+            format!(", G={g} above {above} B")
+        });
+        format!(
+            "LogP L={} o={} g={} G={}{whole}",
+            m.l(),
+            m.o(),
+            m.g(),
+            m.big_g()
+        )
+    });
     let postal = level
         .postal(Pick::Dominant)
         .map(|m| format!("postal λ={}", m.lambda()));

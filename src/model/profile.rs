@@ -911,6 +911,11 @@ impl Profile {
     /// let e = Profile::from_json(r#"{"schema": 999}"#).unwrap_err();
     /// assert!(matches!(e, ProfileError::Schema { found: 999, .. }));
     /// assert!(matches!(Profile::from_json("[1]"), Err(ProfileError::Malformed(_))));
+    /// // A field of the wrong type is named by its path.
+    /// let text = include_str!("../../tests/data/profile-2core.json")
+    ///     .replacen(r#""clock_overhead_ns": "#, r#""clock_overhead_ns": null, "x": "#, 1);
+    /// let e = Profile::from_json(&text).unwrap_err().to_string();
+    /// assert!(e.starts_with("malformed profile: clock_overhead_ns: invalid type: null"), "{e}");
     /// ```
     pub fn from_json(text: &str) -> Result<Profile, ProfileError> {
         let value: serde_json::Value =
@@ -969,8 +974,10 @@ impl Profile {
     }
 
     fn from_json_unchecked(value: serde_json::Value) -> Result<Profile, ProfileError> {
-        let profile: Profile =
-            serde_json::from_value(value).map_err(|e| ProfileError::Malformed(e.to_string()))?;
+        // The field that does not fit, by its path (`levels[3].runtime.direct_block_ns.median`):
+        // a value's error alone carries no position.
+        let profile: Profile = serde_path_to_error::deserialize(value)
+            .map_err(|e| ProfileError::Malformed(format!("{}: {}", e.path(), e.inner())))?;
         for level in &profile.levels {
             let Some(r) = &level.runtime else { continue };
             let [small, large, past] = r.direct_bytes;
@@ -1607,10 +1614,17 @@ pub fn load_profile(path: &Path, force: bool) -> Result<Profile, ProfileError> {
         path: path.display().to_string(),
         reason: e.to_string(),
     })?;
+    // A malformed file is named, beside the field.
+    let named = |e: ProfileError| match e {
+        ProfileError::Malformed(why) => {
+            ProfileError::Malformed(format!("{}: {why}", path.display()))
+        }
+        other => other,
+    };
     if force {
-        return Profile::from_json_forced(&text);
+        return Profile::from_json_forced(&text).map_err(named);
     }
-    let profile = Profile::from_json(&text)?;
+    let profile = Profile::from_json(&text).map_err(named)?;
     profile.check_host(&host_name())?;
     profile.check_cpu(this_cpu().as_ref())?;
     Ok(profile)

@@ -518,10 +518,7 @@ fn one_way_sent(large: &[PrttPoint], pieces: Option<Pieces>) -> Vec<PrttPoint> {
     let Some(pieces) = pieces else {
         return large.to_vec();
     };
-    let (cut, whole): (Vec<PrttPoint>, Vec<PrttPoint>) = large
-        .iter()
-        .copied()
-        .partition(|p| pieces.count(p.lines as usize * UNIT) > 1);
+    let (cut, whole) = cut_and_whole(large, pieces);
     if cut.len() >= 2 {
         cut
     } else if whole.len() >= 2 {
@@ -535,12 +532,16 @@ fn one_way_sent(large: &[PrttPoint], pieces: Option<Pieces>) -> Vec<PrttPoint> {
 /// and two or more went whole: the points of the level's second slope
 /// ([`MessagePieces::whole_big_g_ns_per_byte`]); `None` where `G` holds for every size.
 fn whole_sent(large: &[PrttPoint], pieces: Option<Pieces>) -> Option<Vec<PrttPoint>> {
-    let pieces = pieces?;
-    let (cut, whole): (Vec<PrttPoint>, Vec<PrttPoint>) = large
+    let (cut, whole) = cut_and_whole(large, pieces?);
+    (cut.len() >= 2 && whole.len() >= 2).then_some(whole)
+}
+
+/// The large probe sizes `pieces` cuts, and those it sends whole.
+fn cut_and_whole(large: &[PrttPoint], pieces: Pieces) -> (Vec<PrttPoint>, Vec<PrttPoint>) {
+    large
         .iter()
         .copied()
-        .partition(|p| pieces.count(p.lines as usize * UNIT) > 1);
-    (cut.len() >= 2 && whole.len() >= 2).then_some(whole)
+        .partition(|p| pieces.count(p.lines as usize * UNIT) > 1)
 }
 
 /// The pieces decision from the trials of [`measure_pieces`]: `(piece, upto)`.
